@@ -1,0 +1,59 @@
+# zoocurator — build, test, demo, benchmark.
+#
+#   make test   installs what the tests need (deps), then runs every test with -race
+#   make demo   runs the demo on an embedded ZooKeeper the program starts itself
+
+GO        ?= go
+ZK_JAR    ?= /usr/share/java/zookeeper.jar
+CURATOR_JAR ?= /usr/share/java/curator-recipes.jar
+DEB_PKGS  := zookeeper libcurator-recipes-java libcurator-framework-java libcurator-client-java
+TEST_TIMEOUT ?= 40m
+
+.PHONY: all deps test test-short demo bench lint fmt vet
+
+all: lint test
+
+# deps installs Java, ZooKeeper 3.8 and Curator 5.4's jars from Debian's packages when
+# they are missing and apt-get is there; elsewhere it says what to install.
+deps:
+	@missing=""; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
+	[ -f "$(ZK_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing zookeeper"; \
+	[ -f "$(CURATOR_JAR)" ] || missing="$$missing $(DEB_PKGS)"; \
+	if [ -z "$$missing" ]; then echo "deps: Java, ZooKeeper and Curator are installed"; exit 0; fi; \
+	if command -v apt-get >/dev/null 2>&1; then \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+		echo "deps: installing$$missing with apt-get"; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	else \
+		echo "deps: missing$$missing and there is no apt-get here."; \
+		echo "  Install Java 11+ and ZooKeeper 3.8, then set ZOOKEEPER_HOME to the unpacked release,"; \
+		echo "  or point the tests at a running server: ZK_TEST_CONNECT=host:port[,host:port...]."; \
+		echo "  The Curator interop tests need Curator 5.4's jars (CURATOR_CLASSPATH=...jar:...jar)."; \
+		exit 1; \
+	fi
+
+# test runs every test, integration tests included, against real ZooKeeper servers.
+test: deps
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# test-short runs what needs no ZooKeeper (tests that need one skip under -short).
+test-short:
+	$(GO) test -short -count=1 ./...
+
+demo:
+	$(GO) run ./examples/embedded
+
+bench: deps
+	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
+	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
+
+lint: fmt vet
+
+fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...

@@ -1,0 +1,27 @@
+// Package zktest runs real ZooKeeper servers for tests, examples and benchmarks:
+// a standalone server, an ensemble of 3 or 5 members, and a TCP proxy that injects
+// network faults between one client and its servers.
+//
+// It is the Go counterpart of Curator's curator-test (TestingServer, TestingCluster).
+// Nothing here is a mock: every server is a real ZooKeeper process.
+//
+// # Where the server comes from
+//
+// In this order:
+//
+//  1. An existing server or ensemble named by the ZK_TEST_CONNECT environment variable
+//     (host:port[,host:port...]). Such a server cannot be stopped or restarted by this
+//     package: the fault-injection methods return ErrUnsupported.
+//  2. A local install: ZOOKEEPER_HOME (its lib/*.jar and zookeeper-*.jar), or the jar that
+//     Debian's zookeeper package installs (/usr/share/java/zookeeper.jar), run with the java
+//     found on PATH (or JAVA_HOME). This is what `make deps` installs.
+//  3. A ZooKeeper container started through testcontainers-go, when a Docker engine answers
+//     (standalone servers only).
+//
+// When none is available, NewServer and NewEnsemble fail the test with a message that says
+// how to get one; under `go test -short` they skip it instead.
+//
+// Servers started here use settings made for tests: a short tickTime, no fsync, a container
+// check interval of one second, every four-letter word allowed, extended types (TTL nodes)
+// enabled, a small JVM heap and quiet logs written to the server's temporary directory.
+package zktest

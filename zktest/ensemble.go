@@ -1,0 +1,297 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Ensemble is a ZooKeeper ensemble of 3 or 5 members on loopback, each a QuorumPeerMain
+// process with its own myid, data directory and ports. Members are numbered from 0.
+// Its methods are safe for concurrent use.
+type Ensemble struct {
+	connect string
+	members []*process // nil for an ensemble named by ZK_TEST_CONNECT
+	dir     string
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// StartEnsemble starts an ensemble of n members (3 or 5) and waits until it has a leader
+// and every member serves. The caller must Close it.
+func StartEnsemble(n int) (*Ensemble, error) {
+	if n != 3 && n != 5 {
+		return nil, fmt.Errorf("zktest: an ensemble has 3 or 5 members, not %d", n)
+	}
+	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
+		return &Ensemble{connect: connect}, nil
+	}
+	inst, err := findInstall()
+	if err != nil {
+		return nil, fmt.Errorf("%w (an ensemble needs a local install)\n%s", err, howToGet)
+	}
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		e, err := startLocalEnsemble(inst, n)
+		if err == nil {
+			return e, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func startLocalEnsemble(inst *javaInstall, n int) (*Ensemble, error) {
+	dir, err := os.MkdirTemp("", "zktest-ensemble-")
+	if err != nil {
+		return nil, err
+	}
+	ports := make([]int, 3*n)
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	var peers, addrs []string
+	for i := 0; i < n; i++ {
+		peers = append(peers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2]))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[3*i]))
+	}
+	e := &Ensemble{connect: strings.Join(addrs, ","), dir: dir}
+	for i := 0; i < n; i++ {
+		mdir := filepath.Join(dir, "m"+strconv.Itoa(i+1))
+		data := filepath.Join(mdir, "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(i+1)+"\n"), 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		cfg := filepath.Join(mdir, "zoo.cfg")
+		extra := append([]string{"standaloneEnabled=false", "cnxTimeout=1000", "electionPortBindRetry=50"}, peers...)
+		if err := writeConfig(cfg, data, ports[3*i], extra...); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		e.members = append(e.members, &process{install: inst,
+			mainCls: "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+			cfgPath: cfg, logDir: mdir, clientAt: addrs[i]})
+	}
+	for _, m := range e.members {
+		if err := m.start(); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	for _, m := range e.members {
+		if err := waitServing(m.clientAt, startTimeout, m.exited()); err != nil {
+			err = fmt.Errorf("%w\n%s", err, m.logTail())
+			e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// NewEnsemble starts an ensemble of n members for the test and stops it at cleanup.
+// When no ZooKeeper is available it fails the test, or skips it under -short.
+func NewEnsemble(t testing.TB, n int) *Ensemble {
+	t.Helper()
+	e, err := StartEnsemble(n)
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// ConnectString returns the members' client addresses, comma-separated.
+func (e *Ensemble) ConnectString() string { return e.connect }
+
+// Size returns the number of members.
+func (e *Ensemble) Size() int { return len(strings.Split(e.connect, ",")) }
+
+// Addr returns member i's client address.
+func (e *Ensemble) Addr(i int) string { return strings.Split(e.connect, ",")[i] }
+
+// Controllable reports whether members can be killed and restarted (false for an ensemble
+// named by ZK_TEST_CONNECT).
+func (e *Ensemble) Controllable() bool { return e.members != nil }
+
+func (e *Ensemble) member(i int) (*process, error) {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if e.members == nil {
+		return nil, ErrUnsupported
+	}
+	if i < 0 || i >= len(e.members) {
+		return nil, fmt.Errorf("zktest: no member %d in an ensemble of %d", i, len(e.members))
+	}
+	return e.members[i], nil
+}
+
+// Leader returns the index of the member whose srvr says "Mode: leader", or an error if
+// no member is leader now.
+func (e *Ensemble) Leader() (int, error) {
+	for i := 0; i < e.Size(); i++ {
+		if e.members != nil && !e.members[i].running() {
+			continue
+		}
+		if mode, err := Mode(e.Addr(i)); err == nil && mode == "leader" {
+			return i, nil
+		}
+	}
+	return -1, errors.New("zktest: no leader")
+}
+
+// WaitLeader waits until a leader is elected and every running member serves, and returns
+// the leader's index.
+func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
+	for {
+		if i, err := e.Leader(); err == nil && e.allRunningServe() {
+			return i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("zktest: waiting for a leader: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Ensemble) allRunningServe() bool {
+	for i := 0; i < e.Size(); i++ {
+		if e.members != nil && !e.members[i].running() {
+			continue
+		}
+		if _, err := Mode(e.Addr(i)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Kill kills member i with SIGKILL; its data stays for Restart.
+func (e *Ensemble) Kill(i int) error {
+	m, err := e.member(i)
+	if err != nil {
+		return err
+	}
+	m.kill()
+	return nil
+}
+
+// KillLeader kills the current leader and returns its index.
+func (e *Ensemble) KillLeader() (int, error) {
+	i, err := e.Leader()
+	if err != nil {
+		return -1, err
+	}
+	return i, e.Kill(i)
+}
+
+// Restart starts member i again with the same data and ports (killing it first if it
+// runs). It does not wait for the member to join: use WaitLeader.
+func (e *Ensemble) Restart(i int) error {
+	m, err := e.member(i)
+	if err != nil {
+		return err
+	}
+	m.kill()
+	return m.start()
+}
+
+// Pause stops member i with SIGSTOP (a hung machine: sockets open, nothing answers).
+func (e *Ensemble) Pause(i int) error {
+	m, err := e.member(i)
+	if err != nil {
+		return err
+	}
+	return m.signal(syscall.SIGSTOP)
+}
+
+// Resume continues member i after Pause.
+func (e *Ensemble) Resume(i int) error {
+	m, err := e.member(i)
+	if err != nil {
+		return err
+	}
+	return m.signal(syscall.SIGCONT)
+}
+
+// StopQuorum kills a majority of the members (the leader among them), so the ensemble
+// stops serving, and returns the indexes it killed, for RestoreQuorum.
+func (e *Ensemble) StopQuorum() ([]int, error) {
+	if e.members == nil {
+		return nil, ErrUnsupported
+	}
+	leader, err := e.Leader()
+	if err != nil {
+		leader = 0
+	}
+	killed := []int{leader}
+	for i := 0; len(killed) < len(e.members)/2+1; i++ {
+		if i != leader {
+			killed = append(killed, i)
+		}
+	}
+	for _, i := range killed {
+		if err := e.Kill(i); err != nil {
+			return killed, err
+		}
+	}
+	return killed, nil
+}
+
+// RestoreQuorum restarts every member that is not running and waits for a leader.
+func (e *Ensemble) RestoreQuorum(ctx context.Context) error {
+	if e.members == nil {
+		return ErrUnsupported
+	}
+	for i, m := range e.members {
+		if !m.running() {
+			if err := e.Restart(i); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := e.WaitLeader(ctx)
+	return err
+}
+
+// Close kills every member and removes their data. It may be called more than once.
+func (e *Ensemble) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range e.members {
+		wg.Add(1)
+		go func() { defer wg.Done(); m.kill() }()
+	}
+	wg.Wait()
+	if e.dir != "" {
+		_ = os.RemoveAll(e.dir)
+	}
+	return nil
+}

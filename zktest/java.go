@@ -1,0 +1,236 @@
+package zktest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// debianJar is where Debian's zookeeper package installs the server; its manifest's
+// Class-Path pulls in the dependencies.
+const debianJar = "/usr/share/java/zookeeper.jar"
+
+// javaInstall is a local ZooKeeper that can be run with java.
+type javaInstall struct {
+	java      string
+	classpath string
+}
+
+var (
+	installOnce sync.Once
+	installVal  *javaInstall
+	installErr  error
+)
+
+// findInstall locates java and a ZooKeeper classpath, once per process.
+func findInstall() (*javaInstall, error) {
+	installOnce.Do(func() { installVal, installErr = lookupInstall() })
+	return installVal, installErr
+}
+
+func lookupInstall() (*javaInstall, error) {
+	java := ""
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		if p := filepath.Join(home, "bin", "java"); isFile(p) {
+			java = p
+		}
+	}
+	if java == "" {
+		p, err := exec.LookPath("java")
+		if err != nil {
+			return nil, fmt.Errorf("%w: java not found on PATH or in JAVA_HOME", ErrUnavailable)
+		}
+		java = p
+	}
+	if home := os.Getenv("ZOOKEEPER_HOME"); home != "" {
+		var jars []string
+		for _, pattern := range []string{"zookeeper-*.jar", "lib/*.jar"} {
+			m, _ := filepath.Glob(filepath.Join(home, pattern))
+			jars = append(jars, m...)
+		}
+		if len(jars) == 0 {
+			return nil, fmt.Errorf("%w: ZOOKEEPER_HOME=%s holds no jars", ErrUnavailable, home)
+		}
+		return &javaInstall{java: java, classpath: strings.Join(append(jars, filepath.Join(home, "conf")), string(os.PathListSeparator))}, nil
+	}
+	if isFile(debianJar) {
+		return &javaInstall{java: java, classpath: debianJar}, nil
+	}
+	return nil, fmt.Errorf("%w: neither ZOOKEEPER_HOME nor %s", ErrUnavailable, debianJar)
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// freePort returns a TCP port on the loopback interface that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// process is one ZooKeeper JVM run from a config file.
+type process struct {
+	install  *javaInstall
+	mainCls  string
+	cfgPath  string
+	logDir   string
+	clientAt string // host:port of its client port
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	paused bool
+}
+
+func (p *process) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return errors.New("zktest: server already running")
+	}
+	logFile, err := os.OpenFile(filepath.Join(p.logDir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(p.install.java,
+		"-Xmx128m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Dzookeeper.log.dir="+p.logDir,
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-cp", p.install.classpath, p.mainCls, p.cfgPath)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("zktest: start %s: %w", p.install.java, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(done)
+	}()
+	p.cmd, p.done, p.paused = cmd, done, false
+	return nil
+}
+
+// kill sends SIGKILL and waits for the process to exit. Killing a stopped process is fine.
+func (p *process) kill() {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done, p.paused = nil, nil, false
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+}
+
+func (p *process) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig (SIGSTOP or SIGCONT) to the running process.
+func (p *process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return errors.New("zktest: server not running")
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	p.paused = sig == syscall.SIGSTOP
+	return nil
+}
+
+// exited is closed when the current process exits (nil when not started).
+func (p *process) exited() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
+// logTail returns the last part of the server's output, for error messages.
+func (p *process) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(p.logDir, "server.out"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// writeConfig writes a zoo.cfg with the test settings plus extra lines.
+func writeConfig(path, dataDir string, clientPort int, extra ...string) error {
+	lines := []string{
+		"tickTime=200",
+		"initLimit=50",
+		"syncLimit=25",
+		"dataDir=" + dataDir,
+		"clientPort=" + strconv.Itoa(clientPort),
+		"clientPortAddress=127.0.0.1",
+		"maxClientCnxns=0",
+		"minSessionTimeout=400",
+		"maxSessionTimeout=120000",
+		"forceSync=no",
+		"admin.enableServer=false",
+		"4lw.commands.whitelist=*",
+		"extendedTypesEnabled=true",
+		"znode.container.checkIntervalMs=1000",
+		"znode.container.maxPerMinute=100000",
+		"autopurge.purgeInterval=0",
+		"reconfigEnabled=false",
+	}
+	lines = append(lines, extra...)
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// waitServing polls srvr until the server says it serves requests (a Mode line), the
+// process exits, or the timeout passes.
+func waitServing(addr string, timeout time.Duration, exited <-chan struct{}) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("zktest: server process exited during start-up")
+		default:
+		}
+		out, err := FourLetterWord(addr, "srvr", time.Second)
+		if err == nil && strings.Contains(out, "Mode:") {
+			return nil
+		}
+		if err == nil {
+			err = errors.New(strings.TrimSpace(out))
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("zktest: %s not serving after %v: %v", addr, timeout, last)
+}

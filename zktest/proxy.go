@@ -1,0 +1,327 @@
+package zktest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ZooKeeper opcodes of the requests that create a node.
+const (
+	opCreate          = 1
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+// maxFrame bounds a frame the proxy accepts (ZooKeeper's jute.maxbuffer is about 1 MiB).
+const maxFrame = 16 << 20
+
+// Proxy is a TCP proxy between clients and ZooKeeper servers that injects network faults:
+// it closes connections, stalls all traffic (a partition the client sees only as silence;
+// long enough and the server expires the session), and loses the reply to a create (the
+// request is applied, the client never hears of it). It listens on one loopback port per
+// server. Its methods are safe for concurrent use.
+type Proxy struct {
+	targets   []string
+	listeners []net.Listener
+	byTarget  map[string]string // server address -> proxy address
+
+	mu         sync.Mutex
+	cond       *sync.Cond
+	stalled    bool
+	stallTimer *time.Timer
+	dropCreate int // replies to the next dropCreate creates are lost
+	links      map[*link]struct{}
+	closed     bool
+	wg         sync.WaitGroup
+}
+
+// StartProxy starts a proxy in front of the given servers (host:port each). Close it when
+// done.
+func StartProxy(targets ...string) (*Proxy, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("zktest: proxy needs at least one target")
+	}
+	p := &Proxy{byTarget: map[string]string{}, links: map[*link]struct{}{}}
+	p.cond = sync.NewCond(&p.mu)
+	for _, t := range targets {
+		t = strings.TrimSpace(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.targets = append(p.targets, t)
+		p.listeners = append(p.listeners, ln)
+		p.byTarget[t] = ln.Addr().String()
+	}
+	for i, ln := range p.listeners {
+		p.wg.Add(1)
+		go p.accept(ln, p.targets[i])
+	}
+	return p, nil
+}
+
+// NewProxy starts a proxy in front of the servers of a connect string, closed at the
+// test's cleanup.
+func NewProxy(t testing.TB, connect string) *Proxy {
+	t.Helper()
+	p, err := StartProxy(strings.Split(connect, ",")...)
+	if err != nil {
+		t.Fatalf("zktest: start proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// ConnectString returns the proxy's addresses, comma-separated, in the order of the
+// targets: a client given this connect string goes through the proxy.
+func (p *Proxy) ConnectString() string {
+	var addrs []string
+	for _, ln := range p.listeners {
+		addrs = append(addrs, ln.Addr().String())
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Dialer returns a dialer for go-zookeeper's WithDialer (and the framework's dialer
+// option): a client that dials a target server's address reaches it through the proxy.
+// Addresses the proxy does not front are dialled directly.
+func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (net.Conn, error) {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if a, ok := p.byTarget[address]; ok {
+			address = a
+		}
+		return net.DialTimeout(network, address, timeout)
+	}
+}
+
+// DropConnections closes every connection through the proxy now, in both directions.
+// New connections are accepted as usual.
+func (p *Proxy) DropConnections() {
+	p.mu.Lock()
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
+	}
+	p.mu.Unlock()
+	for _, l := range links {
+		l.close()
+	}
+}
+
+// Stall stops all traffic through the proxy, on existing and new connections, until
+// Heal. Bytes sent meanwhile are held and delivered after Heal, like TCP after a
+// partition; a side that closes meanwhile is seen as closed only after Heal.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	p.stalled = true
+	if p.stallTimer != nil {
+		p.stallTimer.Stop()
+		p.stallTimer = nil
+	}
+	p.mu.Unlock()
+}
+
+// StallFor stalls the proxy for d, then heals it.
+func (p *Proxy) StallFor(d time.Duration) {
+	p.Stall()
+	p.mu.Lock()
+	p.stallTimer = time.AfterFunc(d, p.Heal)
+	p.mu.Unlock()
+}
+
+// Heal ends a stall.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	p.stalled = false
+	if p.stallTimer != nil {
+		p.stallTimer.Stop()
+		p.stallTimer = nil
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// DropNextCreateReply makes the proxy lose the server's reply to the next create request
+// (create, create2, container or TTL) that passes through it: the server applies it, the
+// proxy then closes that client connection, and the client sees a connection loss — the
+// "ghost node" case that protected creation exists for.
+func (p *Proxy) DropNextCreateReply() {
+	p.mu.Lock()
+	p.dropCreate++
+	p.mu.Unlock()
+}
+
+// Close stops the proxy and closes every connection through it. It may be called more
+// than once.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.stalled = false
+	if p.stallTimer != nil {
+		p.stallTimer.Stop()
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, ln := range p.listeners {
+		ln.Close()
+	}
+	p.DropConnections()
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Proxy) accept(ln net.Listener, target string) {
+	defer p.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.DialTimeout("tcp", target, 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		l := &link{p: p, client: c, server: s, dropXids: map[int32]bool{}}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			c.Close()
+			s.Close()
+			return
+		}
+		p.links[l] = struct{}{}
+		p.mu.Unlock()
+		up := &pipe{l: l, src: c, dst: s, up: true}
+		down := &pipe{l: l, src: s, dst: c}
+		p.wg.Add(4)
+		go up.read()
+		go up.write()
+		go down.read()
+		go down.write()
+	}
+}
+
+// link is one client connection and its server connection.
+type link struct {
+	p              *Proxy
+	client, server net.Conn
+	once           sync.Once
+	dropXids       map[int32]bool // guarded by p.mu
+}
+
+func (l *link) close() {
+	l.once.Do(func() {
+		l.client.Close()
+		l.server.Close()
+		l.p.mu.Lock()
+		delete(l.p.links, l)
+		l.p.cond.Broadcast()
+		l.p.mu.Unlock()
+	})
+}
+
+// pipe carries whole frames in one direction. The reader queues frames; the writer sends
+// them when the proxy is not stalled.
+type pipe struct {
+	l        *link
+	src, dst net.Conn
+	up       bool // client -> server
+
+	// guarded by l.p.mu
+	queue  [][]byte
+	eof    bool
+	frames int
+}
+
+func (pp *pipe) read() {
+	p := pp.l.p
+	defer p.wg.Done()
+	hdr := make([]byte, 4)
+	for {
+		if _, err := io.ReadFull(pp.src, hdr); err != nil {
+			break
+		}
+		n := binary.BigEndian.Uint32(hdr)
+		if n > maxFrame {
+			break
+		}
+		frame := make([]byte, 4+n)
+		copy(frame, hdr)
+		if _, err := io.ReadFull(pp.src, frame[4:]); err != nil {
+			break
+		}
+		p.mu.Lock()
+		pp.queue = append(pp.queue, frame)
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	pp.eof = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (pp *pipe) write() {
+	p := pp.l.p
+	defer p.wg.Done()
+	defer pp.l.close()
+	for {
+		p.mu.Lock()
+		for !p.closed && (p.stalled || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
+			p.cond.Wait()
+		}
+		if p.closed || !pp.l.isOpenLocked() || (len(pp.queue) == 0 && pp.eof) {
+			p.mu.Unlock()
+			return
+		}
+		frame := pp.queue[0]
+		pp.queue = pp.queue[1:]
+		first := pp.frames == 0
+		pp.frames++
+		drop := false
+		if !first && len(frame) >= 12 {
+			xid := int32(binary.BigEndian.Uint32(frame[4:8]))
+			if pp.up {
+				op := int32(binary.BigEndian.Uint32(frame[8:12]))
+				if p.dropCreate > 0 && (op == opCreate || op == opCreate2 || op == opCreateContainer || op == opCreateTTL) {
+					p.dropCreate--
+					pp.l.dropXids[xid] = true
+				}
+			} else if pp.l.dropXids[xid] {
+				drop = true
+			}
+		}
+		p.mu.Unlock()
+		if drop {
+			return // the reply is lost with the connection (deferred close)
+		}
+		if _, err := pp.dst.Write(frame); err != nil {
+			return
+		}
+	}
+}
+
+// isOpenLocked reports whether the link is still registered; p.mu must be held.
+func (l *link) isOpenLocked() bool {
+	_, ok := l.p.links[l]
+	return ok
+}
+
+// String describes the proxy, for test logs.
+func (p *Proxy) String() string {
+	return fmt.Sprintf("zktest.Proxy(%s -> %s)", p.ConnectString(), strings.Join(p.targets, ","))
+}

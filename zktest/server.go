@@ -1,0 +1,203 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startTimeout bounds how long a server may take to answer after it was started.
+const startTimeout = 60 * time.Second
+
+// Server is one standalone ZooKeeper server. Its methods are safe for concurrent use.
+type Server struct {
+	connect  string
+	proc     *process // nil when the server is not ours to control
+	dir      string
+	stopExt  func() error
+	closeMu  sync.Mutex
+	closed   bool
+	external bool
+}
+
+// StartServer starts a standalone server (or finds one, see the package doc) and waits
+// until it answers. The caller must Close it. It is the entry point for programs that
+// have no testing.T: examples, benchmarks, demos.
+func StartServer() (*Server, error) {
+	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
+		return &Server{connect: connect, external: true}, nil
+	}
+	inst, err := findInstall()
+	if err == nil {
+		return startLocalServer(inst)
+	}
+	if s, cerr := startContainerServer(); cerr == nil {
+		return s, nil
+	} else if !errors.Is(cerr, ErrUnavailable) {
+		return nil, cerr
+	}
+	return nil, fmt.Errorf("%w (%v)\n%s", ErrUnavailable, err, howToGet)
+}
+
+func startLocalServer(inst *javaInstall) (*Server, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		dir, err := os.MkdirTemp("", "zktest-server-")
+		if err != nil {
+			return nil, err
+		}
+		port, err := freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s := &Server{connect: "127.0.0.1:" + strconv.Itoa(port), dir: dir}
+		cfg := filepath.Join(dir, "zoo.cfg")
+		if err := writeConfig(cfg, filepath.Join(dir, "data"), port); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.proc = &process{install: inst, mainCls: "org.apache.zookeeper.server.ZooKeeperServerMain",
+			cfgPath: cfg, logDir: dir, clientAt: s.connect}
+		if err := s.proc.start(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		if err := waitServing(s.connect, startTimeout, s.proc.exited()); err != nil {
+			last = fmt.Errorf("%w\n%s", err, s.proc.logTail())
+			s.proc.kill()
+			os.RemoveAll(dir)
+			continue // most likely the port was taken in between: try another
+		}
+		return s, nil
+	}
+	return nil, last
+}
+
+// NewServer starts a standalone server for the test and stops it at the test's cleanup.
+// When no ZooKeeper is available it fails the test, or skips it under -short.
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartServer()
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// unavailable ends a test that cannot get a ZooKeeper: a skip under -short, else a failure.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrUnavailable) && testing.Short() {
+		t.Skipf("%v (skipped under -short)", err)
+	}
+	t.Fatalf("%v", err)
+}
+
+// ConnectString returns host:port for clients.
+func (s *Server) ConnectString() string { return s.connect }
+
+// Addr returns the server's client address (host:port); the same as ConnectString.
+func (s *Server) Addr() string { return strings.Split(s.connect, ",")[0] }
+
+// Controllable reports whether this package can stop, restart and pause the server
+// (false for a server named by ZK_TEST_CONNECT or run in a container).
+func (s *Server) Controllable() bool { return s.proc != nil }
+
+// Stop kills the server (SIGKILL), keeping its data for Restart. Stopping a stopped
+// server is fine.
+func (s *Server) Stop() error {
+	if s.proc == nil {
+		return ErrUnsupported
+	}
+	s.proc.kill()
+	return nil
+}
+
+// Restart starts a stopped server again on the same port with the same data, and waits
+// until it answers. A running server is killed first.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.proc == nil {
+		return ErrUnsupported
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.proc.kill()
+	deadline := startTimeout
+	if d, ok := ctx.Deadline(); ok {
+		deadline = time.Until(d)
+	}
+	var last error
+	for try := 0; try < 20; try++ { // the port may linger for a moment after a kill
+		if err := s.proc.start(); err != nil {
+			return err
+		}
+		if last = waitServing(s.connect, deadline, s.proc.exited()); last == nil {
+			return nil
+		}
+		s.proc.kill()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%w\n%s", last, s.proc.logTail())
+}
+
+// Pause stops the server process with SIGSTOP: it holds its sockets open and answers
+// nothing, like a hung machine. Resume continues it.
+func (s *Server) Pause() error {
+	if s.proc == nil {
+		return ErrUnsupported
+	}
+	return s.proc.signal(syscall.SIGSTOP)
+}
+
+// Resume continues a server stopped by Pause.
+func (s *Server) Resume() error {
+	if s.proc == nil {
+		return ErrUnsupported
+	}
+	return s.proc.signal(syscall.SIGCONT)
+}
+
+func (s *Server) checkOpen() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close stops the server and removes its data. It may be called more than once.
+func (s *Server) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.proc != nil {
+		s.proc.kill()
+	}
+	if s.stopExt != nil {
+		err = s.stopExt()
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+	return err
+}

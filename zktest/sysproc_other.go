@@ -1,0 +1,7 @@
+//go:build !linux
+
+package zktest
+
+import "syscall"
+
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }

@@ -1,0 +1,217 @@
+package zktest_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// connect opens a go-zookeeper client that reports its events on a channel the test reads.
+func connect(t *testing.T, connect string, timeout time.Duration, dialer zk.Dialer) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	events := make(chan zk.Event, 1000)
+	if dialer == nil {
+		dialer = net.DialTimeout
+	}
+	conn, _, err := zk.Connect(strings.Split(connect, ","), timeout, zk.WithLogger(nopLogger{}), zk.WithDialer(dialer),
+		zk.WithEventCallback(func(ev zk.Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		}))
+	require.NoError(t, err)
+	t.Cleanup(conn.Close)
+	waitState(t, events, zk.StateHasSession, 30*time.Second)
+	return conn, events
+}
+
+func waitState(t *testing.T, events <-chan zk.Event, want zk.State, d time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == zk.EventSession && ev.State == want {
+				return
+			}
+		case <-timer.C:
+			t.Fatalf("no %v within %v", want, d)
+		}
+	}
+}
+
+func TestServerStartsAndAnswers(t *testing.T) {
+	s := zktest.NewServer(t)
+	out, err := zktest.FourLetterWord(s.Addr(), "ruok", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "imok", out)
+	mode, err := zktest.Mode(s.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, "standalone", mode)
+
+	conn, _ := connect(t, s.ConnectString(), 10*time.Second, nil)
+	_, err = conn.Create("/zktest-eph", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	n, err := zktest.MntrInt(s.Addr(), "zk_ephemerals_count")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n)
+	owners, err := zktest.EphemeralOwners(s.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/zktest-eph"}, owners[conn.SessionID()])
+	sessions, err := zktest.Sessions(s.Addr())
+	require.NoError(t, err)
+	assert.Contains(t, sessions, conn.SessionID())
+
+	kids, err := zktest.Children(context.Background(), s.ConnectString(), "/")
+	require.NoError(t, err)
+	assert.Contains(t, kids, "zktest-eph")
+
+	// Stop and restart keep the data.
+	_, err = conn.Create("/zktest-persistent", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	require.NoError(t, s.Stop())
+	_, err = zktest.FourLetterWord(s.Addr(), "ruok", 200*time.Millisecond)
+	assert.Error(t, err, "a stopped server must not answer")
+	require.NoError(t, s.Restart(context.Background()))
+	kids, err = zktest.Children(context.Background(), s.ConnectString(), "/")
+	require.NoError(t, err)
+	assert.Contains(t, kids, "zktest-persistent")
+
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is idempotent")
+	assert.ErrorIs(t, s.Restart(context.Background()), zktest.ErrClosed)
+}
+
+func TestEnsembleLeaderKilledSessionSurvives(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	leader, err := e.WaitLeader(ctx)
+	require.NoError(t, err)
+
+	conn, events := connect(t, e.ConnectString(), 10*time.Second, nil)
+	sid := conn.SessionID()
+	_, err = conn.Create("/survivor", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	killed, err := e.KillLeader()
+	require.NoError(t, err)
+	assert.Equal(t, leader, killed)
+	newLeader, err := e.WaitLeader(ctx)
+	require.NoError(t, err)
+	assert.NotEqual(t, leader, newLeader, "a new leader is elected among the survivors")
+
+	// The client's session survives the failover: its ephemeral node stays and it can write.
+	require.Eventually(t, func() bool {
+		_, err := conn.Create("/after-failover", nil, 0, zk.WorldACL(zk.PermAll))
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond)
+	assert.Equal(t, sid, conn.SessionID())
+	ok, _, err := conn.Exists("/survivor")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	for len(events) > 0 {
+		ev := <-events
+		assert.NotEqual(t, zk.StateExpired, ev.State)
+	}
+
+	// Quorum lost and restored.
+	stopped, err := e.StopQuorum()
+	require.NoError(t, err)
+	assert.Len(t, stopped, 2)
+	_, err = e.Leader()
+	assert.Error(t, err)
+	require.NoError(t, e.RestoreQuorum(ctx))
+	_, err = e.WaitLeader(ctx)
+	require.NoError(t, err)
+}
+
+func TestProxyStallExpiresSession(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, events := connect(t, s.ConnectString(), time.Second, p.Dialer())
+	sid := conn.SessionID()
+	_, err := conn.Create("/doomed", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	p.Stall()
+	waitState(t, events, zk.StateDisconnected, 10*time.Second)
+	// The server expires the session while the client hears nothing.
+	require.Eventually(t, func() bool {
+		owners, err := zktest.EphemeralOwners(s.Addr())
+		return err == nil && len(owners[sid]) == 0
+	}, 20*time.Second, 50*time.Millisecond, "the server must expire the cut-off session")
+	p.Heal()
+	waitState(t, events, zk.StateExpired, 20*time.Second)
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+	assert.NotEqual(t, sid, conn.SessionID(), "go-zookeeper opens a new session after expiry")
+	ok, _, err := conn.Exists("/doomed")
+	require.NoError(t, err)
+	assert.False(t, ok, "the expired session's ephemeral node is gone")
+}
+
+func TestProxyShortStallKeepsSession(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, _ := connect(t, p.ConnectString(), 4*time.Second, nil)
+	sid := conn.SessionID()
+	p.StallFor(300 * time.Millisecond)
+	_, err := conn.Create("/through-stall", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "a request sent during a short stall is answered after it")
+	assert.Equal(t, sid, conn.SessionID())
+}
+
+func TestProxyDropConnections(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, events := connect(t, p.ConnectString(), 4*time.Second, nil)
+	sid := conn.SessionID()
+	p.DropConnections()
+	waitState(t, events, zk.StateDisconnected, 5*time.Second)
+	waitState(t, events, zk.StateHasSession, 10*time.Second)
+	assert.Equal(t, sid, conn.SessionID(), "a dropped connection keeps its session")
+}
+
+func TestProxyGhostCreate(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, _ := connect(t, p.ConnectString(), 4*time.Second, nil)
+	p.DropNextCreateReply()
+	_, err := conn.Create("/ghost", []byte("boo"), 0, zk.WorldACL(zk.PermAll))
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, zk.ErrConnectionClosed), "got %v", err)
+	kids, err := zktest.Children(context.Background(), s.ConnectString(), "/")
+	require.NoError(t, err)
+	assert.Contains(t, kids, "ghost", "the create was applied although its reply was lost")
+	// The next create goes through normally.
+	require.Eventually(t, func() bool {
+		_, err := conn.Create("/after-ghost", nil, 0, zk.WorldACL(zk.PermAll))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+func TestPauseResume(t *testing.T) {
+	s := zktest.NewServer(t)
+	require.NoError(t, s.Pause())
+	_, err := zktest.FourLetterWord(s.Addr(), "ruok", 300*time.Millisecond)
+	assert.Error(t, err, "a paused server answers nothing")
+	require.NoError(t, s.Resume())
+	out, err := zktest.FourLetterWord(s.Addr(), "ruok", 5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "imok", out)
+}
