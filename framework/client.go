@@ -1,0 +1,575 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// stateSimulatedExpiry marks a synthetic event: the Suspended-too-long timer fired.
+const stateSimulatedExpiry zk.State = -1000
+
+// Client is a ZooKeeper client with Curator's semantics. Create it with New, then Start
+// it; Close it when done. It is safe for concurrent use.
+type Client struct {
+	opts    options
+	servers []string
+	prefix  string // chroot and namespace, "" or "/a/b"
+
+	conn    atomic.Pointer[zk.Conn]
+	closing chan struct{}
+	wg      sync.WaitGroup // every goroutine the client starts
+	authed  chan struct{}  // closed once credentials were added
+	deleter *deleter
+
+	negotiated atomic.Int64 // negotiated session timeout, ns
+	requests   atomic.Uint64
+
+	mu          sync.Mutex
+	started     bool
+	closed      bool
+	state       State // last reported; 0 before the first connection
+	connected   bool
+	sessionID   int64
+	gen         uint64
+	lost        bool          // Lost reported for the current generation
+	lossCh      chan struct{} // closed when leases of the current epoch may be lost
+	connectedCh chan struct{} // closed when connected
+	suspendSeq  uint64        // counts suspensions, to ignore stale expiry timers
+	expiryTimer *time.Timer
+
+	evMu     sync.Mutex
+	evQueue  []sessionEvent
+	evSignal chan struct{}
+
+	lmu       sync.Mutex
+	listeners []*listener
+	stateQ    []State
+	stateSig  chan struct{}
+}
+
+type sessionEvent struct {
+	state zk.State
+	sid   int64
+	seq   uint64 // for stateSimulatedExpiry
+}
+
+type listener struct {
+	fn      func(State)
+	removed atomic.Bool
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// New creates a client for connect (host:port,host:port[/chroot]). It validates the
+// arguments and options but does not connect: call Start.
+func New(connect string, opts ...Option) (*Client, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	hosts, chroot, _ := strings.Cut(strings.TrimSpace(connect), "/")
+	var servers []string
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			servers = append(servers, h)
+		}
+	}
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("%w: connect string %q names no server", ErrInvalidArgument, connect)
+	}
+	prefix := ""
+	if chroot != "" {
+		prefix = "/" + strings.TrimSuffix(chroot, "/")
+		if err := ValidatePath(prefix); err != nil {
+			return nil, fmt.Errorf("framework: chroot of %q: %w", connect, err)
+		}
+	}
+	if o.namespace != "" {
+		prefix = JoinPath(prefix, o.namespace)
+	}
+	c := &Client{
+		opts:        o,
+		servers:     servers,
+		prefix:      prefix,
+		closing:     make(chan struct{}),
+		authed:      make(chan struct{}),
+		lossCh:      make(chan struct{}),
+		connectedCh: make(chan struct{}),
+		evSignal:    make(chan struct{}, 1),
+		stateSig:    make(chan struct{}, 1),
+	}
+	c.deleter = newDeleter(c)
+	return c, nil
+}
+
+// Connect creates a client, starts it and waits until it is connected or ctx ends.
+func Connect(ctx context.Context, connect string, opts ...Option) (*Client, error) {
+	c, err := New(connect, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// zkLogger passes go-zookeeper's log lines to slog and picks the negotiated session
+// timeout out of its "authenticated" line (go-zookeeper exposes it nowhere else).
+type zkLogger struct{ c *Client }
+
+func (l zkLogger) Printf(format string, args ...any) {
+	if format == "authenticated: id=%d, timeout=%d" && len(args) == 2 {
+		if ms, ok := args[1].(int32); ok && ms > 0 {
+			l.c.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+		}
+	}
+	l.c.opts.logger.Debug("zk: " + fmt.Sprintf(format, args...))
+}
+
+// Start connects in the background. Operations wait for the connection (up to the
+// connection timeout). Starting twice is an error.
+func (c *Client) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.started {
+		return fmt.Errorf("framework: client already started")
+	}
+	c.started = true
+	c.negotiated.Store(int64(c.opts.sessionTimeout))
+	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+		zk.WithDialer(zk.Dialer(c.opts.dialer)),
+		zk.WithLogger(zkLogger{c}),
+		zk.WithEventCallback(c.onEvent))
+	if err != nil {
+		return fmt.Errorf("framework: connect %v: %w", c.servers, err)
+	}
+	c.conn.Store(conn)
+	c.wg.Add(3)
+	go c.eventLoop()
+	go c.listenerLoop()
+	go c.deleter.run()
+	if len(c.opts.auth) == 0 {
+		close(c.authed)
+	} else {
+		c.wg.Add(1)
+		go c.addAuth(conn)
+	}
+	return nil
+}
+
+func (c *Client) addAuth(conn *zk.Conn) {
+	defer c.wg.Done()
+	for _, a := range c.opts.auth {
+		for {
+			c.countRequest("addAuth")
+			err := conn.AddAuth(a.scheme, a.auth)
+			if err == nil {
+				break
+			}
+			c.opts.logger.Warn("framework: adding auth failed", "scheme", a.scheme, "err", err)
+			if err == zk.ErrAuthFailed {
+				break // the server will have closed the session: operations report it
+			}
+			select {
+			case <-c.closing:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	close(c.authed)
+}
+
+// onEvent runs on go-zookeeper's receive loop: it must not block. It queues the event.
+func (c *Client) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	se := sessionEvent{state: ev.State}
+	if conn := c.conn.Load(); conn != nil {
+		se.sid = conn.SessionID()
+	}
+	c.pushEvent(se)
+}
+
+func (c *Client) pushEvent(se sessionEvent) {
+	c.evMu.Lock()
+	c.evQueue = append(c.evQueue, se)
+	c.evMu.Unlock()
+	select {
+	case c.evSignal <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) eventLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-c.evSignal:
+		}
+		c.evMu.Lock()
+		q := c.evQueue
+		c.evQueue = nil
+		c.evMu.Unlock()
+		for _, se := range q {
+			c.handle(se)
+		}
+	}
+}
+
+// handle moves the state machine for one event. Only eventLoop calls it.
+func (c *Client) handle(se sessionEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	switch se.state {
+	case zk.StateHasSession:
+		sid := se.sid
+		if sid == 0 {
+			sid = c.conn.Load().SessionID()
+		}
+		if c.state == 0 {
+			c.sessionID, c.gen = sid, 1
+			c.setConnectedLocked(Connected)
+			return
+		}
+		if sid != c.sessionID {
+			c.markLostLocked()
+			c.sessionID = sid
+		}
+		if !c.connected || c.lost {
+			if c.lost {
+				c.lost = false
+				c.lossCh = make(chan struct{})
+			}
+			c.setConnectedLocked(Reconnected)
+		}
+	case zk.StateDisconnected:
+		if !c.connected {
+			return
+		}
+		c.connected = false
+		c.connectedCh = make(chan struct{})
+		c.emitLocked(Suspended)
+		if c.opts.errorPolicy == StandardErrorPolicy {
+			closeOnce(c.lossCh)
+		}
+		c.suspendSeq++
+		seq := c.suspendSeq
+		d := time.Duration(float64(c.negotiated.Load()) * c.opts.expiryFraction)
+		if c.expiryTimer != nil {
+			c.expiryTimer.Stop()
+		}
+		c.expiryTimer = time.AfterFunc(d, func() { c.pushEvent(sessionEvent{state: stateSimulatedExpiry, seq: seq}) })
+	case zk.StateExpired:
+		if c.connected {
+			c.connected = false
+			c.connectedCh = make(chan struct{})
+			c.emitLocked(Suspended)
+		}
+		c.markLostLocked()
+	case stateSimulatedExpiry:
+		if !c.connected && se.seq == c.suspendSeq {
+			c.opts.logger.Info("framework: suspended longer than the session timeout; assuming the session is lost")
+			c.markLostLocked()
+		}
+	}
+}
+
+func (c *Client) setConnectedLocked(s State) {
+	c.connected = true
+	if c.expiryTimer != nil {
+		c.expiryTimer.Stop()
+		c.expiryTimer = nil
+	}
+	c.suspendSeq++
+	closeOnce(c.connectedCh)
+	if isClosed(c.lossCh) {
+		c.lossCh = make(chan struct{})
+	}
+	c.emitLocked(s)
+}
+
+// markLostLocked reports Lost once per generation and starts the next generation.
+func (c *Client) markLostLocked() {
+	if c.lost {
+		return
+	}
+	c.lost = true
+	closeOnce(c.lossCh)
+	c.gen++
+	c.emitLocked(Lost)
+}
+
+func (c *Client) emitLocked(s State) {
+	c.state = s
+	c.opts.logger.Info("framework: connection state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
+	c.lmu.Lock()
+	c.stateQ = append(c.stateQ, s)
+	c.lmu.Unlock()
+	select {
+	case c.stateSig <- struct{}{}:
+	default:
+	}
+}
+
+func closeOnce(ch chan struct{}) {
+	if !isClosed(ch) {
+		close(ch)
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// AddListener registers fn to be called with every connection state change, in order,
+// one call at a time, on a goroutine the client owns. A slow listener delays the next
+// listener calls, never ZooKeeper's receive loop, and no change is lost. It returns a
+// function that unregisters fn.
+func (c *Client) AddListener(fn func(State)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	l := &listener{fn: fn}
+	c.lmu.Lock()
+	c.listeners = append(c.listeners, l)
+	c.lmu.Unlock()
+	return func() {
+		l.removed.Store(true)
+		c.lmu.Lock()
+		defer c.lmu.Unlock()
+		for i, x := range c.listeners {
+			if x == l {
+				c.listeners = append(c.listeners[:i:i], c.listeners[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+func (c *Client) listenerLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-c.stateSig:
+		}
+		for {
+			c.lmu.Lock()
+			if len(c.stateQ) == 0 {
+				c.lmu.Unlock()
+				break
+			}
+			s := c.stateQ[0]
+			c.stateQ = c.stateQ[1:]
+			ls := append([]*listener(nil), c.listeners...)
+			c.lmu.Unlock()
+			for _, l := range ls {
+				if !l.removed.Load() {
+					c.callListener(l, s)
+				}
+			}
+		}
+	}
+}
+
+func (c *Client) callListener(l *listener, s State) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.opts.logger.Error("framework: state listener panicked", "state", s.String(), "panic", r)
+		}
+	}()
+	l.fn(s)
+}
+
+// BlockUntilConnected waits until the client is connected, ctx ends or the client is
+// closed.
+func (c *Client) BlockUntilConnected(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		if !c.started {
+			c.mu.Unlock()
+			return ErrNotStarted
+		}
+		if c.connected {
+			c.mu.Unlock()
+			break
+		}
+		ch := c.connectedCh
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("framework: waiting for a connection: %w", ctx.Err())
+		case <-c.closing:
+			return ErrClosed
+		}
+	}
+	select {
+	case <-c.authed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("framework: waiting for authentication: %w", ctx.Err())
+	case <-c.closing:
+		return ErrClosed
+	}
+}
+
+// waitConnected waits up to the connection timeout for a connection; then it fails with
+// ErrNotConnected, a connection loss the retry policy may retry.
+func (c *Client) waitConnected(ctx context.Context) error {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case !c.started:
+		c.mu.Unlock()
+		return ErrNotStarted
+	case c.connected && isClosed(c.authed):
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	tctx, cancel := context.WithTimeout(ctx, c.opts.connectionTimeout)
+	defer cancel()
+	err := c.BlockUntilConnected(tctx)
+	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+		return ErrNotConnected
+	}
+	return err
+}
+
+// State returns the last connection state reported (0 before the first connection).
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// SessionID returns the id of the session the client holds or last held.
+func (c *Client) SessionID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Generation returns the session generation as recipes see it: it starts at 1 and
+// changes on every Lost (real or simulated) and every new session. What a recipe holds
+// in one generation is gone, or must be treated as gone, in the next.
+func (c *Client) Generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// Session returns the generation and session id together, consistently.
+func (c *Client) Session() (gen uint64, sessionID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen, c.sessionID
+}
+
+// LossSignal returns a channel that is closed when what a recipe holds in generation gen
+// (a lock lease, leadership) may be lost, by the client's ErrorPolicy: on Suspended or
+// Lost (standard) or only on Lost (session), when the generation changes, and on Close.
+// It is closed already when gen is not the current generation or the policy's condition
+// holds now.
+func (c *Client) LossSignal(gen uint64) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || gen != c.gen || c.lost || (!c.connected && c.opts.errorPolicy == StandardErrorPolicy) {
+		return closedCh
+	}
+	return c.lossCh
+}
+
+// NegotiatedSessionTimeout returns the session timeout the server granted (the requested
+// one before the first connection).
+func (c *Client) NegotiatedSessionTimeout() time.Duration {
+	return time.Duration(c.negotiated.Load())
+}
+
+// ErrorPolicy returns the client's connection-state error policy.
+func (c *Client) ErrorPolicy() ErrorPolicy { return c.opts.errorPolicy }
+
+// Namespace returns the client's namespace ("" for none).
+func (c *Client) Namespace() string { return c.opts.namespace }
+
+// Logger returns the client's logger, for recipes built on it.
+func (c *Client) Logger() *slog.Logger { return c.opts.logger }
+
+// UsesContainers reports whether parents are created as container nodes.
+func (c *Client) UsesContainers() bool { return c.opts.containers }
+
+// Requests returns how many requests the client has sent to ZooKeeper.
+func (c *Client) Requests() uint64 { return c.requests.Load() }
+
+func (c *Client) countRequest(op string) {
+	c.requests.Add(1)
+	if h := c.opts.requestHook; h != nil {
+		h(op)
+	}
+}
+
+// Done returns a channel closed when the client is closed.
+func (c *Client) Done() <-chan struct{} { return c.closing }
+
+// Close closes the session and waits for the client's goroutines. Pending guaranteed
+// deletes are abandoned (the server removes ephemeral nodes with the session). It may be
+// called more than once.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	closeOnce(c.lossCh)
+	if c.expiryTimer != nil {
+		c.expiryTimer.Stop()
+	}
+	close(c.closing)
+	c.mu.Unlock()
+	if conn := c.conn.Load(); conn != nil {
+		conn.Close()
+	}
+	c.wg.Wait()
+	return nil
+}

@@ -1,0 +1,350 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// CreateMode is the kind of node Create makes.
+type CreateMode int
+
+const (
+	// Persistent nodes stay until deleted. The default.
+	Persistent CreateMode = iota
+	// PersistentSequential nodes get a 10-digit sequence suffix.
+	PersistentSequential
+	// Ephemeral nodes live as long as the session that created them.
+	Ephemeral
+	// EphemeralSequential nodes are ephemeral with a sequence suffix: what locks use.
+	EphemeralSequential
+	// Container nodes are deleted by the server some time after their last child goes.
+	Container
+	// PersistentWithTTL nodes are deleted by the server when they have had no child and no
+	// change for the TTL (WithTTL). The server must run with extendedTypesEnabled.
+	PersistentWithTTL
+	// PersistentSequentialWithTTL is PersistentWithTTL with a sequence suffix.
+	PersistentSequentialWithTTL
+)
+
+func (m CreateMode) sequential() bool {
+	return m == PersistentSequential || m == EphemeralSequential || m == PersistentSequentialWithTTL
+}
+
+func (m CreateMode) ephemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+func (m CreateMode) ttl() bool { return m == PersistentWithTTL || m == PersistentSequentialWithTTL }
+
+func (m CreateMode) flags() int32 {
+	switch m {
+	case PersistentSequential:
+		return zk.FlagSequence
+	case Ephemeral:
+		return zk.FlagEphemeral
+	case EphemeralSequential:
+		return zk.FlagEphemeralSequential
+	case Container:
+		return zk.FlagContainer
+	case PersistentWithTTL:
+		return zk.FlagTTL
+	case PersistentSequentialWithTTL:
+		return zk.FlagPersistentSequentialWithTTL
+	}
+	return zk.FlagPersistent
+}
+
+// CreateOption configures one Create.
+type CreateOption func(*createOpts)
+
+type createOpts struct {
+	mode       CreateMode
+	acl        []zk.ACL
+	parents    bool
+	protected  bool
+	ttl        time.Duration
+	orSetData  bool
+	idempotent bool
+}
+
+// WithMode sets the node's mode. The default is Persistent.
+func WithMode(m CreateMode) CreateOption { return func(o *createOpts) { o.mode = m } }
+
+// WithNodeACL sets the node's ACL. The default is the client's ACL provider's.
+func WithNodeACL(acl []zk.ACL) CreateOption { return func(o *createOpts) { o.acl = acl } }
+
+// WithParents creates missing parents (as containers, unless the client says
+// otherwise): Curator's creatingParentsIfNeeded. The default is off.
+func WithParents() CreateOption { return func(o *createOpts) { o.parents = true } }
+
+// WithProtection names the node _c_<uuid>-<name>, so that after a connection loss the
+// client finds the node its lost reply was about instead of creating a second one
+// (Curator's protected mode). A node found that belongs to an older session is deleted
+// and created again. If creation fails, any node with the prefix is deleted in the
+// background. The default is off.
+func WithProtection() CreateOption { return func(o *createOpts) { o.protected = true } }
+
+// WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL node.
+func WithTTL(d time.Duration) CreateOption { return func(o *createOpts) { o.ttl = d } }
+
+// OrSetData sets the data of the node when it exists already, instead of failing.
+func OrSetData() CreateOption { return func(o *createOpts) { o.orSetData = true } }
+
+// Idempotent makes a create of a node that already exists with the same data succeed.
+func Idempotent() CreateOption { return func(o *createOpts) { o.idempotent = true } }
+
+// ProtectedPrefix is the start of every protected node's name.
+const ProtectedPrefix = "_c_"
+
+// NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
+func NewProtectedPrefix() string { return ProtectedPrefix + newUUID() + "-" }
+
+// IsProtectedName reports whether a node name has Curator's protected form
+// _c_<36-char uuid>-<rest>.
+func IsProtectedName(name string) bool {
+	return len(name) > 40 && strings.HasPrefix(name, ProtectedPrefix) && name[39] == '-'
+}
+
+// StripProtectedPrefix returns a protected node name without its _c_<uuid>- prefix.
+func StripProtectedPrefix(name string) string {
+	if IsProtectedName(name) {
+		return name[40:]
+	}
+	return name
+}
+
+// newUUID returns a random (version 4) UUID in its 36-character form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Create creates a node at path and returns its path (with the sequence suffix and
+// protected prefix, if any; without the namespace).
+func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, error) {
+	p, _, err := c.create(ctx, path, data, false, opts)
+	return p, err
+}
+
+// CreateStat is Create that also returns the node's Stat (one more read): its Czxid is
+// what recipes use as a fencing token.
+func (c *Client) CreateStat(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, *zk.Stat, error) {
+	return c.create(ctx, path, data, true, opts)
+}
+
+func (c *Client) create(ctx context.Context, path string, data []byte, wantStat bool, opts []CreateOption) (string, *zk.Stat, error) {
+	var o createOpts
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	validate := ValidatePath
+	if o.mode.sequential() {
+		validate = ValidatePathSequential
+	}
+	if err := validate(path); err != nil {
+		return "", nil, opErr("create", path, err)
+	}
+	if path == "/" {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: cannot create the root", ErrInvalidArgument))
+	}
+	if o.mode < Persistent || o.mode > PersistentSequentialWithTTL {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: unknown create mode %d", ErrInvalidArgument, o.mode))
+	}
+	if o.mode.ttl() != (o.ttl > 0) {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: a TTL is needed with, and only with, a TTL mode", ErrInvalidArgument))
+	}
+	if err := c.checkSize(path, len(data)); err != nil {
+		return "", nil, opErr("create", path, err)
+	}
+	acl := o.acl
+	if len(acl) == 0 {
+		acl = c.opts.aclProvider.ACLForPath(path)
+	}
+	full := c.fullPath(path)
+	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
+	prefix := ""
+	if o.protected {
+		prefix = NewProtectedPrefix()
+		full = JoinPath(parent, prefix+name)
+		if strings.HasSuffix(path, "/") { // sequential create of "/a/": the name is just the prefix
+			full = strings.TrimSuffix(parent, "/") + "/" + prefix
+		}
+	}
+
+	var created string
+	attempt := 0
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		attempt++
+		if o.protected && attempt > 1 {
+			found, err := c.findProtected(ctx, conn, parent, prefix, o.mode)
+			if err != nil {
+				return err
+			}
+			if found != "" {
+				created = found
+				return nil
+			}
+		}
+		p, err := c.createOnce(ctx, conn, full, data, o, acl)
+		if errors.Is(err, zk.ErrNoNode) && o.parents {
+			if err = c.ensureParents(ctx, conn, parent); err == nil {
+				p, err = c.createOnce(ctx, conn, full, data, o, acl)
+			}
+		}
+		if errors.Is(err, zk.ErrNodeExists) && (o.orSetData || o.idempotent) && !o.mode.sequential() {
+			if o.orSetData {
+				_, err = call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, data, -1) }, nil)
+			} else {
+				var cur []byte
+				cur, err = call(c, ctx, "getData", func() ([]byte, error) { d, _, err := conn.Get(full); return d, err }, nil)
+				if err == nil && !bytes.Equal(cur, data) {
+					err = zk.ErrNodeExists
+				}
+			}
+			p = full
+		}
+		if err != nil {
+			return err
+		}
+		created = p
+		return nil
+	})
+	if err != nil {
+		if o.protected && attempt > 0 {
+			c.deleter.add(deleteJob{parent: parent, prefix: prefix})
+		}
+		return "", nil, opErr("create", path, err)
+	}
+	if !wantStat {
+		return c.relPath(created), nil, nil
+	}
+	var st *zk.Stat
+	err = c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		st, err = c.statOnce(ctx, conn, created)
+		return err
+	})
+	if err != nil {
+		return c.relPath(created), nil, opErr("create", path, err)
+	}
+	return c.relPath(created), st, nil
+}
+
+// statOnce reads a node's Stat; ErrNoNode when it does not exist.
+func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.Stat, error) {
+	return call(c, ctx, "exists", func() (*zk.Stat, error) {
+		ok, st, err := conn.Exists(full)
+		if err == nil && !ok {
+			err = zk.ErrNoNode
+		}
+		return st, err
+	}, nil)
+}
+
+// createOnce sends one create. A node created by a request the caller gave up on is
+// deleted when the reply arrives.
+func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
+	return call(c, ctx, "create", func() (string, error) {
+		switch {
+		case o.mode == Container:
+			return conn.CreateContainer(full, data, zk.FlagContainer, acl)
+		case o.mode.ttl():
+			return conn.CreateTTL(full, data, o.mode.flags(), acl, o.ttl)
+		default:
+			return conn.Create(full, data, o.mode.flags(), acl)
+		}
+	}, func(p string, err error) {
+		if err == nil && !o.orSetData && !o.idempotent {
+			c.deleter.add(deleteJob{path: p})
+		}
+	})
+}
+
+// findProtected looks for our protected node under parent after a connection loss. A
+// node of an ephemeral mode owned by another session (ours expired in between) is
+// deleted and not returned.
+func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefix string, mode CreateMode) (string, error) {
+	kids, err := call(c, ctx, "getChildren", func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, k := range kids {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		found := JoinPath(parent, k)
+		if !mode.ephemeral() {
+			return found, nil
+		}
+		st, err := c.statOnce(ctx, conn, found)
+		if errors.Is(err, zk.ErrNoNode) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.EphemeralOwner == conn.SessionID() {
+			return found, nil
+		}
+		c.opts.logger.Info("framework: protected node belongs to an older session; deleting it", "path", found)
+		_, err = call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return "", err
+		}
+		return "", nil
+	}
+	return "", nil
+}
+
+// ensureParents creates every missing node above and including full (a server path).
+// The chroot and namespace are created as persistent nodes, the rest as containers
+// unless the client is configured otherwise.
+func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string) error {
+	if full == "/" || full == "" {
+		return nil
+	}
+	parts := SplitPath(full)
+	cur := ""
+	for _, part := range parts {
+		cur += "/" + part
+		mode := zk.FlagPersistent
+		if c.opts.containers && cur != c.prefix && !strings.HasPrefix(c.prefix, cur+"/") {
+			mode = zk.FlagContainer
+		}
+		acl := c.opts.aclProvider.ACLForPath(c.relPath(cur))
+		_, err := call(c, ctx, "create", func() (string, error) {
+			if mode == zk.FlagContainer {
+				return conn.CreateContainer(cur, nil, zk.FlagContainer, acl)
+			}
+			return conn.Create(cur, nil, zk.FlagPersistent, acl)
+		}, nil)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// EnsurePath creates path and its missing parents (containers unless configured
+// otherwise), as Curator's EnsureContainers. Existing nodes are fine.
+func (c *Client) EnsurePath(ctx context.Context, path string) error {
+	if err := ValidatePath(path); err != nil {
+		return opErr("ensurePath", path, err)
+	}
+	return opErr("ensurePath", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		return c.ensureParents(ctx, conn, c.fullPath(path))
+	}))
+}

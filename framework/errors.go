@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ZooKeeper's conditions, usable with errors.Is on any error this package returns. They
+// are go-zookeeper's own values, so errors.Is works with either name.
+var (
+	ErrNoNode           = zk.ErrNoNode
+	ErrNodeExists       = zk.ErrNodeExists
+	ErrBadVersion       = zk.ErrBadVersion
+	ErrNotEmpty         = zk.ErrNotEmpty
+	ErrNoAuth           = zk.ErrNoAuth
+	ErrAuthFailed       = zk.ErrAuthFailed
+	ErrInvalidACL       = zk.ErrInvalidACL
+	ErrSessionExpired   = zk.ErrSessionExpired
+	ErrSessionMoved     = zk.ErrSessionMoved
+	ErrConnectionClosed = zk.ErrConnectionClosed
+	ErrNoServer         = zk.ErrNoServer
+	ErrNoChildrenForEph = zk.ErrNoChildrenForEphemerals
+	ErrInvalidFlags     = zk.ErrInvalidFlags
+)
+
+var (
+	// ErrClosed is returned by every operation on a client after Close.
+	ErrClosed = errors.New("framework: client closed")
+	// ErrNotStarted is returned by operations on a client that was not started.
+	ErrNotStarted = errors.New("framework: client not started")
+	// ErrDataTooLarge is returned (wrapped in a *DataTooLargeError) when a request would
+	// exceed the server's packet limit. It is not retried.
+	ErrDataTooLarge = errors.New("framework: data too large")
+	// ErrNotConnected is returned when no connection was made within the connection
+	// timeout. It is a connection loss: the retry policy retries it.
+	ErrNotConnected = fmt.Errorf("framework: not connected within the connection timeout: %w", zk.ErrConnectionClosed)
+	// ErrInvalidArgument is returned for bad options and arguments (nil client, zero
+	// timeouts, empty connect string, ...).
+	ErrInvalidArgument = errors.New("framework: invalid argument")
+)
+
+// OpError says which operation on which path failed. It wraps the cause.
+type OpError struct {
+	Op   string // "create", "delete", "getData", ...
+	Path string // the path as the caller gave it (without namespace)
+	Err  error
+}
+
+func (e *OpError) Error() string { return fmt.Sprintf("framework: %s %s: %v", e.Op, e.Path, e.Err) }
+
+// Unwrap returns the cause.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// DataTooLargeError reports a request refused before sending because the server would
+// drop the connection on a packet that large.
+type DataTooLargeError struct {
+	Path  string
+	Size  int // bytes of data (plus path and framing) the request would carry
+	Limit int // the client's limit (WithMaxPacketSize)
+}
+
+func (e *DataTooLargeError) Error() string {
+	return fmt.Sprintf("framework: %s: request of %d bytes exceeds the server limit of %d bytes", e.Path, e.Size, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrDataTooLarge) true.
+func (e *DataTooLargeError) Is(target error) bool { return target == ErrDataTooLarge }
+
+func opErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return err
+	}
+	return &OpError{Op: op, Path: path, Err: err}
+}

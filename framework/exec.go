@@ -1,0 +1,137 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/retry"
+)
+
+// fullPath applies the chroot and namespace to a validated caller path.
+func (c *Client) fullPath(p string) string {
+	if c.prefix == "" {
+		return p
+	}
+	if p == "/" {
+		return c.prefix
+	}
+	return c.prefix + p
+}
+
+// relPath strips the chroot and namespace from a server path.
+func (c *Client) relPath(p string) string {
+	if c.prefix == "" {
+		return p
+	}
+	if p == c.prefix {
+		return "/"
+	}
+	if rest, ok := cutPrefixPath(p, c.prefix); ok {
+		return rest
+	}
+	return p
+}
+
+func cutPrefixPath(p, prefix string) (string, bool) {
+	if len(p) > len(prefix) && p[:len(prefix)] == prefix && p[len(prefix)] == '/' {
+		return p[len(prefix):], true
+	}
+	return "", false
+}
+
+// checkSize refuses a request the server would drop the connection for.
+func (c *Client) checkSize(path string, dataLen int) error {
+	size := dataLen + len(c.fullPath(path)) + packetOverhead
+	if size > c.opts.maxPacket {
+		return &DataTooLargeError{Path: path, Size: dataLen, Limit: c.opts.maxPacket - packetOverhead - len(c.fullPath(path))}
+	}
+	return nil
+}
+
+// withRetry runs op under the retry policy, each attempt after waiting for a connection.
+func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, conn *zk.Conn) error) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return retry.Do(ctx, c.opts.retryPolicy, func(ctx context.Context) error {
+		if err := c.waitConnected(ctx); err != nil {
+			return err
+		}
+		return op(ctx, c.conn.Load())
+	})
+}
+
+func (c *Client) usable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if !c.started {
+		return ErrNotStarted
+	}
+	return nil
+}
+
+// call sends one request through go-zookeeper, which has no contexts: the request runs on
+// a goroutine and call returns when it answers, ctx ends or the client closes. A result
+// that arrives after call returned is passed to abandoned (when not nil), which can undo
+// it (delete a created node).
+func call[T any](c *Client, ctx context.Context, op string, req func() (T, error), abandoned func(T, error)) (T, error) {
+	c.countRequest(op)
+	type result struct {
+		v   T
+		err error
+	}
+	var (
+		mu   sync.Mutex
+		gone bool
+	)
+	done := make(chan result, 1)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		v, err := req()
+		mu.Lock()
+		g := gone
+		mu.Unlock()
+		if g {
+			if abandoned != nil {
+				abandoned(v, err)
+			}
+			return
+		}
+		done <- result{v, err}
+	}()
+	var stop error
+	select {
+	case r := <-done:
+		return r.v, mapErr(r.err)
+	case <-ctx.Done():
+		stop = ctx.Err()
+	case <-c.closing:
+		stop = ErrClosed
+	}
+	mu.Lock()
+	gone = true
+	mu.Unlock()
+	select {
+	case r := <-done: // answered just before we gave up
+		return r.v, mapErr(r.err)
+	default:
+	}
+	var zero T
+	return zero, stop
+}
+
+// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed.
+func mapErr(err error) error {
+	if errors.Is(err, zk.ErrClosing) {
+		return fmt.Errorf("%w (%v)", ErrClosed, err)
+	}
+	return err
+}

@@ -1,0 +1,291 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Event is a watch event. Its Path is the server's path (with the namespace).
+type Event = zk.Event
+
+// Stat is a node's metadata (czxid, mzxid, version, ephemeral owner, ...).
+type Stat = zk.Stat
+
+// DeleteOption configures one Delete.
+type DeleteOption func(*deleteOpts)
+
+type deleteOpts struct {
+	version    int32
+	children   bool
+	quietly    bool
+	guaranteed bool
+}
+
+// WithVersion deletes only if the node's version matches. The default is any version.
+func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version = v } }
+
+// WithChildren deletes the node's descendants first. The default is off.
+func WithChildren() DeleteOption { return func(o *deleteOpts) { o.children = true } }
+
+// Quietly makes deleting a missing node succeed. The default is to return ErrNoNode.
+func Quietly() DeleteOption { return func(o *deleteOpts) { o.quietly = true } }
+
+// Guaranteed hands a failed delete to the client's background worker, which keeps
+// deleting until the node is gone or the client closes (Curator's guaranteed delete). The
+// caller still gets the error.
+func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = true } }
+
+// Delete deletes the node at path.
+func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) error {
+	o := deleteOpts{version: -1}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := ValidatePath(path); err != nil {
+		return opErr("delete", path, err)
+	}
+	if path == "/" && c.prefix == "" {
+		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
+	}
+	full := c.fullPath(path)
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		if o.children {
+			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+		}
+		_, err := call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) && o.quietly {
+		return nil
+	}
+	if err != nil && o.guaranteed && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, ErrClosed) {
+		c.deleter.add(deleteJob{path: full})
+	}
+	return opErr("delete", path, err)
+}
+
+func (c *Client) deleteChildren(ctx context.Context, conn *zk.Conn, full string) error {
+	kids, err := call(c, ctx, "getChildren", func() ([]string, error) { k, _, err := conn.Children(full); return k, err }, nil)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		child := JoinPath(full, k)
+		if err := c.deleteChildren(ctx, conn, child); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		_, err := call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(child, -1) }, nil)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetData returns the node's data and Stat.
+func (c *Client) GetData(ctx context.Context, path string) ([]byte, *Stat, error) {
+	data, st, _, err := c.getData(ctx, path, false)
+	return data, st, err
+}
+
+// GetDataW is GetData that also sets a data watch: the channel gets one event when the
+// node changes or is deleted (or EventNotWatching when the session ends). No watch is
+// set when the node does not exist (ErrNoNode).
+func (c *Client) GetDataW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
+	return c.getData(ctx, path, true)
+}
+
+func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan Event, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, nil, nil, opErr("getData", path, err)
+	}
+	full := c.fullPath(path)
+	type res struct {
+		data []byte
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	var r res
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		r, err = call(c, ctx, "getData", func() (res, error) {
+			if watch {
+				d, st, ch, err := conn.GetW(full)
+				return res{d, st, ch}, err
+			}
+			d, st, err := conn.Get(full)
+			return res{d, st, nil}, err
+		}, nil)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, opErr("getData", path, err)
+	}
+	return r.data, r.st, r.ch, nil
+}
+
+// SetData sets the node's data if its version matches (-1: any) and returns its new Stat.
+func (c *Client) SetData(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, opErr("setData", path, err)
+	}
+	if err := c.checkSize(path, len(data)); err != nil {
+		return nil, opErr("setData", path, err)
+	}
+	full := c.fullPath(path)
+	var st *zk.Stat
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		st, err = call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
+		return err
+	})
+	return st, opErr("setData", path, err)
+}
+
+// Exists returns the node's Stat, or nil (and no error) when it does not exist.
+func (c *Client) Exists(ctx context.Context, path string) (*Stat, error) {
+	st, _, err := c.exists(ctx, path, false)
+	return st, err
+}
+
+// ExistsW is Exists that also sets a watch, which fires when the node is created,
+// changed or deleted.
+func (c *Client) ExistsW(ctx context.Context, path string) (*Stat, <-chan Event, error) {
+	return c.exists(ctx, path, true)
+}
+
+func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, <-chan Event, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, nil, opErr("exists", path, err)
+	}
+	full := c.fullPath(path)
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		type res struct {
+			ok bool
+			st *zk.Stat
+			ch <-chan zk.Event
+		}
+		r, err := call(c, ctx, "exists", func() (res, error) {
+			if watch {
+				ok, st, ch, err := conn.ExistsW(full)
+				return res{ok, st, ch}, err
+			}
+			ok, st, err := conn.Exists(full)
+			return res{ok, st, nil}, err
+		}, nil)
+		if err != nil {
+			return err
+		}
+		st, ch = nil, r.ch
+		if r.ok {
+			st = r.st
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, opErr("exists", path, err)
+	}
+	return st, ch, nil
+}
+
+// Children returns the names of the node's children (in the server's order) and its
+// Stat.
+func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
+	kids, st, _, err := c.children(ctx, path, false)
+	return kids, st, err
+}
+
+// ChildrenW is Children that also sets a child watch, which fires when a child is added
+// or removed or the node is deleted.
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
+	return c.children(ctx, path, true)
+}
+
+func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan Event, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, nil, nil, opErr("getChildren", path, err)
+	}
+	full := c.fullPath(path)
+	type res struct {
+		kids []string
+		st   *zk.Stat
+		ch   <-chan zk.Event
+	}
+	var r res
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		r, err = call(c, ctx, "getChildren", func() (res, error) {
+			if watch {
+				k, st, ch, err := conn.ChildrenW(full)
+				return res{k, st, ch}, err
+			}
+			k, st, err := conn.Children(full)
+			return res{k, st, nil}, err
+		}, nil)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, opErr("getChildren", path, err)
+	}
+	return r.kids, r.st, r.ch, nil
+}
+
+// Sync makes the server the client is connected to catch up with the leader on path, so
+// that a read after it sees every write committed before it.
+func (c *Client) Sync(ctx context.Context, path string) error {
+	if err := ValidatePath(path); err != nil {
+		return opErr("sync", path, err)
+	}
+	full := c.fullPath(path)
+	return opErr("sync", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		_, err := call(c, ctx, "sync", func() (string, error) { return conn.Sync(full) }, nil)
+		return err
+	}))
+}
+
+// GetACL returns the node's ACL and Stat.
+func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, nil, opErr("getACL", path, err)
+	}
+	full := c.fullPath(path)
+	var acl []zk.ACL
+	var st *zk.Stat
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		type res struct {
+			acl []zk.ACL
+			st  *zk.Stat
+		}
+		r, err := call(c, ctx, "getACL", func() (res, error) { a, st, err := conn.GetACL(full); return res{a, st}, err }, nil)
+		acl, st = r.acl, r.st
+		return err
+	})
+	return acl, st, opErr("getACL", path, err)
+}
+
+// SetACL sets the node's ACL if its ACL version matches (-1: any).
+func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersion int32) (*Stat, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, opErr("setACL", path, err)
+	}
+	if len(acl) == 0 {
+		return nil, opErr("setACL", path, fmt.Errorf("%w: empty ACL", ErrInvalidArgument))
+	}
+	full := c.fullPath(path)
+	var st *zk.Stat
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		st, err = call(c, ctx, "setACL", func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
+		return err
+	})
+	return st, opErr("setACL", path, err)
+}

@@ -1,0 +1,227 @@
+package framework
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/retry"
+)
+
+// Dialer dials a ZooKeeper server; go-zookeeper's zk.Dialer has the same shape.
+type Dialer func(network, address string, timeout time.Duration) (net.Conn, error)
+
+// ACLProvider chooses the ACL of each node the client creates without an explicit ACL.
+type ACLProvider interface {
+	// ACLForPath returns the ACL for a node at path (without namespace).
+	ACLForPath(path string) []zk.ACL
+}
+
+type fixedACL []zk.ACL
+
+func (a fixedACL) ACLForPath(string) []zk.ACL { return a }
+
+// Option configures a Client.
+type Option func(*options) error
+
+type options struct {
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	retryPolicy       retry.Policy
+	namespace         string
+	aclProvider       ACLProvider
+	auth              []authInfo
+	containers        bool
+	errorPolicy       ErrorPolicy
+	logger            *slog.Logger
+	dialer            Dialer
+	expiryFraction    float64
+	maxPacket         int
+	requestHook       func(op string)
+	cleanupTimeout    time.Duration
+}
+
+type authInfo struct {
+	scheme string
+	auth   []byte
+}
+
+// DefaultMaxPacketSize is ZooKeeper's default jute.maxbuffer (0xfffff bytes).
+const DefaultMaxPacketSize = 0xfffff
+
+// packetOverhead is what a request adds to its data and path (headers, ACLs, framing).
+const packetOverhead = 512
+
+func defaultOptions() options {
+	return options{
+		sessionTimeout:    60 * time.Second,
+		connectionTimeout: 15 * time.Second,
+		retryPolicy:       retry.Default(),
+		aclProvider:       fixedACL(zk.WorldACL(zk.PermAll)),
+		containers:        true,
+		errorPolicy:       StandardErrorPolicy,
+		logger:            slog.New(slog.DiscardHandler),
+		dialer:            net.DialTimeout,
+		expiryFraction:    1.0,
+		maxPacket:         DefaultMaxPacketSize,
+		cleanupTimeout:    30 * time.Second,
+	}
+}
+
+func positive(name string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidArgument, name, d)
+	}
+	return nil
+}
+
+// WithSessionTimeout sets the session timeout the client asks for. The default is 60 s,
+// as Curator's; the server may negotiate it into its own bounds.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) error { o.sessionTimeout = d; return positive("session timeout", d) }
+}
+
+// WithConnectionTimeout sets how long an operation waits for a connection before it fails
+// with a connection loss (which the retry policy may retry). The default is 15 s.
+func WithConnectionTimeout(d time.Duration) Option {
+	return func(o *options) error { o.connectionTimeout = d; return positive("connection timeout", d) }
+}
+
+// WithRetryPolicy sets the retry policy of every operation. The default is
+// retry.Default(): bounded exponential backoff from 100 ms up to 5 s, 10 retries.
+func WithRetryPolicy(p retry.Policy) Option {
+	return func(o *options) error {
+		if p == nil {
+			return fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
+		}
+		o.retryPolicy = p
+		return nil
+	}
+}
+
+// WithNamespace prefixes every path with /namespace (Curator's namespace). The default is
+// none.
+func WithNamespace(ns string) Option {
+	return func(o *options) error {
+		if ns != "" {
+			if err := ValidatePath("/" + ns); err != nil {
+				return fmt.Errorf("framework: namespace %q: %w", ns, err)
+			}
+		}
+		o.namespace = ns
+		return nil
+	}
+}
+
+// WithACL sets the ACL of nodes created without an explicit one. The default is
+// world:anyone with all permissions (zk.WorldACL(zk.PermAll)).
+func WithACL(acl []zk.ACL) Option {
+	return func(o *options) error {
+		if len(acl) == 0 {
+			return fmt.Errorf("%w: empty ACL", ErrInvalidArgument)
+		}
+		o.aclProvider = fixedACL(acl)
+		return nil
+	}
+}
+
+// WithACLProvider chooses the ACL per path for nodes created without an explicit one.
+func WithACLProvider(p ACLProvider) Option {
+	return func(o *options) error {
+		if p == nil {
+			return fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
+		}
+		o.aclProvider = p
+		return nil
+	}
+}
+
+// WithAuth adds authentication (e.g. scheme "digest", auth "user:password"), sent on every
+// connection. The default is none.
+func WithAuth(scheme string, auth []byte) Option {
+	return func(o *options) error {
+		if scheme == "" {
+			return fmt.Errorf("%w: empty auth scheme", ErrInvalidArgument)
+		}
+		o.auth = append(o.auth, authInfo{scheme, append([]byte(nil), auth...)})
+		return nil
+	}
+}
+
+// WithContainerParents says whether parents created for a node (WithParents) are
+// container nodes, which the server deletes once their last child is gone. The default is
+// true, as Curator's.
+func WithContainerParents(on bool) Option {
+	return func(o *options) error { o.containers = on; return nil }
+}
+
+// WithErrorPolicy sets which connection states end a recipe's lease. The default is
+// StandardErrorPolicy (Suspended or Lost).
+func WithErrorPolicy(p ErrorPolicy) Option {
+	return func(o *options) error {
+		if p != StandardErrorPolicy && p != SessionErrorPolicy {
+			return fmt.Errorf("%w: unknown error policy %d", ErrInvalidArgument, p)
+		}
+		o.errorPolicy = p
+		return nil
+	}
+}
+
+// WithLogger sets the logger. The default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrInvalidArgument)
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// WithDialer sets how the client dials servers (e.g. through a proxy). The default is
+// net.DialTimeout.
+func WithDialer(d Dialer) Option {
+	return func(o *options) error {
+		if d == nil {
+			return fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
+		}
+		o.dialer = d
+		return nil
+	}
+}
+
+// WithSimulatedExpiry sets the fraction of the negotiated session timeout after which a
+// client that stays Suspended reports Lost. The default is 1.0 (Curator's 100 %); it must
+// be in (0, 1].
+func WithSimulatedExpiry(fraction float64) Option {
+	return func(o *options) error {
+		if !(fraction > 0 && fraction <= 1) {
+			return fmt.Errorf("%w: simulated expiry fraction %v not in (0, 1]", ErrInvalidArgument, fraction)
+		}
+		o.expiryFraction = fraction
+		return nil
+	}
+}
+
+// WithMaxPacketSize sets the server's packet limit (its jute.maxbuffer). Requests whose
+// data and path would exceed it fail with ErrDataTooLarge before sending. The default is
+// DefaultMaxPacketSize.
+func WithMaxPacketSize(n int) Option {
+	return func(o *options) error {
+		if n <= packetOverhead {
+			return fmt.Errorf("%w: max packet size %d too small", ErrInvalidArgument, n)
+		}
+		o.maxPacket = n
+		return nil
+	}
+}
+
+// WithRequestHook calls hook (with the operation's name, e.g. "create") for every request
+// the client sends to ZooKeeper, retries included: a small metrics hook. Client.Requests
+// counts them too. The hook must be fast and must not block.
+func WithRequestHook(hook func(op string)) Option {
+	return func(o *options) error { o.requestHook = hook; return nil }
+}
