@@ -146,7 +146,10 @@ func (c *Client) SetData(ctx context.Context, path string, data []byte, version 
 		st, err = call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
 		return err
 	})
-	return st, opErr("setData", path, err)
+	if err != nil {
+		return nil, opErr("setData", path, err)
+	}
+	return st, nil
 }
 
 // Exists returns the node's Stat, or nil (and no error) when it does not exist.
@@ -269,7 +272,10 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, erro
 		acl, st = r.acl, r.st
 		return err
 	})
-	return acl, st, opErr("getACL", path, err)
+	if err != nil {
+		return nil, nil, opErr("getACL", path, err)
+	}
+	return acl, st, nil
 }
 
 // SetACL sets the node's ACL if its ACL version matches (-1: any).
@@ -287,5 +293,8 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersi
 		st, err = call(c, ctx, "setACL", func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
 		return err
 	})
-	return st, opErr("setACL", path, err)
+	if err != nil {
+		return nil, opErr("setACL", path, err)
+	}
+	return st, nil
 }
