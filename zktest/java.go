@@ -111,6 +111,7 @@ func (p *process) start() error {
 		"-Dzookeeper.log.dir="+p.logDir,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dznode.container.checkIntervalMs=1000", "-Dznode.container.maxPerMinute=100000",
 		"-cp", p.install.classpath, p.mainCls, p.cfgPath)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -202,8 +203,6 @@ func writeConfig(path, dataDir string, clientPort int, extra ...string) error {
 		"admin.enableServer=false",
 		"4lw.commands.whitelist=*",
 		"extendedTypesEnabled=true",
-		"znode.container.checkIntervalMs=1000",
-		"znode.container.maxPerMinute=100000",
 		"autopurge.purgeInterval=0",
 		"reconfigEnabled=false",
 	}

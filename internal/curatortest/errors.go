@@ -1,0 +1,21 @@
+package curatortest
+
+import "errors"
+
+var (
+	// ErrUnavailable is wrapped by the error Available returns when Java, javac or
+	// Curator's jars are missing.
+	ErrUnavailable = errors.New("curatortest: Java or Curator not available")
+	// ErrExited is returned by a Tool whose JVM has exited (after Close or Kill, or a crash).
+	ErrExited = errors.New("curatortest: Curator tool has exited")
+)
+
+// CommandError is the error Do returns when the tool answers "err <message>".
+type CommandError struct {
+	Command string // the command line sent
+	Message string // the text after "err "
+}
+
+func (e *CommandError) Error() string {
+	return "curatortest: " + e.Command + ": " + e.Message
+}
