@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // stateSimulatedExpiry marks a synthetic event: the Suspended-too-long timer fired.
@@ -573,3 +575,6 @@ func (c *Client) Close() error {
 	c.wg.Wait()
 	return nil
 }
+
+// RetryPolicy returns the client's retry policy, for recipes that retry whole steps.
+func (c *Client) RetryPolicy() retry.Policy { return c.opts.retryPolicy }

@@ -1,0 +1,258 @@
+// Package locks holds the lock internals shared by the mutex, the read-write lock and the
+// semaphore's inner mutex (Curator's LockInternals): a protected ephemeral-sequential
+// node per contender, children sorted by sequence, a predicate deciding who holds, and a
+// data watch on one node ahead so that a release wakes a single waiter.
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// Errors of the lock internals; the recipes wrap or re-export them.
+var (
+	// ErrLocked is returned by a try-acquire when the lock is held by someone else.
+	ErrLocked = errors.New("lock held by another")
+	// ErrNodeLost is returned when our lock node vanished while we waited (our session
+	// was lost) more often than the retry policy allows.
+	ErrNodeLost = errors.New("lock node vanished while waiting")
+)
+
+// cleanupTimeout bounds the deletes done after a failure, on a context detached from the
+// caller's.
+const cleanupTimeout = 10 * time.Second
+
+// Predicate decides, from the sorted children, whether ours (at index ours) holds the
+// lock, and if not which child to watch. It is Curator's LockInternalsDriver.getsTheLock.
+type Predicate func(sorted []string, ours int, maxLeases int) (holds bool, watch string, err error)
+
+// StandardPredicate holds when fewer than maxLeases children precede ours, and otherwise
+// watches the child maxLeases places ahead.
+func StandardPredicate(sorted []string, ours int, maxLeases int) (bool, string, error) {
+	if ours < maxLeases {
+		return true, "", nil
+	}
+	return false, sorted[ours-maxLeases], nil
+}
+
+// Config describes one lock.
+type Config struct {
+	Client    *framework.Client
+	Path      string   // the lock's parent node
+	LockName  string   // the marker in node names, e.g. "lock-"
+	MaxLeases int      // 1 for a mutex
+	Data      []byte   // node data
+	Predicate Predicate
+	// SortKey returns the key children are sorted by; the default is the text after the
+	// last LockName (framework.SequenceSuffix).
+	SortKey func(name string) string
+}
+
+// Internals runs the lock algorithm for one Config. It holds no per-acquisition state
+// and is safe for concurrent use.
+type Internals struct{ cfg Config }
+
+// New checks cfg and returns the internals for it.
+func New(cfg Config) (*Internals, error) {
+	if cfg.Client == nil {
+		return nil, fmt.Errorf("%w: nil client", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(cfg.Path); err != nil {
+		return nil, err
+	}
+	if cfg.Path == "/" {
+		return nil, fmt.Errorf("%w: the root cannot be a lock path", framework.ErrInvalidArgument)
+	}
+	if cfg.LockName == "" || cfg.MaxLeases < 1 {
+		return nil, fmt.Errorf("%w: lock name %q, max leases %d", framework.ErrInvalidArgument, cfg.LockName, cfg.MaxLeases)
+	}
+	if len(cfg.Data) > framework.DefaultMaxPacketSize-1024 {
+		return nil, fmt.Errorf("%w: node data of %d bytes", framework.ErrDataTooLarge, len(cfg.Data))
+	}
+	if cfg.Predicate == nil {
+		cfg.Predicate = StandardPredicate
+	}
+	if cfg.SortKey == nil {
+		name := cfg.LockName
+		cfg.SortKey = func(s string) string { return framework.SequenceSuffix(s, name) }
+	}
+	return &Internals{cfg: cfg}, nil
+}
+
+// Held describes a lock node that holds the lock.
+type Held struct {
+	Path      string // the node's path (without namespace)
+	Czxid     int64  // the zxid that created it: a fencing token
+	Gen       uint64 // the client's session generation it was taken in
+	SessionID int64  // the session that owns it
+}
+
+// Sorted returns the children names sorted by the lock's sort key.
+func (l *Internals) Sorted(children []string) []string {
+	s := slices.Clone(children)
+	slices.SortStableFunc(s, func(a, b string) int {
+		ka, kb := l.cfg.SortKey(a), l.cfg.SortKey(b)
+		if ka < kb {
+			return -1
+		}
+		if ka > kb {
+			return 1
+		}
+		return 0
+	})
+	return s
+}
+
+// Participants returns the paths of the lock nodes in lock order (the holder first).
+func (l *Internals) Participants(ctx context.Context) ([]string, error) {
+	kids, _, err := l.cfg.Client.Children(ctx, l.cfg.Path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range l.Sorted(kids) {
+		out = append(out, framework.JoinPath(l.cfg.Path, k))
+	}
+	return out, nil
+}
+
+// Acquire creates a lock node and waits until it holds the lock, ctx ends, or (try) at
+// once when it does not. On any failure the node is deleted (guaranteed) before it
+// returns.
+func (l *Internals) Acquire(ctx context.Context, try bool) (*Held, error) {
+	return l.AcquireWith(ctx, try, l.cfg.Data)
+}
+
+// AcquireWith is Acquire with node data given per call.
+func (l *Internals) AcquireWith(ctx context.Context, try bool, data []byte) (*Held, error) {
+	c := l.cfg.Client
+	start := time.Now()
+	for retries := 0; ; retries++ {
+		h, err := l.attempt(ctx, try, data)
+		if !errors.Is(err, ErrNodeLost) {
+			return h, err
+		}
+		// Our node vanished: our session was lost while we waited. Start over if the
+		// retry policy allows.
+		c.Logger().Info("locks: lock node vanished while waiting; starting over", "path", l.cfg.Path, "retry", retries)
+		if _, ok := c.RetryPolicy().AllowRetry(retries, time.Since(start)); !ok {
+			return nil, err
+		}
+	}
+}
+
+func (l *Internals) attempt(ctx context.Context, try bool, data []byte) (*Held, error) {
+	c := l.cfg.Client
+	gen := c.Generation()
+	node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, l.cfg.LockName), data,
+		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+	if err != nil {
+		return nil, err
+	}
+	name := framework.NodeName(node)
+	h, err := l.wait(ctx, try, node, name, gen)
+	if err != nil {
+		l.deleteNode(ctx, node)
+		return nil, err
+	}
+	return h, nil
+}
+
+// wait is Curator's internalLockLoop for our node.
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64) (*Held, error) {
+	c := l.cfg.Client
+	// The node's Stat (for its czxid and owner) is read alongside the first listing.
+	type statRes struct {
+		st  *framework.Stat
+		err error
+	}
+	statCh := make(chan statRes, 1)
+	go func() {
+		st, err := c.Exists(ctx, node)
+		statCh <- statRes{st, err}
+	}()
+	var stat *framework.Stat
+	getStat := func() error {
+		if stat != nil {
+			return nil
+		}
+		r := <-statCh
+		if r.err != nil {
+			return r.err
+		}
+		if r.st == nil {
+			return ErrNodeLost
+		}
+		stat = r.st
+		return nil
+	}
+	defer func() {
+		if stat == nil {
+			<-statCh // never leave the reader behind
+		}
+	}()
+	for {
+		kids, _, err := c.Children(ctx, l.cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		sorted := l.Sorted(kids)
+		ours := slices.Index(sorted, name)
+		if ours < 0 {
+			return nil, ErrNodeLost
+		}
+		holds, watch, err := l.cfg.Predicate(sorted, ours, l.cfg.MaxLeases)
+		if err != nil {
+			return nil, err
+		}
+		if holds {
+			if err := getStat(); err != nil {
+				return nil, err
+			}
+			g, sid := c.Session()
+			if g != gen || stat.EphemeralOwner != sid {
+				return nil, ErrNodeLost // taken over a session change: not ours to trust
+			}
+			return &Held{Path: node, Czxid: stat.Czxid, Gen: gen, SessionID: sid}, nil
+		}
+		if try {
+			return nil, ErrLocked
+		}
+		_, _, ch, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
+		if errors.Is(err, framework.ErrNoNode) {
+			continue // gone already: look again
+		}
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.Done():
+			return nil, framework.ErrClosed
+		}
+	}
+}
+
+// deleteNode deletes a node of ours after a failure, on a context detached from the
+// caller's (which may be what failed), and guaranteed.
+func (l *Internals) deleteNode(ctx context.Context, node string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = l.cfg.Client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+}
+
+// Release deletes a held node (guaranteed). A node that is already gone is not an error
+// here; callers decide what a lost lease means.
+func (l *Internals) Release(ctx context.Context, node string) error {
+	return l.cfg.Client.Delete(ctx, node, framework.Quietly(), framework.Guaranteed())
+}

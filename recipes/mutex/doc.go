@@ -1,0 +1,37 @@
+// Package mutex is Curator's InterProcessMutex in Go: a distributed, re-entrant,
+// revocable lock on a ZooKeeper path, wire-compatible with Curator 5.x — a Go process and a
+// Java process using InterProcessMutex on the same path exclude each other and queue
+// fairly.
+//
+// # Znode layout
+//
+// Each contender creates an ephemeral-sequential node <path>/_c_<uuid>-lock-<seq>
+// (protected creation: a lost reply never leaves an orphan). The parent is a container
+// node, removed by the server once empty. Children sort by the text after "lock-"; the
+// first holds the lock; every other contender watches (with a data watch) only the node
+// just ahead of it, so a release wakes one waiter.
+//
+// # What a lease guarantees, and what it does not
+//
+// Acquire returns a *Lease. The lease's Done channel is closed when the lock is released
+// or may have been lost: on Suspended or Lost under the client's standard error policy,
+// on Lost only under the session policy, and always when the session changes. ZooKeeper
+// cannot promise more: a process that pauses (GC, SIGSTOP, a slow disk) can outlive its
+// session and wake up still believing it holds the lock. Use Lease.Token, a fencing token
+// that strictly increases from one holder to the next (the lock node's czxid), to make the
+// resource you protect reject writes from an older holder.
+//
+// # Re-entrancy
+//
+// Go has no thread identity, so re-entrancy goes through the context: Lease.Context
+// returns a context that carries the lease. Acquiring the same Mutex with that context
+// (or one derived from it) only counts up, without a round trip to ZooKeeper, and the
+// node goes with the last Release. Any other acquisition, from any goroutine, contends
+// like another process, even from the goroutine that holds the lock.
+//
+// # Revocation
+//
+// A holder that opts in with WithRevocationListener is called when someone writes
+// __REVOKE__ into its lock node (Revoke, or Curator's Revoker.attemptRevoke): releasing
+// is up to the listener. Go and Curator holders can revoke each other.
+package mutex

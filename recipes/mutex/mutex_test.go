@@ -1,0 +1,209 @@
+package mutex_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
+	require.NoError(t, err)
+	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Connect(ctx, connect, all...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func requireNoChildren(t *testing.T, connect, path string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		kids, err := zktest.Children(context.Background(), connect, path)
+		return err == nil && len(kids) == 0
+	}, 10*time.Second, 50*time.Millisecond, "children left under %s", path)
+}
+
+var nodeName = regexp.MustCompile(`^/locks/orders/_c_[0-9a-f-]{36}-lock-\d{10}$`)
+
+// Many goroutines over several clients: never two holders, FIFO hand-over, nothing left.
+func TestMutualExclusionManyClients(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	const clients, perClient, rounds = 3, 4, 8
+	var holders, violations, total atomic.Int64
+	var lastToken atomic.Int64
+	var tokenErrs atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*perClient)
+	for i := 0; i < clients; i++ {
+		c := newClient(t, srv.ConnectString())
+		for g := 0; g < perClient; g++ {
+			m, err := mutex.New(c, "/locks/orders")
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				for r := 0; r < rounds; r++ {
+					lease, err := m.Acquire(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if holders.Add(1) > 1 {
+						violations.Add(1)
+					}
+					if !nodeName.MatchString(lease.Node()) {
+						errs <- fmt.Errorf("node name %q", lease.Node())
+					}
+					if prev := lastToken.Swap(lease.Token()); prev >= lease.Token() {
+						tokenErrs.Add(1)
+					}
+					total.Add(1)
+					holders.Add(-1)
+					if err := lease.Release(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Zero(t, violations.Load(), "two holders at once")
+	assert.Zero(t, tokenErrs.Load(), "fencing tokens must strictly increase from holder to holder")
+	assert.EqualValues(t, clients*perClient*rounds, total.Load())
+	requireNoChildren(t, srv.ConnectString(), "/locks/orders")
+}
+
+// Waiters get the lock in the order they queued.
+func TestFIFO(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv.ConnectString())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := mutex.New(c, "/locks/fifo")
+	require.NoError(t, err)
+	first, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan int, 5)
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := m.Acquire(ctx)
+			if err != nil {
+				order <- -1
+				return
+			}
+			order <- i
+			_ = l.Release(ctx)
+		}()
+		// Wait until this waiter's node is queued before starting the next.
+		require.Eventually(t, func() bool {
+			p, err := m.Participants(ctx)
+			return err == nil && len(p) == i+2
+		}, 10*time.Second, 10*time.Millisecond)
+	}
+	p, err := m.Participants(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, first.Node(), p[0], "the holder is the first participant")
+	assert.True(t, m.IsAcquiredInThisProcess())
+	require.NoError(t, first.Release(ctx))
+	wg.Wait()
+	close(order)
+	var got []int
+	for i := range order {
+		got = append(got, i)
+	}
+	assert.Equal(t, []int{0, 1, 2, 3, 4}, got)
+	assert.False(t, m.IsAcquiredInThisProcess())
+	requireNoChildren(t, srv.ConnectString(), "/locks/fifo")
+}
+
+func TestTryAcquire(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/try")
+	require.NoError(t, err)
+	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/try")
+	require.NoError(t, err)
+	la, err := a.TryAcquire(ctx)
+	require.NoError(t, err)
+	_, err = b.TryAcquire(ctx)
+	assert.ErrorIs(t, err, mutex.ErrLocked)
+	kids, err := zktest.Children(ctx, srv.ConnectString(), "/locks/try")
+	require.NoError(t, err)
+	assert.Len(t, kids, 1, "a failed try leaves no node")
+	require.NoError(t, la.Release(ctx))
+	lb, err := b.TryAcquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, lb.Release(ctx))
+	requireNoChildren(t, srv.ConnectString(), "/locks/try")
+}
+
+func TestReentrancyThroughContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv.ConnectString())
+	m, err := mutex.New(c, "/locks/re")
+	require.NoError(t, err)
+	ctx := context.Background()
+	lease, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	lctx, cancel := lease.Context(ctx)
+	defer cancel()
+	before := c.Requests()
+	again, err := m.Acquire(lctx)
+	require.NoError(t, err)
+	assert.Same(t, lease, again)
+	assert.Equal(t, before, c.Requests(), "re-entry costs no round trip")
+	// Another acquisition without the lease's context contends like another process.
+	tctx, tcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = m.Acquire(tctx)
+	tcancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, lease.Release(ctx))
+	st, err := c.Exists(ctx, lease.Node())
+	require.NoError(t, err)
+	assert.NotNil(t, st, "the node stays until the last release")
+	require.NoError(t, lease.Release(ctx))
+	select {
+	case <-lease.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done closes on the last release")
+	}
+	select {
+	case <-lctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lease's context is cancelled when the lease ends")
+	}
+	assert.ErrorIs(t, lease.Release(ctx), mutex.ErrNotHeld)
+	requireNoChildren(t, srv.ConnectString(), "/locks/re")
+}
