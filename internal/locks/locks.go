@@ -43,10 +43,10 @@ func StandardPredicate(sorted []string, ours int, maxLeases int) (bool, string, 
 // Config describes one lock.
 type Config struct {
 	Client    *framework.Client
-	Path      string   // the lock's parent node
-	LockName  string   // the marker in node names, e.g. "lock-"
-	MaxLeases int      // 1 for a mutex
-	Data      []byte   // node data
+	Path      string // the lock's parent node
+	LockName  string // the marker in node names, e.g. "lock-"
+	MaxLeases int    // 1 for a mutex
+	Data      []byte // node data
 	Predicate Predicate
 	// SortKey returns the key children are sorted by; the default is the text after the
 	// last LockName (framework.SequenceSuffix).
