@@ -90,6 +90,7 @@ type Held struct {
 	Czxid     int64  // the zxid that created it: a fencing token
 	Gen       uint64 // the client's session generation it was taken in
 	SessionID int64  // the session that owns it
+	Behind    int    // lock nodes behind ours at the listing that gave us the lock
 }
 
 // Sorted returns the children names sorted by the lock's sort key.
@@ -221,7 +222,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			if g != gen || stat.EphemeralOwner != sid {
 				return nil, ErrNodeLost // taken over a session change: not ours to trust
 			}
-			return &Held{Path: node, Czxid: stat.Czxid, Gen: gen, SessionID: sid}, nil
+			return &Held{Path: node, Czxid: stat.Czxid, Gen: gen, SessionID: sid, Behind: len(sorted) - ours - 1}, nil
 		}
 		if try {
 			return nil, ErrLocked
@@ -249,6 +250,16 @@ func (l *Internals) deleteNode(ctx context.Context, node string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_ = l.cfg.Client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+}
+
+// OthersWaiting reports whether the lock's parent has children other than ours (one
+// request): whether another contender queues.
+func (l *Internals) OthersWaiting(ctx context.Context) (bool, error) {
+	st, err := l.cfg.Client.Exists(ctx, l.cfg.Path)
+	if err != nil {
+		return false, err
+	}
+	return st == nil || st.NumChildren > 1, nil
 }
 
 // Release deletes a held node (guaranteed). A node that is already gone is not an error

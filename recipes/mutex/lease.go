@@ -17,9 +17,10 @@ const cleanupTimeout = 10 * time.Second
 
 // Lease is one holding of a Mutex. Its methods are safe for concurrent use.
 type Lease struct {
-	m    *Mutex
-	held *locks.Held
-	loss <-chan struct{} // the client's loss signal for the lease's generation
+	m     *Mutex
+	held  *locks.Held
+	index int             // how often the node was handed over before this lease
+	loss  <-chan struct{} // the client's loss signal for the lease's generation
 
 	mu       sync.Mutex
 	count    int
@@ -27,10 +28,11 @@ type Lease struct {
 	done     chan struct{} // closed when released or possibly lost
 }
 
-func newLease(m *Mutex, h *locks.Held) *Lease {
+func newLease(m *Mutex, h *locks.Held, index int) *Lease {
 	l := &Lease{
 		m:        m,
 		held:     h,
+		index:    index,
 		loss:     m.client.LossSignal(h.Gen),
 		count:    1,
 		released: make(chan struct{}),
@@ -115,6 +117,17 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	close(l.released)
 	l.mu.Unlock()
+
+	if !lost && l.m.opts.localQueue && l.index < maxHandovers && l.m.hasLocalWaiter() && l.mayHandOver(ctx) {
+		select {
+		case <-l.loss:
+		default:
+			if l.m.handover(l.next(), l.index+1) {
+				return nil
+			}
+		}
+	}
+	defer l.m.passTurn()
 	l.m.held.Add(-1)
 
 	c := l.m.client
@@ -136,14 +149,40 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
+// mayHandOver decides whether the next local waiter may take the node over: within the
+// local batch always, beyond it only when no other process waits.
+func (l *Lease) mayHandOver(ctx context.Context) bool {
+	if l.index+1 < l.m.opts.localBatch {
+		return true
+	}
+	if l.held.Behind > 0 {
+		return false // others queued behind us when we got the lock
+	}
+	others, err := l.m.lk.OthersWaiting(ctx)
+	return err == nil && !others
+}
+
+// next is the node as the next holder sees it: nobody known behind it when the last
+// check said so.
+func (l *Lease) next() *locks.Held {
+	h := *l.held
+	if l.index+1 >= l.m.opts.localBatch {
+		h.Behind = 0
+	}
+	return &h
+}
+
 // Done returns a channel that is closed when the lease is released or may have been
 // lost (per the client's error policy; always when the session changes or the client
 // closes). Critical work should stop when it closes.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
-// Token returns the lease's fencing token: the lock node's czxid. It strictly increases
-// from one holder of the lock to the next, across the whole ensemble.
-func (l *Lease) Token() int64 { return l.held.Czxid }
+// Token returns the lease's fencing token. It strictly increases from one holder of the
+// lock to the next, across the whole ensemble and every process: it is the lock node's
+// czxid shifted left by 8 bits, plus the number of times the node was handed over locally
+// before this lease (at most 255). A holder in another process always has a later node,
+// so a larger czxid.
+func (l *Lease) Token() int64 { return l.held.Czxid<<8 | int64(l.index) }
 
 // Node returns the path of the lease's lock node.
 func (l *Lease) Node() string { return l.held.Path }

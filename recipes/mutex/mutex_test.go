@@ -115,7 +115,12 @@ func TestFIFO(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := m.Acquire(ctx)
+			own, err := mutex.New(c, "/locks/fifo") // its own value: it queues in ZooKeeper
+			if err != nil {
+				order <- -1
+				return
+			}
+			l, err := own.Acquire(ctx)
 			if err != nil {
 				order <- -1
 				return
@@ -142,6 +147,97 @@ func TestFIFO(t *testing.T) {
 	}
 	assert.Equal(t, []int{0, 1, 2, 3, 4}, got)
 	assert.False(t, m.IsAcquiredInThisProcess())
+	requireNoChildren(t, srv.ConnectString(), "/locks/fifo")
+}
+
+// Goroutines sharing one Mutex value queue in-process: one node at a time, FIFO, and the
+// node is handed over while no other process waits.
+func TestLocalQueueHandsOver(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv.ConnectString())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := mutex.New(c, "/locks/local")
+	require.NoError(t, err)
+	first, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	type got struct {
+		i     int
+		node  string
+		token int64
+	}
+	results := make(chan got, 4)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := m.Acquire(ctx)
+			if err != nil {
+				results <- got{i: -1}
+				return
+			}
+			results <- got{i, l.Node(), l.Token()}
+			_ = l.Release(ctx)
+		}()
+		time.Sleep(50 * time.Millisecond) // let each goroutine queue in turn
+	}
+	kids, err := zktest.Children(ctx, srv.ConnectString(), "/locks/local")
+	require.NoError(t, err)
+	assert.Len(t, kids, 1, "local waiters hold no node in ZooKeeper")
+	require.NoError(t, first.Release(ctx))
+	wg.Wait()
+	close(results)
+	prev := first.Token()
+	var order []int
+	for r := range results {
+		order = append(order, r.i)
+		assert.Equal(t, first.Node(), r.node, "handed over without a new node")
+		assert.Greater(t, r.token, prev, "tokens strictly increase through hand-overs")
+		prev = r.token
+	}
+	assert.Equal(t, []int{0, 1, 2, 3}, order)
+	requireNoChildren(t, srv.ConnectString(), "/locks/local")
+}
+
+// With the default (fair) setting, a waiting process goes before the holder's local
+// waiters.
+func TestLocalQueueStaysFair(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/fair")
+	require.NoError(t, err)
+	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/fair")
+	require.NoError(t, err)
+	held, err := a.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan string, 2)
+	go func() {
+		l, err := b.Acquire(ctx)
+		if err == nil {
+			order <- "other process"
+			_ = l.Release(ctx)
+		}
+	}()
+	require.Eventually(t, func() bool {
+		p, err := a.Participants(ctx)
+		return err == nil && len(p) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	go func() {
+		l, err := a.Acquire(ctx)
+		if err == nil {
+			order <- "local waiter"
+			_ = l.Release(ctx)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // the local waiter queues
+	require.NoError(t, held.Release(ctx))
+	assert.Equal(t, "other process", <-order)
+	assert.Equal(t, "local waiter", <-order)
+	requireNoChildren(t, srv.ConnectString(), "/locks/fair")
 	requireNoChildren(t, srv.ConnectString(), "/locks/fifo")
 }
 
@@ -206,4 +302,55 @@ func TestReentrancyThroughContext(t *testing.T) {
 	}
 	assert.ErrorIs(t, lease.Release(ctx), mutex.ErrNotHeld)
 	requireNoChildren(t, srv.ConnectString(), "/locks/re")
+}
+
+// WithLocalBatch(3): the holder serves two more of its own goroutines before a waiting
+// process gets in.
+func TestLocalBatch(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(3))
+	require.NoError(t, err)
+	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/batch")
+	require.NoError(t, err)
+	held, err := a.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan string, 5)
+	go func() {
+		l, err := b.Acquire(ctx)
+		if err == nil {
+			order <- "B"
+			_ = l.Release(ctx)
+		}
+	}()
+	require.Eventually(t, func() bool {
+		p, err := a.Participants(ctx)
+		return err == nil && len(p) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := a.Acquire(ctx)
+			if err == nil {
+				order <- "A"
+				_ = l.Release(ctx)
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return len(order) == 0 }, time.Second, 10*time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the local waiters queue
+	require.NoError(t, held.Release(ctx))
+	wg.Wait()
+	var got []string
+	for len(got) < 5 {
+		got = append(got, <-order)
+	}
+	assert.Equal(t, []string{"A", "A", "B", "A", "A"}, got, "two local hand-overs (a batch of 3 with the first holder), then the waiting process")
+	_, err = mutex.New(newClient(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(0))
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	requireNoChildren(t, srv.ConnectString(), "/locks/batch")
 }
