@@ -10,10 +10,10 @@ var (
 	// ErrLocked is returned by TryAcquire when another holder has the lock.
 	ErrLocked = errors.New("mutex: locked by another holder")
 	// ErrNotHeld is returned when releasing a lease that is already fully released.
-	ErrNotHeld = errors.New("mutex: not held")
+	ErrNotHeld = locks.ErrNotHeld
 	// ErrLeaseLost is returned by Release (after cleaning up) and by a re-entrant Acquire
 	// when the lease may have been lost before it was released.
-	ErrLeaseLost = errors.New("mutex: lease lost")
+	ErrLeaseLost = locks.ErrLeaseLost
 	// ErrNodeVanished is returned when the lock node vanished while waiting (the session
 	// was lost) more often than the client's retry policy allows.
 	ErrNodeVanished = locks.ErrNodeLost

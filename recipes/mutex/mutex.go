@@ -15,7 +15,7 @@ import (
 const lockName = "lock-"
 
 // RevokeData is what a revocation request writes into a holder's node.
-const RevokeData = "__REVOKE__"
+const RevokeData = locks.RevokeData
 
 // Option configures a Mutex.
 type Option func(*options)

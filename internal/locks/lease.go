@@ -1,0 +1,167 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+var (
+	// ErrNotHeld is returned when releasing a lease that is already fully released.
+	ErrNotHeld = errors.New("not held")
+	// ErrLeaseLost is returned when a lease may have been lost before it was released.
+	ErrLeaseLost = errors.New("lease lost")
+)
+
+// RevokeData is what a revocation request writes into a holder's node (Curator's
+// Revoker).
+const RevokeData = "__REVOKE__"
+
+// Lease is the part every recipe's lease shares: the node held, a re-entrancy count, the
+// Done channel (closed on the last release or when the client's loss signal for the
+// node's generation fires), and an optional revocation watch. Safe for concurrent use.
+type Lease struct {
+	Held   *Held
+	client *framework.Client
+	loss   <-chan struct{}
+
+	mu       sync.Mutex
+	count    int
+	released chan struct{} // closed by the last release
+	done     chan struct{} // closed when released or possibly lost
+}
+
+// NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
+// watches its node and calls onRevoke (on a new goroutine) when someone writes
+// RevokeData into it.
+func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
+	l := &Lease{
+		Held:     h,
+		client:   c,
+		loss:     c.LossSignal(h.Gen),
+		count:    1,
+		released: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go l.watch(onRevoke)
+	return l
+}
+
+func (l *Lease) watch(onRevoke func()) {
+	defer close(l.done)
+	var revoke <-chan framework.Event
+	arm := func() {
+		revoke = nil
+		if onRevoke == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+		if err != nil {
+			return
+		}
+		if string(data) == RevokeData {
+			go onRevoke()
+		}
+		revoke = ch
+	}
+	arm()
+	for {
+		select {
+		case <-l.released:
+			return
+		case <-l.loss:
+			return
+		case ev, ok := <-revoke:
+			if !ok || ev.Type == zk.EventNotWatching {
+				revoke = nil // the session ended: the loss signal follows
+				continue
+			}
+			arm()
+		}
+	}
+}
+
+// Done is closed when the lease is released or may have been lost.
+func (l *Lease) Done() <-chan struct{} { return l.done }
+
+// Lost reports whether the client's loss signal for the lease's generation fired.
+func (l *Lease) Lost() bool {
+	select {
+	case <-l.loss:
+		return true
+	default:
+		return false
+	}
+}
+
+// Reenter counts the lease up once more (re-entrant acquisition).
+func (l *Lease) Reenter() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return fmt.Errorf("%w: %s", ErrNotHeld, l.Held.Path)
+	}
+	select {
+	case <-l.done:
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	default:
+	}
+	l.count++
+	return nil
+}
+
+// End counts the lease down once. last is true when that was the last hold: the lease is
+// then released (Done closes) and the caller must dispose of the node (DeleteNode, or hand
+// it over). It fails with ErrNotHeld when nothing is held.
+func (l *Lease) End() (last bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return false, fmt.Errorf("%w: %s", ErrNotHeld, l.Held.Path)
+	}
+	l.count--
+	if l.count > 0 {
+		return false, nil
+	}
+	close(l.released)
+	return true, nil
+}
+
+// DeleteNode deletes the lease's node after its last release (guaranteed). When the lease
+// may have been lost, it deletes the node only if this session still owns it — never
+// anyone else's — and returns ErrLeaseLost.
+func (l *Lease) DeleteNode(ctx context.Context) error {
+	c := l.client
+	if l.Lost() {
+		st, err := c.Exists(ctx, l.Held.Path)
+		if err == nil && st != nil && st.EphemeralOwner == l.Held.SessionID && st.Czxid == l.Held.Czxid {
+			err = c.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
+		}
+		if err != nil && !errors.Is(err, framework.ErrClosed) {
+			return errors.Join(fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path), err)
+		}
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	return c.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
+}
+
+// Context returns a context derived from parent that carries value under key (recipes
+// put their lease there, for re-entrancy) and is cancelled when the lease ends.
+func (l *Lease) Context(parent context.Context, key, value any) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithValue(parent, key, value))
+	go func() {
+		select {
+		case <-l.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
