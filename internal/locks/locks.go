@@ -134,10 +134,17 @@ func (l *Internals) Acquire(ctx context.Context, try bool) (*Held, error) {
 
 // AcquireWith is Acquire with node data given per call.
 func (l *Internals) AcquireWith(ctx context.Context, try bool, data []byte) (*Held, error) {
+	return l.AcquireNode(ctx, try, data, l.cfg.LockName, true)
+}
+
+// AcquireNode is Acquire with the node's name (after the protected prefix) and whether
+// it is sequential given per call: the read-write lock's downgrade creates a plain node
+// named after the writer's sequence number.
+func (l *Internals) AcquireNode(ctx context.Context, try bool, data []byte, name string, sequential bool) (*Held, error) {
 	c := l.cfg.Client
 	start := time.Now()
 	for retries := 0; ; retries++ {
-		h, err := l.attempt(ctx, try, data)
+		h, err := l.attempt(ctx, try, data, name, sequential)
 		if !errors.Is(err, ErrNodeLost) {
 			return h, err
 		}
@@ -150,11 +157,15 @@ func (l *Internals) AcquireWith(ctx context.Context, try bool, data []byte) (*He
 	}
 }
 
-func (l *Internals) attempt(ctx context.Context, try bool, data []byte) (*Held, error) {
+func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName string, sequential bool) (*Held, error) {
 	c := l.cfg.Client
 	gen := c.Generation()
-	node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, l.cfg.LockName), data,
-		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+	mode := framework.Ephemeral
+	if sequential {
+		mode = framework.EphemeralSequential
+	}
+	node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, nodeName), data,
+		framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,28 @@
+// Package rwlock is Curator's InterProcessReadWriteLock in Go: a distributed read-write
+// lock, wire-compatible with Curator 5.x on the same path.
+//
+// # Znode layout
+//
+// One parent holds both kinds of node: writers <path>/_c_<uuid>-__WRIT__<seq>, readers
+// <path>/_c_<uuid>-__READ__<seq>, ephemeral-sequential and protected. Children sort by the
+// text after either marker. A writer holds the lock when it is first among all children;
+// otherwise it watches its immediate predecessor. A reader holds it when no writer
+// precedes it; otherwise it watches the first writer ahead of it. So readers share the
+// lock, writers have it alone, and a queued writer is not starved by readers that come
+// after it.
+//
+// # Re-entrancy, downgrade and upgrade
+//
+// Both locks are re-entrant through the context, as the mutex is: Lease.Context returns
+// a context that carries the lease. A write holder may take the read lock with its
+// write lease's context (downgrade) and then release the write lock: its reader node is a
+// plain ephemeral node named after the writer's sequence number, so it sorts right next to
+// the writer and a queued writer cannot slip in between. Taking the write lock while
+// holding only the read lock (upgrade) would deadlock; it is refused with ErrUpgrade.
+//
+// # Loss
+//
+// A lease's Done closes when the lock may have been lost (per the client's error policy)
+// or is released; Token is a fencing token that strictly increases from one write holder
+// to the next.
+package rwlock

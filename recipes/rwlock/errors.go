@@ -1,0 +1,20 @@
+package rwlock
+
+import (
+	"errors"
+
+	"github.com/zoocurator/zoocurator/internal/locks"
+)
+
+var (
+	// ErrLocked is returned by TryAcquire when the lock cannot be had at once.
+	ErrLocked = errors.New("rwlock: locked")
+	// ErrUpgrade is returned when a read holder asks for the write lock: that would
+	// deadlock (Curator refuses it too).
+	ErrUpgrade = errors.New("rwlock: cannot upgrade a read lock to a write lock")
+	// ErrNotHeld is returned when releasing a lease that is already fully released.
+	ErrNotHeld = locks.ErrNotHeld
+	// ErrLeaseLost is returned by Release (after cleaning up) when the lease may have
+	// been lost before it was released.
+	ErrLeaseLost = locks.ErrLeaseLost
+)

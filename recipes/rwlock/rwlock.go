@@ -1,0 +1,232 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
+)
+
+// The two markers in node names, as Curator's.
+const (
+	writeName = "__WRIT__"
+	readName  = "__READ__"
+)
+
+
+// Option configures a RWLock.
+type Option func(*options)
+
+type options struct{ data []byte }
+
+// WithNodeData sets the data written into each lock node. The default is none.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+
+// RWLock is a distributed read-write lock on one path. It is safe for concurrent use and
+// holds no per-acquisition state.
+type RWLock struct {
+	client *framework.Client
+	path   string
+	write  *Lock
+	read   *Lock
+}
+
+// Lock is one side of a RWLock: its write lock or its read lock.
+type Lock struct {
+	rw    *RWLock
+	write bool
+	lk    *locks.Internals
+}
+
+// sortKey sorts by the sequence after either marker; a downgrade reader, which shares
+// its writer's sequence, sorts right after that writer.
+func sortKey(name string) string {
+	if i := strings.LastIndex(name, writeName); i >= 0 {
+		return name[i+len(writeName):] + "0"
+	}
+	if i := strings.LastIndex(name, readName); i >= 0 {
+		return name[i+len(readName):] + "1"
+	}
+	return name
+}
+
+// readPredicate: a reader holds when no writer precedes it, except its own writer (a
+// writer with the same sequence: the downgrade case).
+func readPredicate(sorted []string, ours, _ int) (bool, string, error) {
+	ourSeq := framework.SequenceSuffix(sorted[ours], readName)
+	for i := 0; i < ours; i++ {
+		if strings.Contains(sorted[i], writeName) && framework.SequenceSuffix(sorted[i], writeName) != ourSeq {
+			return false, sorted[i], nil
+		}
+	}
+	return true, "", nil
+}
+
+// New returns a read-write lock on path. It checks its arguments but does not talk to
+// ZooKeeper.
+func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	rw := &RWLock{client: c, path: path}
+	wl, err := locks.New(locks.Config{Client: c, Path: path, LockName: writeName, MaxLeases: 1, Data: o.data, SortKey: sortKey})
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: %w", err)
+	}
+	rl, err := locks.New(locks.Config{Client: c, Path: path, LockName: readName, MaxLeases: math.MaxInt32, Data: o.data,
+		SortKey: sortKey, Predicate: readPredicate})
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: %w", err)
+	}
+	rw.write = &Lock{rw: rw, write: true, lk: wl}
+	rw.read = &Lock{rw: rw, lk: rl}
+	return rw, nil
+}
+
+// WriteLock returns the write (exclusive) lock.
+func (rw *RWLock) WriteLock() *Lock { return rw.write }
+
+// ReadLock returns the read (shared) lock.
+func (rw *RWLock) ReadLock() *Lock { return rw.read }
+
+// Path returns the lock's path.
+func (rw *RWLock) Path() string { return rw.path }
+
+// Participants returns every lock node, readers and writers, in lock order.
+func (rw *RWLock) Participants(ctx context.Context) ([]string, error) {
+	p, err := rw.write.lk.Participants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: participants of %s: %w", rw.path, err)
+	}
+	return p, nil
+}
+
+func (l *Lock) name() string {
+	if l.write {
+		return "write"
+	}
+	return "read"
+}
+
+// Participants returns this side's lock nodes (writers, or readers) in lock order, as
+// Curator's readLock()/writeLock() participant lists do.
+func (l *Lock) Participants(ctx context.Context) ([]string, error) {
+	all, err := l.rw.Participants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	marker := readName
+	if l.write {
+		marker = writeName
+	}
+	var out []string
+	for _, p := range all {
+		if strings.Contains(framework.NodeName(p), marker) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Acquire blocks until this side of the lock is held, ctx ends or the client closes. With
+// a context that carries a lease of the same side, it counts that lease up. The read lock
+// with a context that carries a write lease is a downgrade; the write lock with a context
+// that carries only a read lease fails with ErrUpgrade. On failure no node is left.
+func (l *Lock) Acquire(ctx context.Context) (*Lease, error) { return l.acquire(ctx, false) }
+
+// TryAcquire is Acquire that returns ErrLocked at once when the lock cannot be had.
+func (l *Lock) TryAcquire(ctx context.Context) (*Lease, error) { return l.acquire(ctx, true) }
+
+func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
+	if own := leaseFrom(ctx, l); own != nil {
+		if err := own.core.Reenter(); err != nil {
+			return nil, fmt.Errorf("rwlock: %s lock: %w", l.name(), err)
+		}
+		return own, nil
+	}
+	var h *locks.Held
+	var err error
+	if l.write {
+		if r := leaseFrom(ctx, l.rw.read); r != nil {
+			return nil, fmt.Errorf("%w: %s", ErrUpgrade, l.rw.path)
+		}
+		h, err = l.lk.Acquire(ctx, try)
+	} else if w := leaseFrom(ctx, l.rw.write); w != nil && !w.core.Lost() {
+		seq := framework.SequenceSuffix(framework.NodeName(w.Node()), writeName)
+		h, err = l.lk.AcquireNode(ctx, try, nil, readName+seq, false)
+	} else {
+		h, err = l.lk.Acquire(ctx, try)
+	}
+	if errors.Is(err, locks.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s lock of %s", ErrLocked, l.name(), l.rw.path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: %s lock of %s: %w", l.name(), l.rw.path, err)
+	}
+	return &Lease{lock: l, core: locks.NewLease(l.rw.client, h, nil)}, nil
+}
+
+// Lease is one holding of a read or write lock. Its methods are safe for concurrent use.
+type Lease struct {
+	lock *Lock
+	core *locks.Lease
+}
+
+// Release gives the lease back; with re-entrant holds, the node goes with the last
+// release. Releasing more often than acquiring returns ErrNotHeld; a lease that may have
+// been lost returns ErrLeaseLost (after removing its node if this session still owns it).
+func (l *Lease) Release(ctx context.Context) error {
+	last, err := l.core.End()
+	if err != nil {
+		return fmt.Errorf("rwlock: release: %w", err)
+	}
+	if !last {
+		return nil
+	}
+	if err := l.core.DeleteNode(ctx); err != nil {
+		return fmt.Errorf("rwlock: release %s: %w", l.core.Held.Path, err)
+	}
+	return nil
+}
+
+// Done returns a channel closed when the lease is released or may have been lost.
+func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
+
+// Token returns a fencing token: the lock node's czxid shifted left by 8 bits (the same
+// scale as the mutex's tokens). It strictly increases from one write holder to the next.
+func (l *Lease) Token() int64 { return l.core.Held.Czxid << 8 }
+
+// Node returns the path of the lease's lock node.
+func (l *Lease) Node() string { return l.core.Held.Path }
+
+// IsWrite reports whether this is a write lease.
+func (l *Lease) IsWrite() bool { return l.lock.write }
+
+type leaseKey struct{ l *Lock }
+
+// Context returns a context derived from parent that carries the lease (for re-entrancy
+// and downgrade) and is cancelled when the lease ends.
+func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return l.core.Context(parent, leaseKey{l.lock}, l)
+}
+
+// leaseFrom returns the live lease of lock l that ctx carries, if any.
+func leaseFrom(ctx context.Context, l *Lock) *Lease {
+	lease, _ := ctx.Value(leaseKey{l}).(*Lease)
+	if lease == nil {
+		return nil
+	}
+	select {
+	case <-lease.Done():
+		return nil // released: the context no longer counts
+	default:
+		return lease
+	}
+}

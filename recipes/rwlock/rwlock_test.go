@@ -1,0 +1,297 @@
+package rwlock_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/curatortest"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/recipes/rwlock"
+	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
+	require.NoError(t, err)
+	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Connect(ctx, connect, all...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func requireNoChildren(t *testing.T, connect, path string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		kids, err := zktest.Children(context.Background(), connect, path)
+		return err == nil && len(kids) == 0
+	}, 10*time.Second, 50*time.Millisecond, "children left under %s", path)
+}
+
+func newRW(t *testing.T, c *framework.Client, path string) *rwlock.RWLock {
+	rw, err := rwlock.New(c, path)
+	require.NoError(t, err)
+	return rw
+}
+
+func TestReadersShareWritersExclusive(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var readers, writers, maxReaders atomic.Int64
+	var violations atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for ci := 0; ci < 3; ci++ {
+		c := newClient(t, srv.ConnectString())
+		for g := 0; g < 4; g++ {
+			rw := newRW(t, c, "/rw/mixed")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < 6; r++ {
+					write := (g+r)%4 == 0
+					lock := rw.ReadLock()
+					if write {
+						lock = rw.WriteLock()
+					}
+					l, err := lock.Acquire(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if write {
+						if writers.Add(1) > 1 || readers.Load() > 0 {
+							violations.Add(1)
+						}
+						time.Sleep(2 * time.Millisecond) // hold it a moment: overlaps would show
+						writers.Add(-1)
+					} else {
+						n := readers.Add(1)
+						for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
+						}
+						if writers.Load() > 0 {
+							violations.Add(1)
+						}
+						time.Sleep(5 * time.Millisecond)
+						readers.Add(-1)
+					}
+					if err := l.Release(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Zero(t, violations.Load(), "a writer overlapped with someone")
+	assert.Greater(t, maxReaders.Load(), int64(1), "readers never overlapped")
+	requireNoChildren(t, srv.ConnectString(), "/rw/mixed")
+}
+
+func TestWriterNotStarvedByLaterReaders(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newClient(t, srv.ConnectString())
+	rw := newRW(t, c, "/rw/starve")
+	first, err := rw.ReadLock().Acquire(ctx)
+	require.NoError(t, err)
+	writerGot := make(chan struct{})
+	go func() {
+		l, err := newRW(t, c, "/rw/starve").WriteLock().Acquire(ctx)
+		if err == nil {
+			close(writerGot)
+			_ = l.Release(ctx)
+		}
+	}()
+	require.Eventually(t, func() bool {
+		p, err := rw.WriteLock().Participants(ctx)
+		return err == nil && len(p) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	// A reader that comes after the queued writer must wait for it.
+	tctx, tcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = newRW(t, c, "/rw/starve").ReadLock().Acquire(tctx)
+	tcancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a later reader went ahead of a queued writer")
+	_, err = newRW(t, c, "/rw/starve").ReadLock().TryAcquire(ctx)
+	assert.ErrorIs(t, err, rwlock.ErrLocked)
+	require.NoError(t, first.Release(ctx))
+	select {
+	case <-writerGot:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer never got the lock")
+	}
+	requireNoChildren(t, srv.ConnectString(), "/rw/starve")
+}
+
+func TestDowngradeWithQueuedWriter(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newClient(t, srv.ConnectString())
+	rw := newRW(t, c, "/rw/down")
+	w, err := rw.WriteLock().Acquire(ctx)
+	require.NoError(t, err)
+	wctx, wcancel := w.Context(ctx)
+	defer wcancel()
+
+	other := newRW(t, newClient(t, srv.ConnectString()), "/rw/down")
+	var writerHolds atomic.Bool
+	otherDone := make(chan error, 1)
+	go func() {
+		l, err := other.WriteLock().Acquire(ctx)
+		if err != nil {
+			otherDone <- err
+			return
+		}
+		writerHolds.Store(true)
+		otherDone <- l.Release(ctx)
+	}()
+	require.Eventually(t, func() bool {
+		p, err := rw.WriteLock().Participants(ctx)
+		return err == nil && len(p) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+
+	r, err := rw.ReadLock().Acquire(wctx) // downgrade: granted at once although a writer waits
+	require.NoError(t, err)
+	require.NoError(t, w.Release(ctx))
+	all, err := rw.Participants(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, r.Node(), all[0], "the downgraded reader sorts ahead of the queued writer")
+	time.Sleep(300 * time.Millisecond) // give the queued writer every chance to slip in
+	assert.False(t, writerHolds.Load(), "a queued writer slipped in between downgrade and write release")
+	require.NoError(t, r.Release(ctx))
+	require.NoError(t, <-otherDone)
+	assert.True(t, writerHolds.Load())
+	requireNoChildren(t, srv.ConnectString(), "/rw/down")
+}
+
+func TestUpgradeRefusedAndMisuse(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	c := newClient(t, srv.ConnectString())
+	rw := newRW(t, c, "/rw/up")
+	r, err := rw.ReadLock().Acquire(ctx)
+	require.NoError(t, err)
+	rctx, cancel := r.Context(ctx)
+	defer cancel()
+	_, err = rw.WriteLock().Acquire(rctx)
+	assert.ErrorIs(t, err, rwlock.ErrUpgrade)
+	again, err := rw.ReadLock().Acquire(rctx)
+	require.NoError(t, err)
+	assert.Same(t, r, again, "the read lock is re-entrant")
+	require.NoError(t, r.Release(ctx))
+	require.NoError(t, r.Release(ctx))
+	assert.ErrorIs(t, r.Release(ctx), rwlock.ErrNotHeld)
+
+	_, err = rwlock.New(nil, "/rw/x")
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	_, err = rwlock.New(c, "rw/x")
+	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	requireNoChildren(t, srv.ConnectString(), "/rw/up")
+}
+
+func TestWriterSessionLost(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	lost := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	w, err := newRW(t, lost, "/rw/lost").WriteLock().Acquire(ctx)
+	require.NoError(t, err)
+	reader := newRW(t, newClient(t, srv.ConnectString()), "/rw/lost")
+	got := make(chan *rwlock.Lease, 1)
+	go func() {
+		l, err := reader.ReadLock().Acquire(ctx)
+		if err == nil {
+			got <- l
+		}
+		close(got)
+	}()
+	proxy.Stall()
+	select {
+	case <-w.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut-off writer's lease did not end")
+	}
+	var l *rwlock.Lease
+	select {
+	case l = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the reader never got the lock after the writer's session expired")
+	}
+	require.NotNil(t, l)
+	assert.Greater(t, l.Token(), w.Token())
+	proxy.Heal()
+	assert.ErrorIs(t, w.Release(ctx), rwlock.ErrLeaseLost)
+	require.NoError(t, l.Release(ctx))
+	requireNoChildren(t, srv.ConnectString(), "/rw/lost")
+}
+
+func TestCuratorReadWriteInterop(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	java := curatortest.Start(t, srv.ConnectString())
+	rw := newRW(t, newClient(t, srv.ConnectString()), "/rw/interop")
+	_, err := java.Do(ctx, "rw.new j /rw/interop")
+	require.NoError(t, err)
+
+	// A Java reader and a Go reader share the lock; a Go writer waits for the Java reader.
+	out, err := java.Do(ctx, "rw.readacquire j 5000")
+	require.NoError(t, err)
+	require.Equal(t, "true", out)
+	r, err := rw.ReadLock().Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, r.Release(ctx))
+	_, err = rw.WriteLock().TryAcquire(ctx)
+	assert.ErrorIs(t, err, rwlock.ErrLocked)
+	_, err = java.Do(ctx, "rw.readrelease j")
+	require.NoError(t, err)
+
+	// A Go writer excludes a Java writer and a Java reader.
+	w, err := rw.WriteLock().Acquire(ctx)
+	require.NoError(t, err)
+	out, err = java.Do(ctx, "rw.writeacquire j 300")
+	require.NoError(t, err)
+	assert.Equal(t, "false", out)
+	out, err = java.Do(ctx, "rw.readacquire j 300")
+	require.NoError(t, err)
+	assert.Equal(t, "false", out)
+	require.NoError(t, java.Async(ctx, "jw", "rw.writeacquire j 10000"))
+	require.Eventually(t, func() bool {
+		p, err := rw.WriteLock().Participants(ctx)
+		return err == nil && len(p) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, w.Release(ctx))
+	out, err = java.WaitDone(ctx, "jw")
+	require.NoError(t, err)
+	assert.Contains(t, out, "true")
+	_, err = java.Do(ctx, "rw.writerelease j")
+	require.NoError(t, err)
+	requireNoChildren(t, srv.ConnectString(), "/rw/interop")
+}
