@@ -17,7 +17,6 @@ const (
 	readName  = "__READ__"
 )
 
-
 // Option configures a RWLock.
 type Option func(*options)
 
