@@ -134,22 +134,21 @@ func (l *Lease) End() (last bool, err error) {
 	return true, nil
 }
 
-// DeleteNode deletes the lease's node after its last release (guaranteed). When the lease
-// may have been lost, it deletes the node only if this session still owns it — never
-// anyone else's — and returns ErrLeaseLost.
+// DeleteNode deletes the lease's node after its last release (guaranteed: a failed delete
+// is retried in the background). When the lease may have been lost, it still deletes the
+// node — after a suspension or a simulated expiry the session may have survived and still
+// own it, and the protected name (a fresh UUID) means no other session's node can have
+// this path — and returns ErrLeaseLost.
 func (l *Lease) DeleteNode(ctx context.Context) error {
-	c := l.client
+	err := l.client.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
 	if l.Lost() {
-		st, err := c.Exists(ctx, l.Held.Path)
-		if err == nil && st != nil && st.EphemeralOwner == l.Held.SessionID && st.Czxid == l.Held.Czxid {
-			err = c.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
-		}
+		lost := fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 		if err != nil && !errors.Is(err, framework.ErrClosed) {
-			return errors.Join(fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path), err)
+			return errors.Join(lost, err)
 		}
-		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+		return lost
 	}
-	return c.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
+	return err
 }
 
 // Context returns a context derived from parent that carries value under key (recipes
