@@ -1,0 +1,27 @@
+// Package semaphore is Curator's InterProcessSemaphoreV2 and InterProcessSemaphoreMutex
+// in Go: a distributed counting semaphore, wire-compatible with Curator 5.x on the same
+// path.
+//
+// # Znode layout
+//
+//	<path>/locks   an inner mutex (nodes _c_<uuid>-lock-<seq>) that serialises acquirers
+//	<path>/leases  one node per lease: _c_<uuid>-lease-<seq>, ephemeral-sequential
+//
+// To take a lease, a client takes the inner mutex, creates its lease node, and holds
+// the lease once the leases node has no more children than the maximum; otherwise it
+// waits (still holding the inner mutex, so one acquirer waits at a time) for a child to
+// go. It releases the inner mutex in every case. Releasing a lease deletes its node.
+//
+// The maximum is fixed (New) or read from a shared count node holding a 4-byte
+// big-endian integer, as Curator's SharedCount stores it (NewShared): participants that
+// change it change what new acquirers see.
+//
+// # Loss
+//
+// A lease's Done closes when it is released or may have been lost (per the client's error
+// policy); a lease node is ephemeral, so a session that expires gives its leases back.
+//
+// The semaphore mutex (NewMutex) is the semaphore with one lease. It is not re-entrant:
+// acquiring it again with a context that carries its lease fails with ErrAlreadyHeld
+// instead of deadlocking.
+package semaphore

@@ -1,0 +1,27 @@
+package semaphore
+
+import (
+	"errors"
+
+	"github.com/zoocurator/zoocurator/internal/locks"
+)
+
+var (
+	// ErrNoLeases is returned by TryAcquire when no lease is free now.
+	ErrNoLeases = errors.New("semaphore: no lease available")
+	// ErrTooMany is returned when asking for more leases than the maximum.
+	ErrTooMany = errors.New("semaphore: more leases asked for than the maximum")
+	// ErrAlreadyHeld is returned by the semaphore mutex when the context already carries
+	// its lease: it is not re-entrant.
+	ErrAlreadyHeld = errors.New("semaphore: mutex already held through this context (not re-entrant)")
+	// ErrBadCount is returned when the shared count node does not hold a 4-byte integer.
+	ErrBadCount = errors.New("semaphore: shared count node does not hold a 4-byte integer")
+	// ErrNotHeld is returned when releasing a lease twice.
+	ErrNotHeld = locks.ErrNotHeld
+	// ErrLeaseLost is returned by Release (after cleaning up) when the lease may have
+	// been lost before it was released.
+	ErrLeaseLost = locks.ErrLeaseLost
+	// ErrNodeVanished is returned when a lease node vanished while waiting (the session
+	// was lost) more often than the retry policy allows.
+	ErrNodeVanished = locks.ErrNodeLost
+)

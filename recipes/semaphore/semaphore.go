@@ -1,0 +1,398 @@
+package semaphore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
+)
+
+const (
+	leaseName      = "lease-"
+	cleanupTimeout = 10 * time.Second
+)
+
+// Option configures a Semaphore.
+type Option func(*options)
+
+type options struct{ data []byte }
+
+// WithNodeData sets the data written into each lease node (Lease.Data reads it back).
+// The default is none.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+
+// Semaphore is a distributed counting semaphore. It holds no per-acquisition state and is
+// safe for concurrent use.
+type Semaphore struct {
+	client     *framework.Client
+	path       string
+	leasesPath string
+	maxLeases  int    // fixed maximum, or 0 with countPath
+	countPath  string // shared count node
+	opts       options
+	inner      *locks.Internals
+}
+
+// New returns a semaphore on path with a fixed maximum of leases. It checks its
+// arguments but does not talk to ZooKeeper.
+func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
+	if maxLeases < 1 {
+		return nil, fmt.Errorf("semaphore: %w: max leases must be at least 1, got %d", framework.ErrInvalidArgument, maxLeases)
+	}
+	return newSemaphore(c, path, maxLeases, "", opts)
+}
+
+// NewShared returns a semaphore on path whose maximum is read from the shared count node
+// at countPath (a 4-byte big-endian integer; see SetCount). When the node does not exist,
+// the first acquirer creates it with seed.
+func NewShared(c *framework.Client, path, countPath string, seed int, opts ...Option) (*Semaphore, error) {
+	if err := framework.ValidatePath(countPath); err != nil {
+		return nil, fmt.Errorf("semaphore: count path: %w", err)
+	}
+	if seed < 1 || seed > math.MaxInt32 {
+		return nil, fmt.Errorf("semaphore: %w: seed must be at least 1, got %d", framework.ErrInvalidArgument, seed)
+	}
+	return newSemaphore(c, path, seed, countPath, opts)
+}
+
+func newSemaphore(c *framework.Client, path string, maxLeases int, countPath string, opts []Option) (*Semaphore, error) {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("semaphore: %w", err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("semaphore: %w: the root cannot be a semaphore path", framework.ErrInvalidArgument)
+	}
+	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1})
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: %w", err)
+	}
+	if len(o.data) > framework.DefaultMaxPacketSize-1024 {
+		return nil, fmt.Errorf("semaphore: %w: node data of %d bytes", framework.ErrDataTooLarge, len(o.data))
+	}
+	return &Semaphore{client: c, path: path, leasesPath: framework.JoinPath(path, "leases"),
+		maxLeases: maxLeases, countPath: countPath, opts: o, inner: inner}, nil
+}
+
+// SetCount sets the shared count node at countPath to n (creating it if needed), for
+// semaphores made with NewShared.
+func SetCount(ctx context.Context, c *framework.Client, countPath string, n int) error {
+	if c == nil {
+		return fmt.Errorf("semaphore: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if n < 1 || n > math.MaxInt32 {
+		return fmt.Errorf("semaphore: %w: count must be at least 1, got %d", framework.ErrInvalidArgument, n)
+	}
+	_, err := c.Create(ctx, countPath, encodeCount(n), framework.WithParents(), framework.OrSetData())
+	if err != nil {
+		return fmt.Errorf("semaphore: set count %s: %w", countPath, err)
+	}
+	return nil
+}
+
+func encodeCount(n int) []byte {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, uint32(n))
+	return b
+}
+
+// maxNow returns the current maximum, and a watch on the shared count when there is one.
+func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, <-chan framework.Event, error) {
+	if s.countPath == "" {
+		return s.maxLeases, nil, nil
+	}
+	var data []byte
+	var ch <-chan framework.Event
+	var err error
+	if watch {
+		data, _, ch, err = s.client.GetDataW(ctx, s.countPath)
+	} else {
+		data, _, err = s.client.GetData(ctx, s.countPath)
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		_, err = s.client.Create(ctx, s.countPath, encodeCount(s.maxLeases), framework.WithParents())
+		if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+			return 0, nil, err
+		}
+		return s.maxNow(ctx, watch)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(data) != 4 {
+		return 0, nil, fmt.Errorf("%w: %s holds %d bytes", ErrBadCount, s.countPath, len(data))
+	}
+	n := int(int32(binary.BigEndian.Uint32(data)))
+	if n < 1 {
+		return 0, nil, fmt.Errorf("%w: %s holds %d", ErrBadCount, s.countPath, n)
+	}
+	return n, ch, nil
+}
+
+// Acquire takes one lease, blocking until one is free, ctx ends or the client closes.
+func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
+	ls, err := s.acquire(ctx, 1, false)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// AcquireN takes n leases. On failure or cancellation, the leases it took are returned
+// and no node is left.
+func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
+	return s.acquire(ctx, n, false)
+}
+
+// TryAcquire takes one lease if one is free now, and returns ErrNoLeases otherwise.
+func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
+	ls, err := s.acquire(ctx, 1, true)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// TryAcquireN takes n leases if they are free now, and returns ErrNoLeases (having taken
+// none) otherwise.
+func (s *Semaphore) TryAcquireN(ctx context.Context, n int) ([]*Lease, error) {
+	return s.acquire(ctx, n, true)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("semaphore: %w: cannot acquire %d leases", framework.ErrInvalidArgument, n)
+	}
+	if s.countPath == "" && n > s.maxLeases {
+		return nil, fmt.Errorf("%w: %d > %d", ErrTooMany, n, s.maxLeases)
+	}
+	var got []*Lease
+	for i := 0; i < n; i++ {
+		l, err := s.acquireOne(ctx, try)
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			_ = ReturnAll(cctx, got...)
+			cancel()
+			return nil, err
+		}
+		got = append(got, l)
+	}
+	return got, nil
+}
+
+func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
+	start := time.Now()
+	for retries := 0; ; retries++ {
+		l, err := s.attempt(ctx, try)
+		if !errors.Is(err, locks.ErrNodeLost) {
+			return l, err
+		}
+		if _, ok := s.client.RetryPolicy().AllowRetry(retries, time.Since(start)); !ok {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+		}
+	}
+}
+
+// attempt is one try at one lease: inner mutex, lease node, wait for room.
+func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
+	c := s.client
+	lock, err := s.inner.Acquire(ctx, try)
+	if errors.Is(err, locks.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s", ErrNoLeases, s.path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		_ = s.inner.Release(cctx, lock.Path)
+		cancel()
+	}()
+	gen := c.Generation()
+	node, st, err := c.CreateStat(ctx, framework.JoinPath(s.leasesPath, leaseName), s.opts.data,
+		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	}
+	name := framework.NodeName(node)
+	fail := func(err error) (*Lease, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+		cancel()
+		if errors.Is(err, locks.ErrNodeLost) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	}
+	watch := false
+	for {
+		var kids []string
+		var ch <-chan framework.Event
+		if watch {
+			kids, _, ch, err = c.ChildrenW(ctx, s.leasesPath)
+		} else {
+			kids, _, err = c.Children(ctx, s.leasesPath)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if !slices.Contains(kids, name) {
+			return fail(locks.ErrNodeLost)
+		}
+		max, countCh, err := s.maxNow(ctx, watch)
+		if err != nil {
+			return fail(err)
+		}
+		if len(kids) <= max {
+			g, sid := c.Session()
+			if g != gen || st.EphemeralOwner != sid {
+				return fail(locks.ErrNodeLost)
+			}
+			h := &locks.Held{Path: node, Czxid: st.Czxid, Gen: gen, SessionID: sid}
+			return &Lease{sem: s, core: locks.NewLease(c, h, nil)}, nil
+		}
+		if try {
+			return fail(fmt.Errorf("%w: %s", ErrNoLeases, s.path))
+		}
+		if !watch {
+			watch = true // look again, this time with watches set
+			continue
+		}
+		select {
+		case <-ch:
+		case <-countCh:
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-c.Done():
+			return fail(framework.ErrClosed)
+		}
+	}
+}
+
+// Participants returns the names of the lease nodes.
+func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
+	kids, _, err := s.client.Children(ctx, s.leasesPath)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: participants of %s: %w", s.path, err)
+	}
+	framework.SortBySequence(kids, leaseName)
+	return kids, nil
+}
+
+// ReturnAll releases every lease given, trying each one, and returns the errors joined.
+func ReturnAll(ctx context.Context, leases ...*Lease) error {
+	var errs []error
+	for _, l := range leases {
+		if l != nil {
+			errs = append(errs, l.Release(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Lease is one lease of a semaphore. Its methods are safe for concurrent use.
+type Lease struct {
+	sem  *Semaphore
+	core *locks.Lease
+}
+
+// Release gives the lease back (deleting its node, guaranteed). Releasing twice returns
+// ErrNotHeld; a lease that may have been lost returns ErrLeaseLost.
+func (l *Lease) Release(ctx context.Context) error {
+	last, err := l.core.End()
+	if err != nil {
+		return fmt.Errorf("semaphore: release: %w", err)
+	}
+	if !last {
+		return nil
+	}
+	if err := l.core.DeleteNode(ctx); err != nil {
+		return fmt.Errorf("semaphore: release %s: %w", l.core.Held.Path, err)
+	}
+	return nil
+}
+
+// Done returns a channel closed when the lease is released or may have been lost.
+func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
+
+// Node returns the path of the lease's node.
+func (l *Lease) Node() string { return l.core.Held.Path }
+
+// Data reads the lease node's data from ZooKeeper.
+func (l *Lease) Data(ctx context.Context) ([]byte, error) {
+	d, _, err := l.sem.client.GetData(ctx, l.core.Held.Path)
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: lease data: %w", err)
+	}
+	return d, nil
+}
+
+// Token returns a fencing token: the lease node's czxid shifted left by 8 bits. For the
+// semaphore mutex it strictly increases from one holder to the next.
+func (l *Lease) Token() int64 { return l.core.Held.Czxid << 8 }
+
+type leaseKey struct{ s *Semaphore }
+
+// Context returns a context derived from parent that carries the lease and is cancelled
+// when the lease ends.
+func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return l.core.Context(parent, leaseKey{l.sem}, l)
+}
+
+// Mutex is Curator's InterProcessSemaphoreMutex: the semaphore with one lease. It is not
+// re-entrant. It is safe for concurrent use.
+type Mutex struct{ sem *Semaphore }
+
+// NewMutex returns a semaphore mutex on path.
+func NewMutex(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	s, err := New(c, path, 1, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{sem: s}, nil
+}
+
+// Acquire takes the mutex, blocking until it is free, ctx ends or the client closes. A
+// context that carries this mutex's live lease fails at once with ErrAlreadyHeld.
+func (m *Mutex) Acquire(ctx context.Context) (*Lease, error) {
+	if err := m.reentry(ctx); err != nil {
+		return nil, err
+	}
+	return m.sem.Acquire(ctx)
+}
+
+// TryAcquire takes the mutex if it is free now, and returns ErrNoLeases otherwise.
+func (m *Mutex) TryAcquire(ctx context.Context) (*Lease, error) {
+	if err := m.reentry(ctx); err != nil {
+		return nil, err
+	}
+	return m.sem.TryAcquire(ctx)
+}
+
+func (m *Mutex) reentry(ctx context.Context) error {
+	if l, _ := ctx.Value(leaseKey{m.sem}).(*Lease); l != nil {
+		select {
+		case <-l.Done():
+		default:
+			return fmt.Errorf("%w: %s", ErrAlreadyHeld, m.sem.path)
+		}
+	}
+	return nil
+}
+
+// Participants returns the names of the lease nodes (at most one holder).
+func (m *Mutex) Participants(ctx context.Context) ([]string, error) { return m.sem.Participants(ctx) }

@@ -1,0 +1,316 @@
+package semaphore_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/curatortest"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/recipes/semaphore"
+	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
+	require.NoError(t, err)
+	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := framework.Connect(ctx, connect, all...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// requireEmpty checks that the semaphore left nothing under leases and locks.
+func requireEmpty(t *testing.T, connect, path string) {
+	t.Helper()
+	for _, sub := range []string{"/leases", "/locks"} {
+		require.Eventually(t, func() bool {
+			kids, err := zktest.Children(context.Background(), connect, path+sub)
+			return err == nil && len(kids) == 0
+		}, 10*time.Second, 50*time.Millisecond, "children left under %s%s", path, sub)
+	}
+}
+
+func TestNeverMoreThanMaxHolders(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const max = 3
+	var holders, peak, violations atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for ci := 0; ci < 3; ci++ {
+		c := newClient(t, srv.ConnectString())
+		for g := 0; g < 3; g++ {
+			s, err := semaphore.New(c, "/sem/pool", max)
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < 5; r++ {
+					l, err := s.Acquire(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					n := holders.Add(1)
+					if n > max {
+						violations.Add(1)
+					}
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+					time.Sleep(3 * time.Millisecond)
+					holders.Add(-1)
+					if err := l.Release(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Zero(t, violations.Load())
+	assert.Greater(t, peak.Load(), int64(1), "leases were never held together")
+	requireEmpty(t, srv.ConnectString(), "/sem/pool")
+}
+
+func TestAcquireNAndTry(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	c := newClient(t, srv.ConnectString())
+	s, err := semaphore.New(c, "/sem/n", 3, semaphore.WithNodeData([]byte("worker-1")))
+	require.NoError(t, err)
+	ls, err := s.AcquireN(ctx, 2)
+	require.NoError(t, err)
+	require.Len(t, ls, 2)
+	d, err := ls[0].Data(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "worker-1", string(d))
+	p, err := s.Participants(ctx)
+	require.NoError(t, err)
+	assert.Len(t, p, 2)
+	assert.Regexp(t, `^_c_[0-9a-f-]{36}-lease-\d{10}$`, p[0])
+
+	_, err = s.TryAcquireN(ctx, 2)
+	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
+	kids, err := zktest.Children(ctx, srv.ConnectString(), "/sem/n/leases")
+	require.NoError(t, err)
+	assert.Len(t, kids, 2, "a failed try returns the lease it took")
+	one, err := s.TryAcquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, semaphore.ReturnAll(ctx, append(ls, one)...))
+	assert.ErrorIs(t, one.Release(ctx), semaphore.ErrNotHeld)
+
+	// Bad input.
+	_, err = semaphore.New(c, "/sem/bad", 0)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	_, err = semaphore.New(c, "/sem/bad", -2)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	_, err = semaphore.New(nil, "/sem/bad", 1)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	_, err = semaphore.New(c, "sem", 1)
+	assert.ErrorIs(t, err, framework.ErrInvalidPath)
+	_, err = s.AcquireN(ctx, 4)
+	assert.ErrorIs(t, err, semaphore.ErrTooMany)
+	_, err = s.AcquireN(ctx, 0)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	requireEmpty(t, srv.ConnectString(), "/sem/n")
+}
+
+func TestCancelledAcquireLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	s, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/cancel", 2)
+	require.NoError(t, err)
+	held, err := s.AcquireN(ctx, 2)
+	require.NoError(t, err)
+	other, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/cancel", 2)
+	require.NoError(t, err)
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = other.Acquire(tctx)
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	kids, err := zktest.Children(ctx, srv.ConnectString(), "/sem/cancel/leases")
+	require.NoError(t, err)
+	assert.Len(t, kids, 2, "the cancelled acquirer's lease node is gone")
+	require.NoError(t, semaphore.ReturnAll(ctx, held...))
+	// Taking 2 of 2 while one is held times out and returns the one it got.
+	h1, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	tctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = other.AcquireN(tctx, 2)
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, h1.Release(ctx))
+	requireEmpty(t, srv.ConnectString(), "/sem/cancel")
+}
+
+func TestSharedCount(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newClient(t, srv.ConnectString())
+	s, err := semaphore.NewShared(c, "/sem/shared", "/sem/count", 1)
+	require.NoError(t, err)
+	a, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	data, _, err := c.GetData(ctx, "/sem/count")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 0, 0, 1}, data, "the seed is stored as Curator's SharedCount stores it")
+	_, err = s.TryAcquire(ctx)
+	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
+	// A waiter is let in when the count rises.
+	got := make(chan *semaphore.Lease, 1)
+	go func() {
+		l, err := s.Acquire(ctx)
+		if err == nil {
+			got <- l
+		}
+		close(got)
+	}()
+	require.NoError(t, semaphore.SetCount(ctx, c, "/sem/count", 2))
+	var b *semaphore.Lease
+	select {
+	case b = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("raising the shared count did not let the waiter in")
+	}
+	require.NotNil(t, b)
+	require.NoError(t, semaphore.ReturnAll(ctx, a, b))
+	_, err = c.SetData(ctx, "/sem/count", []byte("x"), -1)
+	require.NoError(t, err)
+	_, err = s.Acquire(ctx)
+	assert.ErrorIs(t, err, semaphore.ErrBadCount)
+	requireEmpty(t, srv.ConnectString(), "/sem/shared")
+}
+
+func TestHolderSessionExpiryFreesLease(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	cut := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	s1, err := semaphore.New(cut, "/sem/exp", 1)
+	require.NoError(t, err)
+	held, err := s1.Acquire(ctx)
+	require.NoError(t, err)
+	s2, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/exp", 1)
+	require.NoError(t, err)
+	got := make(chan *semaphore.Lease, 1)
+	go func() {
+		l, err := s2.Acquire(ctx)
+		if err == nil {
+			got <- l
+		}
+		close(got)
+	}()
+	proxy.Stall()
+	select {
+	case <-held.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut-off holder's lease did not end")
+	}
+	var l *semaphore.Lease
+	select {
+	case l = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter never got the expired holder's lease")
+	}
+	require.NotNil(t, l)
+	proxy.Heal()
+	assert.ErrorIs(t, held.Release(ctx), semaphore.ErrLeaseLost)
+	require.NoError(t, l.Release(ctx))
+	requireEmpty(t, srv.ConnectString(), "/sem/exp")
+}
+
+func TestSemaphoreMutexNotReentrant(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	m, err := semaphore.NewMutex(newClient(t, srv.ConnectString()), "/sem/mutex")
+	require.NoError(t, err)
+	l, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	lctx, cancel := l.Context(ctx)
+	defer cancel()
+	_, err = m.Acquire(lctx)
+	assert.ErrorIs(t, err, semaphore.ErrAlreadyHeld, "not re-entrant: an error, not a deadlock")
+	_, err = m.TryAcquire(ctx)
+	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
+	require.NoError(t, l.Release(ctx))
+	requireEmpty(t, srv.ConnectString(), "/sem/mutex")
+}
+
+func TestCuratorSemaphoreInterop(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	java := curatortest.Start(t, srv.ConnectString())
+	s, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/interop", 2)
+	require.NoError(t, err)
+	_, err = java.Do(ctx, "sem.new j /sem/interop 2")
+	require.NoError(t, err)
+	out, err := java.Do(ctx, "sem.acquire j 1 5000")
+	require.NoError(t, err)
+	assert.Equal(t, "1", out)
+	g, err := s.Acquire(ctx)
+	require.NoError(t, err)
+	// Both leases are taken: Java and Go each see no room.
+	out, err = java.Do(ctx, "sem.acquire j 1 300")
+	require.NoError(t, err)
+	assert.Equal(t, "0", out)
+	_, err = s.TryAcquire(ctx)
+	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
+	// A Java waiter gets the Go lease when it is returned.
+	require.NoError(t, java.Async(ctx, "jw", "sem.acquire j 1 10000"))
+	time.Sleep(200 * time.Millisecond) // the Java waiter queues
+	require.NoError(t, g.Release(ctx))
+	out, err = java.WaitDone(ctx, "jw")
+	require.NoError(t, err)
+	assert.Contains(t, out, "1")
+	_, err = java.Do(ctx, "sem.releaseall j")
+	require.NoError(t, err)
+
+	// Semaphore mutexes exclude each other across the languages.
+	m, err := semaphore.NewMutex(newClient(t, srv.ConnectString()), "/sem/imutex")
+	require.NoError(t, err)
+	_, err = java.Do(ctx, "semmutex.new jm /sem/imutex")
+	require.NoError(t, err)
+	ml, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	out, err = java.Do(ctx, "semmutex.acquire jm 300")
+	require.NoError(t, err)
+	assert.Equal(t, "false", out)
+	require.NoError(t, ml.Release(ctx))
+	out, err = java.Do(ctx, "semmutex.acquire jm 5000")
+	require.NoError(t, err)
+	assert.Equal(t, "true", out)
+	_, err = m.TryAcquire(ctx)
+	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
+	_, err = java.Do(ctx, "semmutex.release jm")
+	require.NoError(t, err)
+	requireEmpty(t, srv.ConnectString(), "/sem/interop")
+	requireEmpty(t, srv.ConnectString(), "/sem/imutex")
+}
