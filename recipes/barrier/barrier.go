@@ -1,0 +1,126 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
+)
+
+// retryPause is how long Wait pauses after a check that failed with a connection loss the
+// client's retry policy gave up on, unless the client reconnects sooner.
+const retryPause = time.Second
+
+// Barrier is a distributed barrier on one ZooKeeper path. It holds no state of its own
+// besides its client and path, and is safe for concurrent use.
+type Barrier struct {
+	client *framework.Client
+	path   string
+}
+
+// New returns a barrier on path. It checks its arguments (a nil client, an invalid,
+// root or reserved path) but does not talk to ZooKeeper.
+func New(c *framework.Client, path string) (*Barrier, error) {
+	if c == nil {
+		return nil, fmt.Errorf("barrier: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
+	}
+	if path == "/" || framework.IsReservedPath(path) {
+		return nil, fmt.Errorf("barrier: %w: %q cannot be a barrier path", framework.ErrInvalidArgument, path)
+	}
+	return &Barrier{client: c, path: path}, nil
+}
+
+// Path returns the barrier's path.
+func (b *Barrier) Path() string { return b.path }
+
+// Set sets the barrier: it creates the barrier node, and its missing parents. A barrier
+// that is set already is not an error.
+func (b *Barrier) Set(ctx context.Context) error {
+	_, err := b.client.Create(ctx, b.path, nil, framework.WithParents())
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+		return fmt.Errorf("barrier: set %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Remove removes the barrier, which releases every waiter. A barrier that is not set is
+// not an error.
+func (b *Barrier) Remove(ctx context.Context) error {
+	if err := b.client.Delete(ctx, b.path, framework.Quietly()); err != nil {
+		return fmt.Errorf("barrier: remove %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// IsSet reports whether the barrier is set now.
+func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	st, err := b.client.Exists(ctx, b.path)
+	if err != nil {
+		return false, fmt.Errorf("barrier: check %s: %w", b.path, err)
+	}
+	return st != nil, nil
+}
+
+// Wait blocks until the barrier is not set, ctx ends or the client is closed. It returns
+// nil at once when the barrier is not set. A deadline on ctx is Curator's
+// waitOnBarrier(time, unit); when ctx ends Wait returns an error that matches ctx.Err()
+// (errors.Is), and when the client is closed one that matches framework.ErrClosed.
+//
+// Wait survives connection loss: it keeps waiting while the client is disconnected and
+// looks at the barrier again once the client is back, with the same session or a new
+// one. Wait leaves no goroutine behind when it returns.
+func (b *Barrier) Wait(ctx context.Context) error {
+	wake := make(chan struct{}, 1)
+	unsubscribe := b.client.AddListener(func(s framework.State) {
+		if s == framework.Reconnected || s == framework.Connected {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer unsubscribe()
+	for {
+		if err := ctx.Err(); err != nil {
+			return b.waitErr(err)
+		}
+		// A data watch, not an exists watch: when the node is gone no watch is left behind.
+		_, _, ch, err := b.client.GetDataW(ctx, b.path)
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+			return nil
+		case err == nil:
+			select {
+			case <-ch: // deleted, changed, or the session ended (EventNotWatching): look again
+			case <-wake: // reconnected: look again, in case the watch was not re-armed
+			case <-ctx.Done():
+				return b.waitErr(ctx.Err())
+			case <-b.client.Done():
+				return b.waitErr(framework.ErrClosed)
+			}
+		case ctx.Err() == nil && retry.IsRetryable(err, true):
+			// Cut off for longer than the retry policy allows: keep waiting for the
+			// client to come back.
+			t := time.NewTimer(retryPause)
+			select {
+			case <-wake:
+			case <-t.C:
+			case <-ctx.Done():
+			case <-b.client.Done():
+			}
+			t.Stop()
+		default:
+			return b.waitErr(err)
+		}
+	}
+}
+
+func (b *Barrier) waitErr(err error) error {
+	return fmt.Errorf("barrier: wait on %s: %w", b.path, err)
+}

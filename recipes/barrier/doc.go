@@ -1,0 +1,25 @@
+// Package barrier is Curator's DistributedBarrier in Go: a gate that holds every process
+// waiting on it until someone removes it. It is wire-compatible with Curator 5.x: a Go
+// process and a Java process using DistributedBarrier on the same path set, remove and
+// wait on the same barrier.
+//
+// A typical use is a batch job: a coordinator sets the barrier, workers start and Wait on
+// it, and the coordinator removes it once the input is ready, which releases every worker
+// at once.
+//
+// # Znode layout
+//
+// The barrier is one persistent node at the barrier's path: it is set while the node
+// exists. Set creates it (and its missing parents, as container nodes, which the server
+// removes once they are empty); Remove deletes it. Waiters read the node with a watch and
+// return once it is gone. The node's data is not used (Curator writes the host's address
+// into it; this package writes none).
+//
+// # Connection and session loss
+//
+// The barrier node is persistent, so it outlives every session. A waiter whose
+// connection drops keeps waiting: its watch is re-armed when the client reconnects,
+// and Wait looks at the node again after every reconnection and after a session expiry,
+// so a barrier removed while the waiter was cut off is noticed as soon as it is back.
+// Wait ends early only when its context ends or the client is closed.
+package barrier

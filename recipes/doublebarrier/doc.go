@@ -1,0 +1,49 @@
+// Package doublebarrier is Curator's DistributedDoubleBarrier in Go: a barrier that
+// members enter together and leave together. Enter blocks until at least memberQty
+// members have entered; Leave blocks until every member that entered has left. It is
+// wire-compatible with Curator 5.x: Go and Java members can enter and leave the same
+// barrier.
+//
+// A typical use is a batch job in N parts: N workers Enter, so that none starts before
+// all are there; each does its part; each calls Leave, so that none moves on before all
+// are done.
+//
+// # Znode layout
+//
+// Under the barrier's path (a container node, removed by the server once empty):
+//
+//   - <path>/<uuid>: one ephemeral node per member, named by a random (version 4) UUID
+//     that the DoubleBarrier value chose when it was made.
+//   - <path>/ready: a persistent node, created by the member whose arrival brings the
+//     count of members to memberQty; its creation lets everyone in. The first member to
+//     finish Leave deletes it.
+//
+// Enter sets an exists watch on ready, creates the member node, and is in if ready
+// exists or the members number at least memberQty (then it creates ready); otherwise it
+// waits for ready to appear. memberQty is a threshold, not a limit: more members may
+// enter.
+//
+// Leave follows ZooKeeper's double-barrier recipe: the member with the lowest node name
+// waits for the highest to go; every other member deletes its node and waits for the
+// lowest to go; a member alone deletes its node. Leave returns when no member node is
+// left, so nobody returns from Leave before every member has at least started leaving.
+//
+// # One value, one member
+//
+// A DoubleBarrier value is one member: its node name is fixed when the value is made,
+// as Curator's is. Enter and Leave alternate: entering twice without leaving returns
+// ErrAlreadyEntered, leaving without having entered returns ErrNotEntered. To have
+// several members in one process, make several values.
+//
+// # Giving up, and session loss
+//
+// When Enter's context ends before the barrier opens, Enter deletes the member node and
+// returns the context's error: the member was never counted. When Leave's context ends,
+// Leave deletes the member node (if it still exists) and returns the context's error:
+// the others finish leaving without waiting for this member.
+//
+// The member node is ephemeral. If the session expires while Enter waits, Enter creates
+// the node again in the new session and keeps waiting. If it expires while the member is
+// inside, the node vanishes, the other members no longer wait for it, and this member's
+// Leave returns an error that matches ErrSessionLost.
+package doublebarrier

@@ -1,0 +1,328 @@
+package doublebarrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// readyNode is the name of the node whose existence opens the barrier, as Curator's.
+const readyNode = "ready"
+
+// cleanupTimeout bounds the deletes done after a failure, on a context detached from the
+// caller's (which may be what failed).
+const cleanupTimeout = 10 * time.Second
+
+// state is where a member stands.
+type state int
+
+const (
+	outside state = iota
+	entering
+	inside
+	leaving
+)
+
+// DoubleBarrier is one member of a double barrier on a ZooKeeper path. It is safe for
+// concurrent use, but it is one member: Enter and Leave must alternate (see the package
+// documentation); concurrent calls that break the alternation get ErrAlreadyEntered or
+// ErrNotEntered.
+type DoubleBarrier struct {
+	client    *framework.Client
+	path      string
+	readyPath string
+	memberQty int
+
+	ourName string // written under mu, by Enter or Leave only
+	ourPath string
+
+	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
+	state state
+	gen   uint64 // client generation in which Enter succeeded
+}
+
+// New returns a member of the double barrier on path that opens once memberQty members
+// have entered. It checks its arguments (a nil client; an invalid, root or reserved
+// path; memberQty < 1) but does not talk to ZooKeeper. Each value is a new member with
+// its own node name.
+func New(c *framework.Client, path string, memberQty int) (*DoubleBarrier, error) {
+	if c == nil {
+		return nil, fmt.Errorf("doublebarrier: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("doublebarrier: %w", err)
+	}
+	if path == "/" || framework.IsReservedPath(path) {
+		return nil, fmt.Errorf("doublebarrier: %w: %q cannot be a barrier path", framework.ErrInvalidArgument, path)
+	}
+	if memberQty < 1 {
+		return nil, fmt.Errorf("doublebarrier: %w: member quantity %d, want at least 1", framework.ErrInvalidArgument, memberQty)
+	}
+	name := newUUID()
+	return &DoubleBarrier{
+		client:    c,
+		path:      path,
+		readyPath: framework.JoinPath(path, readyNode),
+		ourName:   name,
+		ourPath:   framework.JoinPath(path, name),
+		memberQty: memberQty,
+	}, nil
+}
+
+// Path returns the barrier's path.
+func (d *DoubleBarrier) Path() string { return d.path }
+
+// Node returns the path of this member's node, <path>/<uuid>. It exists only while the
+// member is entering or inside. The name stays the same from one Enter to the next,
+// unless deleting the node after a failure failed (the client then keeps deleting it in
+// the background, and the member takes a new name).
+func (d *DoubleBarrier) Node() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ourPath
+}
+
+// MemberQty returns the number of members that opens the barrier.
+func (d *DoubleBarrier) MemberQty() int { return d.memberQty }
+
+// transition moves the member from one state to another, or fails with sentinel.
+func (d *DoubleBarrier) transition(from, to state, sentinel error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state != from {
+		return fmt.Errorf("%w: member %s of %s", sentinel, d.ourName, d.path)
+	}
+	d.state = to
+	return nil
+}
+
+func (d *DoubleBarrier) setState(s state, gen uint64) {
+	d.mu.Lock()
+	d.state, d.gen = s, gen
+	d.mu.Unlock()
+}
+
+// Enter blocks until at least memberQty members (this one included) have entered, ctx
+// ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
+// failure Enter deletes this member's node, so the others do not count it, and returns
+// the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
+// client was closed. Entering a member that is inside already returns ErrAlreadyEntered.
+func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
+		return err
+	}
+	gen, err := d.enter(ctx)
+	if err != nil {
+		d.deleteOurs(ctx)
+		d.setState(outside, 0)
+		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
+	}
+	d.setState(inside, gen)
+	return nil
+}
+
+// enter runs Enter's loop and returns the generation in which the member got in.
+func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		gen := d.client.Generation()
+		// Watch ready before creating our node: a ready created in between is not missed.
+		ready, readyCh, err := d.client.ExistsW(ctx, d.readyPath)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.ensureOurs(ctx); err != nil {
+			return 0, err
+		}
+		if ready != nil {
+			return gen, nil
+		}
+		members, err := d.members(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if len(members) >= d.memberQty {
+			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithParents())
+			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+				return 0, err
+			}
+			return gen, nil
+		}
+		select {
+		case ev := <-readyCh:
+			if ev.Type == zk.EventNodeCreated {
+				// The barrier opened while our node was there: we are in, even if a
+				// quick leaver deletes ready before we could look at it again.
+				return gen, nil
+			}
+			// The session ended (EventNotWatching) or something else happened: look
+			// again. After a session expiry ensureOurs creates our node again.
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-d.client.Done():
+			return 0, framework.ErrClosed
+		}
+	}
+}
+
+// ensureOurs makes sure our member node exists and belongs to the client's current
+// session.
+func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		st, err := d.client.Exists(ctx, d.ourPath)
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			if st.EphemeralOwner == d.client.SessionID() {
+				return nil
+			}
+			// Left by an older session of ours that the server is removing: replace it.
+			err := d.client.Delete(ctx, d.ourPath, framework.WithVersion(st.Version), framework.Quietly())
+			if err != nil && !errors.Is(err, framework.ErrBadVersion) {
+				return err
+			}
+			continue
+		}
+		_, err = d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, framework.ErrNodeExists) { // exists: a retried create whose first reply was lost
+			return err
+		}
+	}
+	return fmt.Errorf("member node %s keeps belonging to another session", d.ourPath)
+}
+
+// members returns the member node names, sorted, without ready.
+func (d *DoubleBarrier) members(ctx context.Context) ([]string, error) {
+	kids, _, err := d.client.Children(ctx, d.path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	kids = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
+	slices.Sort(kids) // the order Curator's Collections.sort gives these ASCII names
+	return kids, nil
+}
+
+// Leave blocks until every member has left the barrier, ctx ends or the client is
+// closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
+// the recipe prescribes; the first member to finish also deletes ready.
+//
+// When ctx ends or the client is closed, Leave deletes this member's node if it still
+// exists, so that the others are not kept waiting for it, and returns the error (one
+// that matches ctx.Err() or framework.ErrClosed). When the member's session expired
+// while it was inside, Leave returns an error that matches ErrSessionLost. Either way,
+// and on success, the member is outside afterwards and may Enter again. Leaving a member
+// that is not inside returns ErrNotEntered.
+func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if err := d.transition(inside, leaving, ErrNotEntered); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	gen := d.gen
+	d.mu.Unlock()
+	err := d.leave(ctx, gen)
+	if err != nil && !errors.Is(err, ErrSessionLost) {
+		d.deleteOurs(ctx)
+	}
+	d.setState(outside, 0)
+	if err != nil {
+		return fmt.Errorf("doublebarrier: leave %s: %w", d.path, err)
+	}
+	return nil
+}
+
+func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
+	oursExists := true // until we delete it
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		members, err := d.members(ctx)
+		if err != nil {
+			return err
+		}
+		i := slices.Index(members, d.ourName)
+		if i < 0 && oursExists { // only the server removes it: our session expired
+			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
+		}
+		if len(members) == 0 {
+			break
+		}
+		if i >= 0 && len(members) == 1 { // only ours left
+			if err := d.deleteOursNow(ctx); err != nil {
+				return err
+			}
+			break
+		}
+		var watch string
+		if i == 0 { // lowest: wait for the highest to go
+			watch = members[len(members)-1]
+		} else { // the others: go, and wait for the lowest to go
+			watch = members[0]
+			if oursExists {
+				if err := d.deleteOursNow(ctx); err != nil {
+					return err
+				}
+				oursExists = false
+			}
+		}
+		// A data watch, not an exists watch: when the node is gone already, no watch is
+		// left behind.
+		_, _, ch, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, watch))
+		if errors.Is(err, framework.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ch: // gone (or the session ended: EventNotWatching): look again
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-d.client.Done():
+			return framework.ErrClosed
+		}
+	}
+	// Every member is out: a failure to delete ready does not change that (the client's
+	// background worker keeps trying).
+	if err := d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.Guaranteed()); err != nil {
+		d.client.Logger().Warn("doublebarrier: deleting the ready node failed", "path", d.readyPath, "err", err)
+	}
+	return nil
+}
+
+// deleteOursNow deletes our member node as a step of Leave.
+func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
+	return d.client.Delete(ctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+}
+
+// deleteOurs deletes our member node after a failure, on a context detached from the
+// caller's, and guaranteed. When the delete failed, the client's background worker keeps
+// trying; so that it cannot delete the node of a later Enter, the member takes a new
+// name.
+func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed()); err != nil {
+		name := newUUID()
+		d.mu.Lock()
+		d.ourName, d.ourPath = name, framework.JoinPath(d.path, name)
+		d.mu.Unlock()
+	}
+}
