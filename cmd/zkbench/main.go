@@ -1,0 +1,146 @@
+// Command zkbench measures the recipes against a ZooKeeper server: one named workload per
+// run, reported as one JSON line on stdout (progress and logs on stderr). The workloads,
+// the command line and the fields of the line are fixed by ../shared/bench/WORKLOADS.md, so
+// that other ZooKeeper client libraries can be measured with the same definitions.
+//
+//	zkbench --connect HOST:PORT --workload mutex --clients 4 --per-client 2 --ops 2000
+//	zkbench --standard            # the standard set on an embedded server, with a table
+//
+// Without --connect it starts an embedded ZooKeeper (zktest.StartServer) for the run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// config is one run's command line.
+type config struct {
+	connect        string
+	workload       string
+	clients        int
+	perClient      int
+	ops            int
+	localBatch     int
+	sessionTimeout time.Duration
+	timeout        time.Duration
+	sampleEvery    time.Duration
+	standard       bool
+	warmup         bool
+	repeat         int
+}
+
+// errUsage marks an error in the command line (exit status 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "zkbench:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "zkbench:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, runs what they ask for and writes the JSON line(s) to stdout.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.connect == "" {
+		fmt.Fprintln(stderr, "zkbench: no --connect given: starting an embedded ZooKeeper")
+		srv, err := zktest.StartServer()
+		if err != nil {
+			return fmt.Errorf("starting an embedded ZooKeeper: %w", err)
+		}
+		defer srv.Close()
+		cfg.connect = srv.ConnectString()
+		fmt.Fprintln(stderr, "zkbench: embedded ZooKeeper at", cfg.connect)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if cfg.standard {
+		return runStandard(ctx, cfg, stdout, stderr)
+	}
+	res, err := execute(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	return writeLine(stdout, res)
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("zkbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.connect, "connect", "", "ZooKeeper connect string HOST:PORT[,HOST:PORT...]; absent: start an embedded server")
+	fs.StringVar(&cfg.workload, "workload", "", "workload to run: "+workloadNames())
+	fs.IntVar(&cfg.clients, "clients", 1, "C: sessions (one client each)")
+	fs.IntVar(&cfg.perClient, "per-client", 1, "G: goroutines per session")
+	fs.IntVar(&cfg.ops, "ops", 2000, "N: total operations, split evenly over the C×G workers (per run with --standard)")
+	fs.IntVar(&cfg.localBatch, "local-batch", 1, "mutex-shared only: local hand-overs in a row before a waiting process gets in (1: fair)")
+	fs.DurationVar(&cfg.sessionTimeout, "session-timeout", 30*time.Second, "session timeout of every session")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.DurationVar(&cfg.sampleEvery, "sample-every", 20*time.Millisecond, "how often max_nodes counts the lock's children")
+	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
+	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")
+	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if cfg.ops < 1 || cfg.clients < 1 || cfg.perClient < 1 {
+		return cfg, fmt.Errorf("%w: --ops, --clients and --per-client must be at least 1", errUsage)
+	}
+	if cfg.sessionTimeout <= 0 || cfg.timeout <= 0 || cfg.sampleEvery <= 0 {
+		return cfg, fmt.Errorf("%w: --session-timeout, --timeout and --sample-every must be positive", errUsage)
+	}
+	if cfg.standard {
+		if cfg.repeat < 1 {
+			return cfg, fmt.Errorf("%w: --repeat must be at least 1", errUsage)
+		}
+		if cfg.workload != "" {
+			return cfg, fmt.Errorf("%w: --standard runs its own set; do not give --workload", errUsage)
+		}
+		return cfg, nil
+	}
+	if cfg.workload == "" {
+		return cfg, fmt.Errorf("%w: --workload is required (one of %s), or --standard", errUsage, workloadNames())
+	}
+	return cfg, checkWorkload(cfg)
+}
+
+// checkWorkload validates the workload-specific parts of cfg.
+func checkWorkload(cfg config) error {
+	if _, err := lookup(cfg.workload); err != nil {
+		return err
+	}
+	if cfg.localBatch < 1 || cfg.localBatch > 255 {
+		return fmt.Errorf("%w: --local-batch %d not in [1, 255]", errUsage, cfg.localBatch)
+	}
+	if cfg.localBatch > 1 && cfg.workload != "mutex-shared" {
+		return fmt.Errorf("%w: --local-batch applies to mutex-shared only", errUsage)
+	}
+	if w := cfg.clients * cfg.perClient; cfg.ops < w {
+		return fmt.Errorf("%w: --ops %d is fewer than the %d workers", errUsage, cfg.ops, w)
+	}
+	return nil
+}

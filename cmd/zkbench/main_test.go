@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// required are the fields WORKLOADS.md fixes, with the JSON type each must have.
+var required = map[string]string{
+	"impl": "string", "workload": "string", "clients": "number", "per_client": "number",
+	"ops": "number", "seconds": "number", "ops_per_s": "number", "p50_us": "number",
+	"p99_us": "number", "violations": "number",
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	}
+	return "other"
+}
+
+// TestWorkloads runs every implemented workload small against a real server and checks
+// the line: one line of JSON, every required field, no violation, and nothing left in
+// ZooKeeper afterwards.
+func TestWorkloads(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	cases := []struct {
+		workload, impl string
+		extra          []string
+		localBatch     float64
+		counted        bool
+	}{
+		{"mutex", implOurs, nil, 0, true},
+		{"mutex-shared", implOurs, nil, 0, true},
+		{"mutex-shared", implOurs, []string{"--local-batch", "4"}, 4, true},
+		{"floor", implGoZK, nil, 0, true},
+		{"gozk-lock", implGoZK, nil, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(append([]string{tc.workload}, tc.extra...), " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			args := append([]string{"--connect", srv.ConnectString(), "--workload", tc.workload,
+				"--clients", "2", "--per-client", "2", "--ops", "40"}, tc.extra...)
+			var stdout, stderr bytes.Buffer
+			require.NoError(t, run(ctx, args, &stdout, &stderr), "stderr:\n%s", stderr.String())
+			out := stdout.String()
+			require.True(t, strings.HasSuffix(out, "\n"), "the line ends with a newline")
+			require.Equal(t, 1, strings.Count(out, "\n"), "exactly one line on stdout: %q", out)
+
+			var line map[string]any
+			require.NoError(t, json.Unmarshal([]byte(out), &line))
+			for name, typ := range required {
+				v, ok := line[name]
+				if assert.True(t, ok, "field %s missing in %s", name, out) {
+					assert.Equal(t, typ, kind(v), "type of %s", name)
+				}
+			}
+			assert.Equal(t, tc.impl, line["impl"])
+			assert.Equal(t, tc.workload, line["workload"])
+			assert.EqualValues(t, 2, line["clients"])
+			assert.EqualValues(t, 2, line["per_client"])
+			assert.EqualValues(t, 40, line["ops"])
+			assert.EqualValues(t, 0, line["violations"])
+			assert.Greater(t, line["seconds"], 0.0)
+			assert.Greater(t, line["ops_per_s"], 0.0)
+			assert.LessOrEqual(t, line["p50_us"], line["p99_us"])
+			if tc.localBatch > 0 {
+				assert.Equal(t, tc.localBatch, line["local_batch"])
+			} else {
+				assert.NotContains(t, line, "local_batch")
+			}
+			rpo, ok := line["zk_requests_per_op"]
+			assert.Equal(t, tc.counted, ok, "zk_requests_per_op present only when counted exactly")
+			if tc.workload == "floor" {
+				assert.EqualValues(t, 3, rpo, "floor is create, children, delete")
+			} else if ok {
+				assert.Greater(t, rpo, 0.0)
+			}
+			assert.Contains(t, line, "max_nodes")
+
+			left, err := zktest.Children(ctx, srv.ConnectString(), "/zkbench")
+			require.NoError(t, err)
+			assert.Empty(t, left, "the run's base path is deleted")
+		})
+	}
+}
+
+// TestNotAvailable: a workload of WORKLOADS.md whose recipe has not landed fails
+// clearly, before anything is started; unknown workloads and bad flags are usage errors.
+func TestNotAvailable(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"semmutex", "semaphore", "rwread", "rwmixed", "multilock", "doublebarrier"} {
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"--connect", "127.0.0.1:1", "--workload", name}, &stdout, &stderr)
+		require.ErrorIs(t, err, errNotAvailable, name)
+		assert.Contains(t, err.Error(), "workload "+name+" not available yet")
+		assert.Empty(t, stdout.String())
+	}
+	for _, args := range [][]string{
+		{"--workload", "nosuch"},
+		{"--workload", "mutex", "--local-batch", "4"},
+		{"--workload", "mutex-shared", "--local-batch", "0"},
+		{"--workload", "mutex", "--clients", "4", "--per-client", "2", "--ops", "4"},
+		{},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, append([]string{"--connect", "127.0.0.1:1"}, args...), &stdout, &stderr)
+		assert.True(t, errors.Is(err, errUsage), "%v: %v", args, err)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(n ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range n {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	for _, tc := range []struct {
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{nil, 0.5, 0},
+		{ms(7), 0.99, 7 * time.Millisecond},
+		{ms(1, 2), 0.5, 1 * time.Millisecond},
+		{ms(1, 2, 3), 0.5, 2 * time.Millisecond},
+		{ms(hundred...), 0.5, 50 * time.Millisecond},
+		{ms(hundred...), 0.99, 99 * time.Millisecond},
+	} {
+		assert.Equal(t, tc.want, percentile(tc.sorted, tc.p), "p%v of %v", tc.p, tc.sorted)
+	}
+}
