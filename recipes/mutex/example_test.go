@@ -42,7 +42,12 @@ func Example() {
 	case <-work.Done():
 		fmt.Println("lock lost: stop writing")
 	default:
-		fmt.Println("holding the lock; fencing token > 0:", lease.Token() > 0)
+		// Pass the token to the resource you protect: it rejects writes with an older one.
+		tok, err := lease.Token(work)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("holding the lock; fencing token > 0:", tok > 0)
 	}
 	// Output: holding the lock; fencing token > 0: true
 }

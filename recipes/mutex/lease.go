@@ -90,8 +90,16 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 // lock to the next, across the whole ensemble and every process: it is the lock node's
 // czxid shifted left by 8 bits, plus the number of times the node was handed over locally
 // before this lease (at most 255). A holder in another process always has a later node,
-// so a larger czxid.
-func (l *Lease) Token() int64 { return l.core.Held.Czxid<<8 | int64(l.index) }
+// so a larger czxid. The first call reads the czxid from ZooKeeper (one request; later
+// calls and locally handed-over leases reuse it), so that acquisitions that never fence
+// do not pay for it. It fails with ErrLeaseLost when the node is no longer this session's.
+func (l *Lease) Token(ctx context.Context) (int64, error) {
+	z, err := l.core.Held.Czxid(ctx, l.m.client)
+	if err != nil {
+		return 0, fmt.Errorf("mutex: token of %s: %w", l.core.Held.Path, err)
+	}
+	return z<<8 | int64(l.index), nil
+}
 
 // Node returns the path of the lease's lock node.
 func (l *Lease) Node() string { return l.core.Held.Path }

@@ -92,7 +92,7 @@ func New(c *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if o.localBatch < 1 || o.localBatch > maxHandovers {
 		return nil, fmt.Errorf("mutex: %w: local batch %d not in [1, %d]", framework.ErrInvalidArgument, o.localBatch, maxHandovers)
 	}
-	lk, err := locks.New(locks.Config{Client: c, Path: path, LockName: lockName, MaxLeases: 1, Data: o.data})
+	lk, err := locks.New(locks.Config{Client: c, Path: path, LockName: lockName, MaxLeases: 1, Data: o.data, FastHandoff: true})
 	if err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}

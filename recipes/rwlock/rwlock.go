@@ -200,7 +200,15 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 
 // Token returns a fencing token: the lock node's czxid shifted left by 8 bits (the same
 // scale as the mutex's tokens). It strictly increases from one write holder to the next.
-func (l *Lease) Token() int64 { return l.core.Held.Czxid << 8 }
+// The first call reads the czxid (one request); it fails with ErrLeaseLost when the node
+// is no longer this session's.
+func (l *Lease) Token(ctx context.Context) (int64, error) {
+	z, err := l.core.Held.Czxid(ctx, l.lock.rw.client)
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: token of %s: %w", l.core.Held.Path, err)
+	}
+	return z << 8, nil
+}
 
 // Node returns the path of the lease's lock node.
 func (l *Lease) Node() string { return l.core.Held.Path }

@@ -222,6 +222,8 @@ func TestWriterSessionLost(t *testing.T) {
 	lost := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
 	w, err := newRW(t, lost, "/rw/lost").WriteLock().Acquire(ctx)
 	require.NoError(t, err)
+	tokenW := token(w) // read while the writer still holds it
+	require.Greater(t, tokenW, int64(0))
 	reader := newRW(t, newClient(t, srv.ConnectString()), "/rw/lost")
 	got := make(chan *rwlock.Lease, 1)
 	go func() {
@@ -244,7 +246,10 @@ func TestWriterSessionLost(t *testing.T) {
 		t.Fatal("the reader never got the lock after the writer's session expired")
 	}
 	require.NotNil(t, l)
-	assert.Greater(t, l.Token(), w.Token())
+	assert.Greater(t, token(l), tokenW)
+	stale, err := w.Token(ctx)
+	require.NoError(t, err, "a lost lease keeps the token it had: a fenced store rejects it")
+	assert.Equal(t, tokenW, stale)
 	proxy.Heal()
 	assert.ErrorIs(t, w.Release(ctx), rwlock.ErrLeaseLost)
 	require.NoError(t, l.Release(ctx))
@@ -294,4 +299,15 @@ func TestCuratorReadWriteInterop(t *testing.T) {
 	_, err = java.Do(ctx, "rw.writerelease j")
 	require.NoError(t, err)
 	requireNoChildren(t, srv.ConnectString(), "/rw/interop")
+}
+
+// token reads a lease's fencing token; -1 when that fails (which fails any ordering check).
+func token(l interface {
+	Token(context.Context) (int64, error)
+}) int64 {
+	v, err := l.Token(context.Background())
+	if err != nil {
+		return -1
+	}
+	return v
 }

@@ -74,7 +74,7 @@ func newSemaphore(c *framework.Client, path string, maxLeases int, countPath str
 	if path == "/" {
 		return nil, fmt.Errorf("semaphore: %w: the root cannot be a semaphore path", framework.ErrInvalidArgument)
 	}
-	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1})
+	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true})
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
@@ -220,7 +220,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		cancel()
 	}()
 	gen := c.Generation()
-	node, st, err := c.CreateStat(ctx, framework.JoinPath(s.leasesPath, leaseName), s.opts.data,
+	node, err := c.Create(ctx, framework.JoinPath(s.leasesPath, leaseName), s.opts.data,
 		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
@@ -256,10 +256,10 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		}
 		if len(kids) <= max {
 			g, sid := c.Session()
-			if g != gen || st.EphemeralOwner != sid {
+			if g != gen {
 				return fail(locks.ErrNodeLost)
 			}
-			h := &locks.Held{Path: node, Czxid: st.Czxid, Gen: gen, SessionID: sid}
+			h := locks.NewHeld(node, gen, sid, 0)
 			return &Lease{sem: s, core: locks.NewLease(c, h, nil)}, nil
 		}
 		if try {
@@ -342,8 +342,16 @@ func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 }
 
 // Token returns a fencing token: the lease node's czxid shifted left by 8 bits. For the
-// semaphore mutex it strictly increases from one holder to the next.
-func (l *Lease) Token() int64 { return l.core.Held.Czxid << 8 }
+// semaphore mutex it strictly increases from one holder to the next. The first call reads
+// the czxid (one request); it fails with ErrLeaseLost when the node is no longer this
+// session's.
+func (l *Lease) Token(ctx context.Context) (int64, error) {
+	z, err := l.core.Held.Czxid(ctx, l.sem.client)
+	if err != nil {
+		return 0, fmt.Errorf("semaphore: token of %s: %w", l.core.Held.Path, err)
+	}
+	return z << 8, nil
+}
 
 type leaseKey struct{ s *Semaphore }
 
