@@ -1,0 +1,17 @@
+// Package reliability is the project-wide proof that the recipes keep their promises
+// when ZooKeeper and the network misbehave. It holds only tests: each recipe runs against
+// a 3-member ensemble (package zktest) while a fault is injected — connection drops,
+// stalls shorter and longer than the session timeout, a killed leader, lost quorum, a
+// stopped server, a lost create reply, a paused client process — and checkers that can
+// fail (each has a negative control) look at what happened:
+//
+//   - overlap: never more holders than allowed, counting a holder until its lease's Done;
+//   - fencing: a store that rejects writes with an older token loses no update, even when a
+//     paused process wakes up after its session expired;
+//   - liveness: after the fault heals every worker finishes within a bound;
+//   - cleanliness: no recipe nodes, ephemerals or watches left; containers reaped; no
+//     goroutines leaked.
+//
+// `go test ./reliability` runs the fast profile (part of `make test`); `make soak` runs
+// rounds for as long as asked (-soak=30m) and prints the counts.
+package reliability

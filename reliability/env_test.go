@@ -1,0 +1,155 @@
+package reliability_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// Session timeouts: the victim's is short so that faults that expire it stay quick.
+const (
+	victimSession = 2 * time.Second
+	otherSession  = 6 * time.Second
+)
+
+var pathSeq atomic.Int64
+
+// env is one scenario's world: a victim client behind a fault proxy, other clients
+// connected directly, and a fresh base path.
+type env struct {
+	t      *testing.T
+	proxy  *zktest.Proxy
+	victim *framework.Client
+	others []*framework.Client
+	base   string
+}
+
+func fastPolicy(t testing.TB) retry.Policy {
+	p, err := retry.NewBoundedExponentialBackoff(25*time.Millisecond, 500*time.Millisecond, 29)
+	require.NoError(t, err)
+	return p
+}
+
+func connect(t *testing.T, connect string, session time.Duration, opts ...framework.Option) *framework.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	all := append([]framework.Option{framework.WithSessionTimeout(session), framework.WithConnectionTimeout(2 * time.Second),
+		framework.WithRetryPolicy(fastPolicy(t))}, opts...)
+	c, err := framework.Connect(ctx, connect, all...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func newEnv(t *testing.T, others int) *env {
+	t.Helper()
+	healthy(t)
+	e := &env{t: t, base: fmt.Sprintf("/rel/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), pathSeq.Add(1))}
+	e.proxy = zktest.NewProxy(t, ens.ConnectString())
+	e.victim = connect(t, ens.ConnectString(), victimSession, framework.WithDialer(e.proxy.Dialer()))
+	for i := 0; i < others; i++ {
+		e.others = append(e.others, connect(t, ens.ConnectString(), otherSession))
+	}
+	return e
+}
+
+// clients returns the victim first, then the others.
+func (e *env) clients() []*framework.Client { return append([]*framework.Client{e.victim}, e.others...) }
+
+// healthy waits until every member of the ensemble runs and serves.
+func healthy(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	require.NoError(t, ens.RestoreQuorum(ctx))
+	for i := 0; i < ens.Size(); i++ {
+		_ = ens.Resume(i)
+	}
+	_, err := ens.WaitLeader(ctx)
+	require.NoError(t, err)
+}
+
+// leaderAddr is the client address of the current leader (which knows every session's
+// ephemerals and watches).
+func leaderAddr(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	i, err := ens.WaitLeader(ctx)
+	require.NoError(t, err)
+	return ens.Addr(i)
+}
+
+// checkClean asserts that nothing of the scenario is left (see problems).
+func (e *env) checkClean(paths ...string) {
+	e.t.Helper()
+	for _, p := range e.problems(30*time.Second, paths...) {
+		e.t.Error(p)
+	}
+}
+
+// problems lists what the scenario left behind: children under the recipe paths,
+// container nodes under the base path not reaped, watches under the base path on any
+// member, ephemeral nodes under the base path. Each condition gets up to wait to clear.
+func (e *env) problems(wait time.Duration, paths ...string) []string {
+	t := e.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait+30*time.Second)
+	defer cancel()
+	for _, c := range e.clients() {
+		_ = c.WaitGuaranteedDeletes(ctx)
+	}
+	var out []string
+	eventually := func(what string, ok func() bool) {
+		deadline := time.Now().Add(wait)
+		for !ok() {
+			if time.Now().After(deadline) {
+				out = append(out, what)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, p := range paths {
+		eventually("recipe nodes left under "+p, func() bool {
+			kids, err := zktest.Children(ctx, ens.ConnectString(), p)
+			return err == nil && len(kids) == 0
+		})
+	}
+	// Containers are reaped once empty, which also fires (and so clears) watches on them.
+	eventually("nodes under "+e.base+" not reaped", func() bool {
+		kids, err := zktest.Children(ctx, ens.ConnectString(), e.base)
+		return err == nil && len(kids) == 0
+	})
+	eventually("watches left under "+e.base, func() bool {
+		for i := 0; i < ens.Size(); i++ {
+			out, err := zktest.FourLetterWord(ens.Addr(i), "wchc", 5*time.Second)
+			if err != nil || strings.Contains(out, e.base+"/") {
+				return false
+			}
+		}
+		return true
+	})
+	owners, err := zktest.EphemeralOwners(leaderAddr(t))
+	if err != nil {
+		return append(out, err.Error())
+	}
+	for sid, nodes := range owners {
+		for _, n := range nodes {
+			if strings.HasPrefix(n, e.base+"/") {
+				out = append(out, fmt.Sprintf("session 0x%x still owns %s", sid, n))
+			}
+		}
+	}
+	return out
+}

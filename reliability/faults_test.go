@@ -1,0 +1,57 @@
+package reliability_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fault is one kind of misbehaviour. inject starts it and returns the function that heals
+// it; hold is how long it lasts.
+type fault struct {
+	name   string
+	hold   time.Duration
+	inject func(t *testing.T, e *env) (heal func())
+}
+
+var faults = []fault{
+	{name: "none", inject: func(*testing.T, *env) func() { return func() {} }},
+	{name: "drop-connections", inject: func(_ *testing.T, e *env) func() {
+		e.proxy.DropConnections()
+		return func() {}
+	}},
+	{name: "short-stall", hold: victimSession / 2, inject: func(_ *testing.T, e *env) func() {
+		e.proxy.Stall()
+		return e.proxy.Heal
+	}},
+	{name: "long-stall-session-expires", hold: 2*victimSession + time.Second, inject: func(_ *testing.T, e *env) func() {
+		e.proxy.Stall()
+		return e.proxy.Heal
+	}},
+	{name: "kill-leader", hold: time.Second, inject: func(t *testing.T, e *env) func() {
+		i, err := ens.KillLeader()
+		require.NoError(t, err)
+		return func() { require.NoError(t, ens.Restart(i)) }
+	}},
+	{name: "lose-quorum", hold: 2 * time.Second, inject: func(t *testing.T, e *env) func() {
+		_, err := ens.StopQuorum()
+		require.NoError(t, err)
+		return func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			require.NoError(t, ens.RestoreQuorum(ctx))
+		}
+	}},
+	{name: "pause-leader", hold: 3 * time.Second, inject: func(t *testing.T, e *env) func() {
+		i, err := ens.Leader()
+		require.NoError(t, err)
+		require.NoError(t, ens.Pause(i))
+		return func() { require.NoError(t, ens.Resume(i)) }
+	}},
+	{name: "ghost-create", inject: func(_ *testing.T, e *env) func() {
+		e.proxy.DropNextCreateReply()
+		return func() {}
+	}},
+}
