@@ -64,7 +64,9 @@ func newEnv(t *testing.T, others int) *env {
 }
 
 // clients returns the victim first, then the others.
-func (e *env) clients() []*framework.Client { return append([]*framework.Client{e.victim}, e.others...) }
+func (e *env) clients() []*framework.Client {
+	return append([]*framework.Client{e.victim}, e.others...)
+}
 
 // healthy waits until every member of the ensemble runs and serves.
 func healthy(t *testing.T) {

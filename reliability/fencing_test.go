@@ -146,4 +146,3 @@ func TestFencingCheckerNegativeControl(t *testing.T) {
 	_, _, lost := st.counts()
 	assert.Equal(t, 1, lost, "without fencing the paused holder's late write is accepted and loses an update")
 }
-
