@@ -74,8 +74,8 @@ func New(cfg Config) (*Internals, error) {
 	if err := framework.ValidatePath(cfg.Path); err != nil {
 		return nil, err
 	}
-	if cfg.Path == "/" {
-		return nil, fmt.Errorf("%w: the root cannot be a lock path", framework.ErrInvalidArgument)
+	if cfg.Path == "/" || framework.IsReservedPath(cfg.Path) {
+		return nil, fmt.Errorf("%w: %q cannot be a lock path (the root and /zookeeper are ZooKeeper's)", framework.ErrInvalidArgument, cfg.Path)
 	}
 	if cfg.LockName == "" || cfg.MaxLeases < 1 {
 		return nil, fmt.Errorf("%w: lock name %q, max leases %d", framework.ErrInvalidArgument, cfg.LockName, cfg.MaxLeases)

@@ -71,8 +71,8 @@ func newSemaphore(c *framework.Client, path string, maxLeases int, countPath str
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
-	if path == "/" {
-		return nil, fmt.Errorf("semaphore: %w: the root cannot be a semaphore path", framework.ErrInvalidArgument)
+	if path == "/" || framework.IsReservedPath(path) {
+		return nil, fmt.Errorf("semaphore: %w: %q cannot be a semaphore path", framework.ErrInvalidArgument, path)
 	}
 	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true})
 	if err != nil {
