@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +33,12 @@ type result struct {
 	P99us         int64    `json:"p99_us"`
 	Violations    int64    `json:"violations"`
 	LocalBatch    int      `json:"local_batch,omitempty"`
+	Members       int      `json:"members,omitempty"` // doublebarrier: members of each round (C×G)
+	Rounds        int      `json:"rounds,omitempty"`  // doublebarrier: rounds run; ops = rounds × members
 	RequestsPerOp *float64 `json:"zk_requests_per_op,omitempty"`
-	MaxNodes      *int     `json:"max_nodes,omitempty"`
+	// RequestsByKind splits zk_requests_per_op by ZooKeeper operation (our clients only).
+	RequestsByKind map[string]float64 `json:"zk_requests_per_op_by_kind,omitempty"`
+	MaxNodes       *int               `json:"max_nodes,omitempty"`
 }
 
 func writeLine(w io.Writer, r result) error {
@@ -56,6 +59,8 @@ type env struct {
 
 	allowed     int64
 	holders     atomic.Int64
+	readers     atomic.Int64 // rwmixed's check
+	writers     atomic.Int64 // rwmixed's check
 	violations  atomic.Int64
 	rawRequests atomic.Uint64 // requests counted by raw workloads as they send them
 	byKind      kindCounter   // requests of our clients by operation, from the request hook
@@ -82,15 +87,15 @@ func (k *kindCounter) snapshot() map[string]uint64 {
 	return maps.Clone(k.m)
 }
 
-// perOp formats the requests sent between two snapshots, per operation.
-func perOp(before, after map[string]uint64, ops int) string {
-	var parts []string
-	for _, kind := range slices.Sorted(maps.Keys(after)) {
-		if d := after[kind] - before[kind]; d > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.3f", kind, float64(d)/float64(ops)))
+// perOp returns the requests sent between two snapshots by kind, per operation.
+func perOp(before, after map[string]uint64, ops int) map[string]float64 {
+	m := map[string]float64{}
+	for kind, n := range after {
+		if d := n - before[kind]; d > 0 {
+			m[kind] = round(float64(d)/float64(ops), 3)
 		}
 	}
-	return strings.Join(parts, ", ")
+	return m
 }
 
 // check is WORKLOADS.md's in-process check: count ourselves as a holder, count a
@@ -100,6 +105,25 @@ func (e *env) check() {
 		e.violations.Add(1)
 	}
 	e.holders.Add(-1)
+}
+
+// checkRW is rwmixed's check: a writer counts a violation when anyone else (reader or
+// writer) is inside, a reader when a writer is. Each side registers before it looks at
+// the other (sequentially consistent atomics), so of two that overlap at least one sees
+// the other.
+func (e *env) checkRW(write bool) {
+	if write {
+		if e.writers.Add(1) > 1 || e.readers.Load() > 0 {
+			e.violations.Add(1)
+		}
+		e.writers.Add(-1)
+		return
+	}
+	e.readers.Add(1)
+	if e.writers.Load() > 0 {
+		e.violations.Add(1)
+	}
+	e.readers.Add(-1)
 }
 
 func (e *env) requests() uint64 {
@@ -281,6 +305,9 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if cfg.localBatch > 1 {
 		res.LocalBatch = cfg.localBatch
 	}
+	if w.rounds {
+		res.Members, res.Rounds = workers, perWorker
+	}
 	if !w.uncounted {
 		rpo := round(float64(reqAfter-reqBefore)/float64(n), 3)
 		res.RequestsPerOp = &rpo
@@ -291,8 +318,9 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	fmt.Fprintf(log, "zkbench: %s %d×%d: %.0f ops/s, p50 %d µs, p99 %d µs, %d violations\n",
 		cfg.workload, cfg.clients, cfg.perClient, res.OpsPerS, res.P50us, res.P99us, res.Violations)
 	if len(e.clients) > 0 {
+		res.RequestsByKind = perOp(kindsBefore, kindsAfter, n)
 		fmt.Fprintf(log, "zkbench: %s %d×%d: requests per op: %s\n", cfg.workload, cfg.clients, cfg.perClient,
-			perOp(kindsBefore, kindsAfter, n))
+			byKindText(res.RequestsByKind))
 	}
 	return res, nil
 }

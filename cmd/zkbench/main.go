@@ -101,6 +101,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
 	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")
 	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] --workload NAME --clients C --per-client G --ops N")
+		fmt.Fprintln(stderr, "       zkbench --standard [--repeat R]")
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\nworkloads (../shared/bench/WORKLOADS.md; the op's latency is p50_us/p99_us):")
+		printWorkloads(stderr)
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,12 @@ func TestWorkloads(t *testing.T) {
 		{"mutex-shared", implOurs, []string{"--local-batch", "4"}, 4, true},
 		{"floor", implGoZK, nil, 0, true},
 		{"gozk-lock", implGoZK, nil, 0, false},
+		{"semmutex", implOurs, nil, 0, true},
+		{"semaphore", implOurs, nil, 0, true},
+		{"rwread", implOurs, nil, 0, true},
+		{"rwmixed", implOurs, nil, 0, true},
+		{"multilock", implOurs, nil, 0, true},
+		{"doublebarrier", implOurs, nil, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(append([]string{tc.workload}, tc.extra...), " "), func(t *testing.T) {
@@ -92,7 +99,24 @@ func TestWorkloads(t *testing.T) {
 			} else if ok {
 				assert.Greater(t, rpo, 0.0)
 			}
-			assert.Contains(t, line, "max_nodes")
+			if ok && tc.impl == implOurs {
+				sum := 0.0
+				for _, v := range line["zk_requests_per_op_by_kind"].(map[string]any) {
+					sum += v.(float64)
+				}
+				assert.InDelta(t, rpo, sum, 0.01, "the kinds add up to zk_requests_per_op")
+			} else {
+				assert.NotContains(t, line, "zk_requests_per_op_by_kind")
+			}
+			if tc.workload == "doublebarrier" {
+				assert.EqualValues(t, 4, line["members"], "C×G members a round")
+				assert.EqualValues(t, 10, line["rounds"], "ops / members")
+				assert.NotContains(t, line, "max_nodes")
+			} else {
+				assert.NotContains(t, line, "members")
+				assert.NotContains(t, line, "rounds")
+				assert.Contains(t, line, "max_nodes")
+			}
 
 			left, err := zktest.Children(ctx, srv.ConnectString(), "/zkbench")
 			require.NoError(t, err)
@@ -101,28 +125,51 @@ func TestWorkloads(t *testing.T) {
 	}
 }
 
-// TestNotAvailable: a workload of WORKLOADS.md whose recipe has not landed fails
-// clearly, before anything is started; unknown workloads and bad flags are usage errors.
-func TestNotAvailable(t *testing.T) {
+// TestUsage: unknown workloads and bad flags are usage errors, found before anything is
+// started.
+func TestUsage(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{"semmutex", "semaphore", "rwread", "rwmixed", "multilock", "doublebarrier"} {
-		var stdout, stderr bytes.Buffer
-		err := run(ctx, []string{"--connect", "127.0.0.1:1", "--workload", name}, &stdout, &stderr)
-		require.ErrorIs(t, err, errNotAvailable, name)
-		assert.Contains(t, err.Error(), "workload "+name+" not available yet")
-		assert.Empty(t, stdout.String())
-	}
 	for _, args := range [][]string{
 		{"--workload", "nosuch"},
 		{"--workload", "mutex", "--local-batch", "4"},
 		{"--workload", "mutex-shared", "--local-batch", "0"},
 		{"--workload", "mutex", "--clients", "4", "--per-client", "2", "--ops", "4"},
+		{"--standard", "--workload", "mutex"},
 		{},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(ctx, append([]string{"--connect", "127.0.0.1:1"}, args...), &stdout, &stderr)
 		assert.True(t, errors.Is(err, errUsage), "%v: %v", args, err)
+		assert.Empty(t, stdout.String())
 	}
+}
+
+// TestEveryWorkloadDefined: every workload can run and --help explains it.
+func TestEveryWorkloadDefined(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &stdout, &stderr), flag.ErrHelp)
+	for name, w := range workloads {
+		assert.NotNil(t, w.prepare, name)
+		assert.NotEmpty(t, w.doc, name)
+		assert.Contains(t, stderr.String(), "  "+name+" ", "--help describes %s", name)
+	}
+}
+
+// TestCheckRW: rwmixed's check counts a writer overlapping anyone, and readers together.
+func TestCheckRW(t *testing.T) {
+	var e env
+	e.checkRW(true)
+	e.checkRW(false)
+	e.readers.Add(2) // two readers inside
+	e.checkRW(false)
+	assert.EqualValues(t, 0, e.violations.Load(), "readers share")
+	e.checkRW(true)
+	assert.EqualValues(t, 1, e.violations.Load(), "a writer among readers")
+	e.readers.Add(-2)
+	e.writers.Add(1) // a writer inside
+	e.checkRW(false)
+	e.checkRW(true)
+	assert.EqualValues(t, 3, e.violations.Load(), "a reader or a writer beside a writer")
 }
 
 func TestPercentile(t *testing.T) {

@@ -2,19 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
+	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/recipes/rwlock"
+	"github.com/zoocurator/zoocurator/recipes/semaphore"
 )
-
-// errNotAvailable is returned for a workload of WORKLOADS.md whose recipe has not landed.
-var errNotAvailable = errors.New("not available yet")
 
 // op is one operation of one worker. It returns the latency to report (the acquire, or
 // the whole cycle, as the workload defines) and stops the run with an error.
@@ -27,8 +28,14 @@ type workload struct {
 	// raw: the sessions are bare go-zookeeper connections (env.conns), not framework
 	// clients (env.clients).
 	raw bool
-	// allowed is how many holders the check allows at once (0: the workload has no check).
+	// doc is the one-line definition --help prints.
+	doc string
+	// allowed is how many holders the check allows at once (0: the workload has no
+	// check, or a check of its own, as rwmixed's).
 	allowed int
+	// rounds: the workload runs in rounds of all C×G workers (doublebarrier); an op is
+	// one worker's part in one round, and the line carries "members" and "rounds".
+	rounds bool
 	// uncounted: zk_requests_per_op cannot be counted exactly (the requests happen inside
 	// a library that does not report them) and is left out rather than guessed.
 	uncounted bool
@@ -39,20 +46,32 @@ type workload struct {
 	prepare func(ctx context.Context, e *env) (func(ci, gi int) (op, error), error)
 }
 
-// workloads holds every workload of WORKLOADS.md; those without prepare are not
-// available yet.
+// workloads holds every workload of WORKLOADS.md.
 var workloads = map[string]workload{
-	"mutex":         {impl: implOurs, allowed: 1, nodes: basePath, prepare: prepareMutex(false)},
-	"mutex-shared":  {impl: implOurs, allowed: 1, nodes: basePath, prepare: prepareMutex(true)},
-	"floor":         {impl: implGoZK, raw: true, nodes: basePath, prepare: prepareFloor},
-	"gozk-lock":     {impl: implGoZK, raw: true, allowed: 1, uncounted: true, nodes: basePath, prepare: prepareGoZKLock},
-	"semmutex":      {impl: implOurs},
-	"semaphore":     {impl: implOurs},
-	"rwread":        {impl: implOurs},
-	"rwmixed":       {impl: implOurs},
-	"multilock":     {impl: implOurs},
-	"doublebarrier": {impl: implOurs},
+	"mutex": {impl: implOurs, allowed: 1, nodes: basePath, prepare: prepareMutex(false),
+		doc: "own mutex.Mutex per worker on <base>; acquire (measured), check (1 holder), release"},
+	"mutex-shared": {impl: implOurs, allowed: 1, nodes: basePath, prepare: prepareMutex(true),
+		doc: "one mutex.Mutex per session, shared by its G goroutines (--local-batch); acquire (measured), check, release"},
+	"semmutex": {impl: implOurs, allowed: 1, nodes: semaphorePaths, prepare: prepareSemaphore(0),
+		doc: "own semaphore mutex (semaphore.NewMutex) per worker on <base>; acquire (measured), check (1 holder), release"},
+	"semaphore": {impl: implOurs, allowed: semaphoreLeases, nodes: semaphorePaths, prepare: prepareSemaphore(semaphoreLeases),
+		doc: "own semaphore with 3 leases per worker, all on <base>; acquire 1 lease (measured), check (3 holders), release"},
+	"rwread": {impl: implOurs, nodes: basePath, prepare: prepareRW(false),
+		doc: "own rwlock.RWLock per worker on <base>; read-acquire (measured), release; no check"},
+	"rwmixed": {impl: implOurs, nodes: basePath, prepare: prepareRW(true),
+		doc: "own rwlock.RWLock per worker on <base>; each worker's op 10, 20, ... write-acquires, the others read-acquire (measured); check: a writer overlapping anyone is a violation"},
+	"multilock": {impl: implOurs, allowed: 1, nodes: multilockPaths, prepare: prepareMultilock,
+		doc: "own multi-lock (multilock.NewFromPaths) per worker over <base>/a and <base>/b; acquire (measured), check (1 holder), release"},
+	"doublebarrier": {impl: implOurs, rounds: true, prepare: prepareDoubleBarrier,
+		doc: "round i: double barrier <base>/r<i> with C×G members, one per worker; enter+leave (measured); ops = rounds × C×G, so --ops N runs N/(C×G) rounds"},
+	"floor": {impl: implGoZK, raw: true, nodes: basePath, prepare: prepareFloor,
+		doc: "bare go-zookeeper: create ephemeral-sequential under <base>, list <base>, delete the node (whole cycle measured)"},
+	"gozk-lock": {impl: implGoZK, raw: true, allowed: 1, uncounted: true, nodes: basePath, prepare: prepareGoZKLock,
+		doc: "go-zookeeper's own zk.Lock per worker on <base>; lock (measured), check (1 holder), unlock"},
 }
+
+// semaphoreLeases is the maximum of leases of the semaphore workload.
+const semaphoreLeases = 3
 
 const (
 	implOurs = "zoocurator"
@@ -63,13 +82,15 @@ var openACL = zk.WorldACL(zk.PermAll)
 
 func basePath(base string) []string { return []string{base} }
 
+// semaphorePaths: the semaphore's inner lock nodes and its lease nodes.
+func semaphorePaths(base string) []string { return []string{base + "/locks", base + "/leases"} }
+
+func multilockPaths(base string) []string { return []string{base + "/a", base + "/b"} }
+
 func lookup(name string) (workload, error) {
 	w, ok := workloads[name]
 	if !ok {
 		return w, fmt.Errorf("%w: unknown workload %q (known: %s)", errUsage, name, workloadNames())
-	}
-	if w.prepare == nil {
-		return w, fmt.Errorf("workload %s %w: its recipe has not landed", name, errNotAvailable)
 	}
 	return w, nil
 }
@@ -81,6 +102,13 @@ func workloadNames() string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// printWorkloads writes each workload's name and definition, for --help.
+func printWorkloads(w io.Writer) {
+	for _, name := range strings.Split(workloadNames(), ", ") {
+		fmt.Fprintf(w, "  %-14s %s\n", name, workloads[name].doc)
+	}
 }
 
 // prepareMutex: mutex gives each worker its own mutex.Mutex value; mutex-shared gives
@@ -123,6 +151,127 @@ func prepareMutex(shared bool) func(ctx context.Context, e *env) (func(ci, gi in
 			}, nil
 		}, nil
 	}
+}
+
+// prepareSemaphore: each worker has its own semaphore value on the base path: with
+// leases 0 the semaphore mutex (semmutex), else a semaphore with that many leases. Per
+// op: acquire one lease (measured), check, release. The fencing token is not read.
+func prepareSemaphore(leases int) func(ctx context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	return func(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+		return func(ci, gi int) (op, error) {
+			var acquire func(context.Context) (*semaphore.Lease, error)
+			if leases == 0 {
+				m, err := semaphore.NewMutex(e.clients[ci], e.base)
+				if err != nil {
+					return nil, err
+				}
+				acquire = m.Acquire
+			} else {
+				s, err := semaphore.New(e.clients[ci], e.base, leases)
+				if err != nil {
+					return nil, err
+				}
+				acquire = s.Acquire
+			}
+			return func(ctx context.Context) (time.Duration, error) {
+				t0 := time.Now()
+				lease, err := acquire(ctx)
+				d := time.Since(t0)
+				if err != nil {
+					return 0, err
+				}
+				e.check()
+				return d, lease.Release(context.WithoutCancel(ctx))
+			}, nil
+		}, nil
+	}
+}
+
+// rwWriteEvery: in rwmixed, a worker's op k (counted from 1) takes the write lock when k
+// is a multiple of it.
+const rwWriteEvery = 10
+
+// prepareRW: each worker has its own read-write lock value on the base path. rwread:
+// read-acquire (measured), release. rwmixed: a worker's 10th, 20th, ... op takes the
+// write lock, the others the read lock (measured), with checkRW; the write share is
+// exactly 1/10 when each worker's share of --ops is a multiple of 10.
+func prepareRW(mixed bool) func(ctx context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	return func(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+		return func(ci, gi int) (op, error) {
+			rw, err := rwlock.New(e.clients[ci], e.base)
+			if err != nil {
+				return nil, err
+			}
+			read, write := rw.ReadLock(), rw.WriteLock()
+			k := 0
+			return func(ctx context.Context) (time.Duration, error) {
+				k++
+				isWrite := mixed && k%rwWriteEvery == 0
+				side := read
+				if isWrite {
+					side = write
+				}
+				t0 := time.Now()
+				lease, err := side.Acquire(ctx)
+				d := time.Since(t0)
+				if err != nil {
+					return 0, err
+				}
+				if mixed {
+					e.checkRW(isWrite)
+				}
+				return d, lease.Release(context.WithoutCancel(ctx))
+			}, nil
+		}, nil
+	}
+}
+
+// prepareMultilock: each worker has its own multi-lock over <base>/a and <base>/b (one
+// mutex each, taken in that order). Per op: acquire both (measured), check, release.
+func prepareMultilock(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	return func(ci, gi int) (op, error) {
+		ml, err := multilock.NewFromPaths(e.clients[ci], e.base+"/a", e.base+"/b")
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (time.Duration, error) {
+			t0 := time.Now()
+			lease, err := ml.Acquire(ctx)
+			d := time.Since(t0)
+			if err != nil {
+				return 0, err
+			}
+			e.check()
+			return d, lease.Release(context.WithoutCancel(ctx))
+		}, nil
+	}, nil
+}
+
+// prepareDoubleBarrier: a worker's op i is its part in round i: a new member (a
+// DoubleBarrier value, made before the clock starts) of the double barrier <base>/r<i>
+// with C×G members, which enters and then leaves; latency is enter+leave. Every worker
+// runs the same number of rounds, so each round has all C×G members, and an op is one
+// member's pass through one round (ops = rounds × members).
+func prepareDoubleBarrier(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	members := e.cfg.clients * e.cfg.perClient
+	return func(ci, gi int) (op, error) {
+		round := 0
+		return func(ctx context.Context) (time.Duration, error) {
+			b, err := doublebarrier.New(e.clients[ci], fmt.Sprintf("%s/r%d", e.base, round), members)
+			if err != nil {
+				return 0, err
+			}
+			round++
+			t0 := time.Now()
+			if err := b.Enter(ctx); err != nil {
+				return 0, fmt.Errorf("enter: %w", err)
+			}
+			if err := b.Leave(ctx); err != nil {
+				return 0, fmt.Errorf("leave: %w", err)
+			}
+			return time.Since(t0), nil
+		}, nil
+	}, nil
 }
 
 // prepareFloor: the bare requests of one uncontended lock cycle with go-zookeeper:
