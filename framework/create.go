@@ -309,33 +309,34 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 	return "", nil
 }
 
-// ensureParents creates every missing node above and including full (a server path).
-// The chroot and namespace are created as persistent nodes, the rest as containers
-// unless the client is configured otherwise.
+// ensureParents creates every missing node above and including full (a server path),
+// deepest first: only missing levels cost a request. The chroot and namespace are created
+// as persistent nodes, the rest as containers unless the client is configured otherwise.
 func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string) error {
 	if full == "/" || full == "" {
 		return nil
 	}
-	parts := SplitPath(full)
-	cur := ""
-	for _, part := range parts {
-		cur += "/" + part
-		mode := zk.FlagPersistent
-		if c.opts.containers && cur != c.prefix && !strings.HasPrefix(c.prefix, cur+"/") {
-			mode = zk.FlagContainer
-		}
-		acl := c.opts.aclProvider.ACLForPath(c.relPath(cur))
+	container := c.opts.containers && full != c.prefix && !strings.HasPrefix(c.prefix, full+"/")
+	acl := c.opts.aclProvider.ACLForPath(c.relPath(full))
+	create := func() error {
 		_, err := call(c, ctx, "create", func() (string, error) {
-			if mode == zk.FlagContainer {
-				return conn.CreateContainer(cur, nil, zk.FlagContainer, acl)
+			if container {
+				return conn.CreateContainer(full, nil, zk.FlagContainer, acl)
 			}
-			return conn.Create(cur, nil, zk.FlagPersistent, acl)
+			return conn.Create(full, nil, zk.FlagPersistent, acl)
 		}, nil)
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return err
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+		return err
+	}
+	err := create()
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = c.ensureParents(ctx, conn, ParentPath(full)); err == nil {
+			err = create()
 		}
 	}
-	return nil
+	return err
 }
 
 // EnsurePath creates path and its missing parents (containers unless configured

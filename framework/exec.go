@@ -53,15 +53,32 @@ func (c *Client) checkSize(path string, dataLen int) error {
 }
 
 // withRetry runs op under the retry policy, each attempt after waiting for a connection.
+// The first attempt runs directly; the retry machinery is set up only when it fails with a
+// retryable error (most operations succeed the first time).
 func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, conn *zk.Conn) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	return retry.Do(ctx, c.opts.retryPolicy, func(ctx context.Context) error {
+	attempt := func(ctx context.Context) error {
 		if err := c.waitConnected(ctx); err != nil {
 			return err
 		}
 		return op(ctx, c.conn.Load())
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	firstErr := attempt(ctx)
+	if firstErr == nil || !retry.IsRetryable(firstErr, retry.RetriesSessionExpiry(c.opts.retryPolicy)) {
+		return firstErr
+	}
+	first := true
+	return retry.Do(ctx, c.opts.retryPolicy, func(ctx context.Context) error {
+		if first {
+			first = false
+			return firstErr // the attempt already made: retry.Do decides about a retry
+		}
+		return attempt(ctx)
 	})
 }
 
