@@ -3,13 +3,16 @@
 #   make test   installs what the tests need (deps), then runs every test with -race
 #   make demo   runs the demo on an embedded ZooKeeper the program starts itself
 
+SHELL     := /bin/bash
 GO        ?= go
 ZK_JAR    ?= /usr/share/java/zookeeper.jar
 CURATOR_JAR ?= /usr/share/java/curator-recipes.jar
 DEB_PKGS  := zookeeper libcurator-recipes-java libcurator-framework-java libcurator-client-java
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all deps test test-short demo bench lint fmt vet
+SOAK      ?= 10m
+
+.PHONY: all deps test test-short demo bench soak lint fmt vet
 
 all: lint test
 
@@ -49,6 +52,11 @@ demo:
 bench: deps
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
 	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
+
+# soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
+# counts (rounds, faults injected, violations, nodes leaked): make soak SOAK=1h
+soak: deps
+	$(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|--- FAIL|FAIL|ok|PASS)'
 
 lint: fmt vet
 

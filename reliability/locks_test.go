@@ -86,7 +86,12 @@ const livenessBound = victimSession + 10*time.Second + 30*time.Second
 
 // runLocks runs workers of recipe r on every client of e, injects f once they are busy,
 // heals it, and checks overlap, fencing, liveness and cleanliness.
-func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) (entries int) {
+// outcome is what a scenario counted, for the soak report.
+type outcome struct {
+	holds, violations, lostUpdates, leaked int
+}
+
+func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 	e := newEnv(t, 2)
 	ov := newOverlap(r.maxShared)
 	st := &store{fenced: true}
@@ -169,8 +174,11 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) (entries int) {
 	assert.Zero(t, lost, "fencing: an accepted write lost an update")
 	t.Logf("%s under %s: %d holds, %d ended early by Done, store accepted %d rejected %d",
 		r.name, f.name, entries, losses.Load(), accepted, rejected)
-	e.checkClean(r.paths(e.base)...)
-	return entries
+	leaked := e.problems(30*time.Second, r.paths(e.base)...)
+	for _, p := range leaked {
+		t.Error("cleanliness: " + p)
+	}
+	return outcome{holds: entries, violations: violations, lostUpdates: lost, leaked: len(leaked)}
 }
 
 func TestLocksUnderFaults(t *testing.T) {

@@ -1,0 +1,41 @@
+package reliability_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+)
+
+// TestSoak runs random recipe × fault rounds for -soak (make soak), or one round by
+// default, and prints the counts: rounds, faults injected, violations, nodes leaked.
+func TestSoak(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(*soakSeed), 0))
+	deadline := time.Now().Add(*soakFor)
+	var rounds, injected, failedRounds int
+	var total outcome
+	for rounds == 0 || time.Now().Before(deadline) {
+		r := lockRecipes[rng.IntN(len(lockRecipes))]
+		f := faults[rng.IntN(len(faults))]
+		var o outcome
+		ok := t.Run(fmt.Sprintf("%03d-%s-%s", rounds, r.name, f.name), func(t *testing.T) {
+			leakcheck.Check(t)
+			o = runLocks(t, r, f, 3)
+		})
+		rounds++
+		if f.name != "none" {
+			injected++
+		}
+		if !ok {
+			failedRounds++
+		}
+		total.holds += o.holds
+		total.violations += o.violations + o.lostUpdates
+		total.leaked += o.leaked
+	}
+	fmt.Fprintf(os.Stdout, "soak: rounds %d, faults injected %d, lock holds %d, violations %d, nodes leaked %d, failed rounds %d\n",
+		rounds, injected, total.holds, total.violations, total.leaked, failedRounds)
+}
