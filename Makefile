@@ -56,7 +56,7 @@ bench: deps
 # soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
 # counts (rounds, faults injected, violations, nodes leaked): make soak SOAK=1h
 soak: deps
-	$(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|--- FAIL|FAIL|ok|PASS)'
+	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|--- FAIL|FAIL|ok|PASS)'
 
 lint: fmt vet
 
