@@ -218,4 +218,3 @@ func TestReleaseMisuse(t *testing.T) {
 	assert.True(t, errors.Is(err, framework.ErrClosed) || errors.Is(err, mutex.ErrLeaseLost), "got %v", err)
 	e.checkClean(e.base+"/m", e.base+"/s/leases", e.base+"/rw", e.base+"/a", e.base+"/b", e.base+"/v")
 }
-
