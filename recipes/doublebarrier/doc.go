@@ -15,8 +15,8 @@
 //   - <path>/<uuid>: one ephemeral node per member, named by a random (version 4) UUID
 //     that the DoubleBarrier value chose when it was made.
 //   - <path>/ready: a persistent node, created by the member whose arrival brings the
-//     count of members to memberQty; its creation lets everyone in. The first member to
-//     finish Leave deletes it.
+//     count of members to memberQty; its creation lets everyone in. Every member that
+//     finishes Leave deletes it (already gone is fine), as Curator's members do.
 //
 // Enter sets an exists watch on ready, creates the member node, and is in if ready
 // exists or the members number at least memberQty (then it creates ready); otherwise it

@@ -175,29 +175,31 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 }
 
 // ensureOurs makes sure our member node exists and belongs to the client's current
-// session.
+// session. It creates first (one request in the common case) and looks at an existing
+// node only when the create says there is one.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
+		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, framework.ErrNodeExists) {
+			return err
+		}
+		// Ours from this session (a retried create whose first reply was lost), or left by
+		// an older session of ours that the server is removing: then replace it.
 		st, err := d.client.Exists(ctx, d.ourPath)
 		if err != nil {
 			return err
 		}
-		if st != nil {
-			if st.EphemeralOwner == d.client.SessionID() {
-				return nil
-			}
-			// Left by an older session of ours that the server is removing: replace it.
-			err := d.client.Delete(ctx, d.ourPath, framework.WithVersion(st.Version), framework.Quietly())
-			if err != nil && !errors.Is(err, framework.ErrBadVersion) {
-				return err
-			}
+		if st == nil {
 			continue
 		}
-		_, err = d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
-		if err == nil {
+		if st.EphemeralOwner == d.client.SessionID() {
 			return nil
 		}
-		if !errors.Is(err, framework.ErrNodeExists) { // exists: a retried create whose first reply was lost
+		err = d.client.Delete(ctx, d.ourPath, framework.WithVersion(st.Version), framework.Quietly())
+		if err != nil && !errors.Is(err, framework.ErrBadVersion) {
 			return err
 		}
 	}

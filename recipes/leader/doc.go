@@ -1,0 +1,43 @@
+// Package leader is leader election on ZooKeeper: Curator's LeaderLatch and
+// LeaderSelector in Go, wire-compatible with Curator 5.x — Go and Java participants on the
+// same path take part in one election.
+//
+// # Latch
+//
+// A Latch (Curator's LeaderLatch) stays in the election from Start to Close and is leader
+// while its node is first in line. Each participant has one ephemeral-sequential node
+// <path>/_c_<uuid>-latch-<seq> (protected creation) holding its participant id; nodes sort
+// by the text after "latch-"; every other participant watches (with a data watch) only
+// the node just ahead of it. Await waits for leadership, HasLeadership tells, listeners
+// hear of each change, and Term describes the current period of leadership: its Done
+// channel, a context, and a fencing token (the node's czxid).
+//
+// Before it claims leadership, a latch checks that its node belongs to the session it
+// has now (the node's ephemeral owner). Leadership ends (the Term's Done closes) when it
+// may be lost: on Suspended or Lost under the client's standard error policy, on Lost
+// only under the session policy, when the session changes, when the node goes, and on
+// Close. After a reconnection the latch looks again from scratch: it keeps its node when
+// the session survived, and otherwise makes a new one at the end of the line.
+//
+// Close ends the current term before it deletes the node, so the next participant
+// becomes leader at once and never overlaps with this one. By default Close is silent
+// (CloseSilent, as Curator's): the listeners are not told; WithCloseMode(CloseNotifyLeader)
+// tells them.
+//
+// # Selector
+//
+// A Selector (Curator's LeaderSelector) is a mutex on the leader path whose nodes
+// (<path>/_c_<uuid>-lock-<seq>) hold the participant id. When its turn comes it runs a
+// function; leadership lasts while the function runs, and is given up (the node deleted)
+// when it returns. The function's context is cancelled when leadership may be lost (per
+// the client's error policy, as for a latch), on Interrupt and on Close. With AutoRequeue
+// the selector queues again after each leadership, until Close. A Curator LeaderSelector,
+// or a Curator InterProcessMutex, on the same path takes part in the same queue.
+//
+// # What is not guaranteed
+//
+// ZooKeeper tells a participant that it leads; it cannot stop a process that pauses (GC,
+// SIGSTOP, a slow disk) from outliving its session and waking up still believing it
+// leads. Stop working when Done closes or the context is cancelled, and use the fencing
+// token so that the resource you protect can reject an older leader.
+package leader

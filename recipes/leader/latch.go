@@ -1,0 +1,581 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// latchName is the marker in latch node names, as Curator's LeaderLatch.
+const latchName = "latch-"
+
+// cleanupTimeout bounds the deletes done on Close and after failures, on a context
+// detached from the caller's.
+const cleanupTimeout = 10 * time.Second
+
+// Backoff after a failed step of the election loop: it starts here and doubles up to
+// maxBackoff.
+const (
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
+// CloseMode says whether Latch.Close tells the listeners that leadership ended.
+type CloseMode int
+
+const (
+	// CloseSilent: Close does not call the listeners (Curator's CloseMode.SILENT). The
+	// current Term still ends (its Done closes) before the node is deleted.
+	CloseSilent CloseMode = iota
+	// CloseNotifyLeader: when the latch is leader at Close, the listeners are called
+	// with false before Close returns (Curator's CloseMode.NOTIFY_LEADER).
+	CloseNotifyLeader
+)
+
+// LatchOption configures a Latch.
+type LatchOption func(*latchOptions)
+
+type latchOptions struct {
+	closeMode CloseMode
+}
+
+// WithCloseMode sets what Close tells the listeners. The default is CloseSilent, as
+// Curator's.
+func WithCloseMode(m CloseMode) LatchOption { return func(o *latchOptions) { o.closeMode = m } }
+
+const (
+	stateLatent = iota
+	stateStarted
+	stateClosed
+)
+
+// Latch is Curator's LeaderLatch: one participant in an election on a path. Once started
+// it stays in the election until closed, and is leader while its node is the first in
+// line. It is safe for concurrent use.
+type Latch struct {
+	client *framework.Client
+	path   string
+	id     string
+	opts   latchOptions
+
+	mu        sync.Mutex
+	state     int
+	node      string        // our latch node, "" when none
+	nodeGen   uint64        // the client generation node was created in
+	term      *Term         // the current term while leader
+	changed   chan struct{} // closed and replaced whenever a term begins or ends
+	closed    chan struct{} // closed by Close
+	cancel    context.CancelFunc
+	runDone   chan struct{}
+	unlisten  func()
+	kick      chan struct{} // a connection state changed: look again
+	dispStop  chan struct{}
+	dispDone  chan struct{}
+	listenMu  sync.Mutex
+	listeners []*latchListener
+	events    []bool
+	evSig     chan struct{}
+}
+
+type latchListener struct {
+	fn      func(isLeader bool)
+	removed atomic.Bool
+}
+
+// NewLatch returns a latch for participant id on path. It checks its arguments (a nil
+// client, an invalid path, an empty id) but does not talk to ZooKeeper: call Start.
+func NewLatch(c *framework.Client, path, id string, opts ...LatchOption) (*Latch, error) {
+	if err := validate(c, path, id); err != nil {
+		return nil, err
+	}
+	var o latchOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.closeMode != CloseSilent && o.closeMode != CloseNotifyLeader {
+		return nil, fmt.Errorf("leader: %w: unknown close mode %d", framework.ErrInvalidArgument, o.closeMode)
+	}
+	return &Latch{
+		client:  c,
+		path:    path,
+		id:      id,
+		opts:    o,
+		changed: make(chan struct{}),
+		closed:  make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		evSig:   make(chan struct{}, 1),
+	}, nil
+}
+
+// Path returns the election's path.
+func (l *Latch) Path() string { return l.path }
+
+// ID returns the participant id.
+func (l *Latch) ID() string { return l.id }
+
+// Start enters the election: it creates the latch node (within ctx), then keeps the
+// latch in the election on a goroutine of its own until Close. When Start returns nil the
+// participant is in line (Participants lists it); it may already be leader. A Start that
+// fails leaves nothing behind and may be tried again; starting twice is an error.
+func (l *Latch) Start(ctx context.Context) error {
+	l.mu.Lock()
+	switch l.state {
+	case stateClosed:
+		l.mu.Unlock()
+		return ErrClosed
+	case stateStarted:
+		l.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	l.state = stateStarted // reserved while we create the node
+	l.mu.Unlock()
+
+	node, gen, err := l.create(ctx)
+	l.mu.Lock()
+	if err != nil || l.state == stateClosed {
+		if l.state != stateClosed {
+			l.state = stateLatent
+		}
+		l.mu.Unlock()
+		if node != "" {
+			_ = l.deleteNode(ctx, node) // closed while we created it
+		}
+		if err == nil {
+			err = ErrClosed
+		}
+		return err
+	}
+	defer l.mu.Unlock()
+	l.node, l.nodeGen = node, gen
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	l.runDone = make(chan struct{})
+	l.dispStop = make(chan struct{})
+	l.dispDone = make(chan struct{})
+	l.unlisten = l.client.AddListener(func(framework.State) { l.poke() })
+	go l.dispatch()
+	go l.run(runCtx)
+	return nil
+}
+
+func (l *Latch) poke() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// create makes a new latch node and returns it with the generation it was made in.
+func (l *Latch) create(ctx context.Context) (string, uint64, error) {
+	gen := l.client.Generation()
+	node, err := l.client.Create(ctx, framework.JoinPath(l.path, latchName), []byte(l.id),
+		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+	if err != nil {
+		return "", 0, fmt.Errorf("leader: create latch node under %s: %w", l.path, err)
+	}
+	return node, gen, nil
+}
+
+// deleteNode deletes one of our nodes (guaranteed) on a context detached from ctx.
+func (l *Latch) deleteNode(ctx context.Context, node string) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	err := l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+	if errors.Is(err, framework.ErrClosed) {
+		return nil // the node went with the session
+	}
+	return err
+}
+
+// run is the election loop: Curator's checkLeadership, re-run whenever the node ahead of
+// ours goes, our own node goes, the connection state changes or leadership may be lost.
+func (l *Latch) run(ctx context.Context) {
+	defer close(l.runDone)
+	backoff := minBackoff
+	for {
+		err := l.step(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-l.client.Done():
+			l.endTerm(true)
+			return
+		default:
+		}
+		if err == nil {
+			backoff = minBackoff
+			continue
+		}
+		l.client.Logger().Warn("leader: latch election step failed", "path", l.path, "id", l.id, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.client.Done():
+		case <-l.kick:
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// step looks once at the election and waits for the next reason to look again.
+func (l *Latch) step(ctx context.Context) error {
+	c := l.client
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		return err
+	}
+	gen, sid := c.Session()
+	l.mu.Lock()
+	node, nodeGen := l.node, l.nodeGen
+	l.mu.Unlock()
+	if node != "" && nodeGen != gen {
+		// Made in an earlier generation: gone with its session, or to be treated so.
+		l.endTerm(true)
+		if err := l.deleteNode(ctx, node); err != nil {
+			return err
+		}
+		l.setNode("", 0)
+		node = ""
+	}
+	if node == "" {
+		n, g, err := l.create(ctx)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil { // closing: Close deletes what it finds in l.node
+			l.setNode(n, g)
+			return ctx.Err()
+		}
+		l.setNode(n, g)
+		return nil // look again, with the generation checked
+	}
+
+	kids, _, err := c.Children(ctx, l.path)
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return err
+	}
+	kids = slices.Clone(kids)
+	framework.SortBySequence(kids, latchName)
+	ours := slices.Index(kids, framework.NodeName(node))
+	if ours < 0 {
+		// Our node is gone (deleted, or with a session we no longer have): start over.
+		l.endTerm(true)
+		l.setNode("", 0)
+		return nil
+	}
+	if ours > 0 {
+		l.endTerm(true)
+		_, _, ch, err := c.GetDataW(ctx, framework.JoinPath(l.path, kids[ours-1]))
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil // gone already: look again
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-l.kick:
+		case <-ctx.Done():
+		case <-c.Done():
+		}
+		return nil
+	}
+
+	// First in line. Claim leadership only once our node is seen to belong to the
+	// session we have now, in the generation it was made in.
+	loss := c.LossSignal(gen)
+	_, st, ch, err := c.GetDataW(ctx, node)
+	if errors.Is(err, framework.ErrNoNode) {
+		l.endTerm(true)
+		l.setNode("", 0)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.EphemeralOwner != sid || isClosed(loss) {
+		l.endTerm(true)
+		return nil // the session changed or may be lost: look again from the top
+	}
+	t := l.currentTerm()
+	if t == nil || t.node != node || isClosed(t.Done()) {
+		l.endTerm(true)
+		t = newTerm(node, st.Czxid, sid, loss)
+		if !l.beginTerm(t) {
+			return ErrClosed
+		}
+	}
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Type == zk.EventNodeDataChanged {
+				// Someone wrote into our node: keep watching it.
+				_, _, ch, err = c.GetDataW(ctx, node)
+				if err == nil {
+					continue
+				}
+				if !errors.Is(err, framework.ErrNoNode) {
+					return err
+				}
+			}
+			// Deleted, or the session ended: leadership is gone.
+			l.endTerm(true)
+			return nil
+		case <-t.Done():
+			l.endTerm(true)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.Done():
+			return framework.ErrClosed
+		}
+	}
+}
+
+func (l *Latch) setNode(node string, gen uint64) {
+	l.mu.Lock()
+	l.node, l.nodeGen = node, gen
+	l.mu.Unlock()
+}
+
+func (l *Latch) currentTerm() *Term {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.term
+}
+
+// beginTerm makes t the current term and tells the listeners. It fails when the latch is
+// closing.
+func (l *Latch) beginTerm(t *Term) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state == stateClosed {
+		t.end()
+		return false
+	}
+	l.term = t
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.queueEvent(true)
+	return true
+}
+
+// endTerm ends the current term, if any, and tells the listeners when notify is set.
+func (l *Latch) endTerm(notify bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.term == nil {
+		return
+	}
+	l.term.end()
+	l.term = nil
+	close(l.changed)
+	l.changed = make(chan struct{})
+	if notify {
+		l.queueEvent(false)
+	}
+}
+
+// HasLeadership reports whether this participant is leader now: it holds a term whose
+// Done has not closed.
+func (l *Latch) HasLeadership() bool {
+	t := l.currentTerm()
+	return t != nil && !isClosed(t.Done())
+}
+
+// Term returns the current term of leadership, or ErrNotLeader.
+func (l *Latch) Term() (*Term, error) {
+	t := l.currentTerm()
+	if t == nil || isClosed(t.Done()) {
+		return nil, fmt.Errorf("%w: %s on %s", ErrNotLeader, l.id, l.path)
+	}
+	return t, nil
+}
+
+// Token returns the fencing token of the current term (see Term.Token), or ErrNotLeader.
+func (l *Latch) Token(ctx context.Context) (int64, error) {
+	t, err := l.Term()
+	if err != nil {
+		return 0, err
+	}
+	return t.Token(ctx)
+}
+
+// Await waits until this participant is leader, ctx ends, or the latch or the client is
+// closed. It returns nil when leader, ctx.Err() (wrapped) on cancellation, ErrClosed
+// after Close and ErrNotStarted before Start. Leadership can end right after Await
+// returns: use Term for the Done channel of the term.
+func (l *Latch) Await(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		state, t, ch := l.state, l.term, l.changed
+		l.mu.Unlock()
+		switch {
+		case state == stateClosed:
+			return ErrClosed
+		case state == stateLatent:
+			return ErrNotStarted
+		case t != nil && !isClosed(t.Done()):
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("leader: await %s: %w", l.path, ctx.Err())
+		case <-l.closed:
+			return ErrClosed
+		case <-l.client.Done():
+			return framework.ErrClosed
+		}
+	}
+}
+
+// Participants returns the participants in line, the leader first.
+func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
+	return participants(ctx, l.client, l.path, latchName)
+}
+
+// Leader returns the participant first in line (the leader), or ErrNoLeader.
+func (l *Latch) Leader(ctx context.Context) (Participant, error) {
+	ps, err := l.Participants(ctx)
+	return first(ps, err, l.path)
+}
+
+// Node returns the path of our latch node ("" when we have none now).
+func (l *Latch) Node() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.node
+}
+
+// AddListener registers fn to be called with true when this participant becomes leader
+// and with false when its leadership ends (also on Close with CloseNotifyLeader). Calls
+// come in order, one at a time, on a goroutine the latch owns. It returns a function that
+// unregisters fn. fn must not call Close.
+func (l *Latch) AddListener(fn func(isLeader bool)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	ln := &latchListener{fn: fn}
+	l.listenMu.Lock()
+	l.listeners = append(l.listeners, ln)
+	l.listenMu.Unlock()
+	return func() {
+		ln.removed.Store(true)
+		l.listenMu.Lock()
+		defer l.listenMu.Unlock()
+		if i := slices.Index(l.listeners, ln); i >= 0 {
+			l.listeners = slices.Delete(l.listeners, i, i+1)
+		}
+	}
+}
+
+// queueEvent hands an event to the listener goroutine. l.mu is held.
+func (l *Latch) queueEvent(isLeader bool) {
+	l.listenMu.Lock()
+	l.events = append(l.events, isLeader)
+	l.listenMu.Unlock()
+	select {
+	case l.evSig <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch calls the listeners with each event; after Close it delivers what is queued
+// and ends.
+func (l *Latch) dispatch() {
+	defer close(l.dispDone)
+	for {
+		l.listenMu.Lock()
+		if len(l.events) == 0 {
+			l.listenMu.Unlock()
+			select {
+			case <-l.evSig:
+				continue
+			case <-l.dispStop:
+			}
+			l.listenMu.Lock()
+			if len(l.events) == 0 {
+				l.listenMu.Unlock()
+				return
+			}
+		}
+		ev := l.events[0]
+		l.events = l.events[1:]
+		ls := slices.Clone(l.listeners)
+		l.listenMu.Unlock()
+		for _, ln := range ls {
+			if !ln.removed.Load() {
+				l.call(ln, ev)
+			}
+		}
+	}
+}
+
+func (l *Latch) call(ln *latchListener, isLeader bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.client.Logger().Error("leader: latch listener panicked", "path", l.path, "id", l.id, "panic", r)
+		}
+	}()
+	ln.fn(isLeader)
+}
+
+// Close leaves the election: it stops the latch's goroutines, ends the current term (its
+// Done closes before the node goes, so that the next leader never overlaps with this
+// one), tells the listeners per the close mode, and deletes the latch node (guaranteed:
+// a failed delete is retried in the background, and its error returned). The next
+// participant in line becomes leader at once. Close may be called more than once; it
+// must not be called from a listener.
+func (l *Latch) Close() error {
+	l.mu.Lock()
+	prev := l.state
+	if prev == stateClosed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.state = stateClosed
+	close(l.closed)
+	cancel, runDone := l.cancel, l.runDone
+	l.mu.Unlock()
+	if prev == stateLatent || cancel == nil {
+		return nil // never started, or Start is still creating (it cleans up)
+	}
+	cancel()
+	<-runDone
+	l.unlisten()
+	l.endTerm(l.opts.closeMode == CloseNotifyLeader)
+	l.mu.Lock()
+	node := l.node
+	l.node = ""
+	l.mu.Unlock()
+	var err error
+	if node != "" {
+		if err = l.deleteNode(context.Background(), node); err != nil {
+			err = fmt.Errorf("leader: close %s: %w", l.path, err)
+		}
+	}
+	close(l.dispStop)
+	<-l.dispDone
+	return err
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,279 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+)
+
+// lockName is the marker in a selector's node names: Curator's LeaderSelector is an
+// InterProcessMutex on the leader path.
+const lockName = "lock-"
+
+// SelectorOption configures a Selector.
+type SelectorOption func(*selectorOptions)
+
+type selectorOptions struct {
+	autoRequeue bool
+}
+
+// AutoRequeue makes the selector queue again each time its leadership ends, so that it
+// stays in the election until Close (Curator's autoRequeue). The default is off: the
+// selector leads once per Start or Requeue.
+func AutoRequeue() SelectorOption { return func(o *selectorOptions) { o.autoRequeue = true } }
+
+// Selector is Curator's LeaderSelector: it queues for leadership of a path and, when its
+// turn comes, runs a function; leadership lasts as long as the function runs. It is safe
+// for concurrent use.
+type Selector struct {
+	client *framework.Client
+	path   string
+	id     string
+	fn     func(ctx context.Context) error
+	opts   selectorOptions
+	m      *mutex.Mutex
+
+	mu        sync.Mutex
+	state     int
+	queued    bool // queued or leading
+	leading   bool
+	leaseDone <-chan struct{}
+	interrupt context.CancelFunc
+	requeue   chan struct{}
+	cancel    context.CancelFunc
+	runDone   chan struct{}
+}
+
+// NewSelector returns a selector for participant id on path that runs fn while leader.
+// It checks its arguments (a nil client, an invalid path, an empty id, a nil fn) but does
+// not talk to ZooKeeper: call Start.
+//
+// fn gets a context that is cancelled when leadership may be lost (the lock lease ends:
+// on Suspended or Lost under the client's standard error policy, on Lost only under the
+// session policy, always when the session changes), on Interrupt and on Close. fn must
+// return soon after: leadership is given up (the node deleted) only when it returns.
+// Its error is logged at warning level through the client's logger and otherwise ignored;
+// a panic in fn is recovered, logged at error level, and ends leadership.
+func NewSelector(c *framework.Client, path, id string, fn func(ctx context.Context) error, opts ...SelectorOption) (*Selector, error) {
+	if err := validate(c, path, id); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("leader: %w: nil leadership function", framework.ErrInvalidArgument)
+	}
+	var o selectorOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	m, err := mutex.New(c, path, mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false))
+	if err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	return &Selector{client: c, path: path, id: id, fn: fn, opts: o, m: m, requeue: make(chan struct{}, 1)}, nil
+}
+
+// Path returns the election's path.
+func (s *Selector) Path() string { return s.path }
+
+// ID returns the participant id.
+func (s *Selector) ID() string { return s.id }
+
+// Start queues the selector for leadership and returns; the election runs on a goroutine
+// of the selector until Close. ctx is not kept for its deadline or cancellation (Close
+// stops the selector) but for its values: the contexts fn gets carry them. Starting twice
+// is an error.
+func (s *Selector) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateClosed:
+		return ErrClosed
+	case stateStarted:
+		return ErrAlreadyStarted
+	}
+	select {
+	case <-s.client.Done():
+		return fmt.Errorf("leader: start %s: %w", s.path, framework.ErrClosed)
+	default:
+	}
+	s.state = stateStarted
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.runDone = make(chan struct{})
+	s.queued = true
+	s.requeue <- struct{}{}
+	go s.run(runCtx)
+	return nil
+}
+
+// Requeue queues the selector again after its leadership ended, when it was not made
+// with AutoRequeue. A selector that is queued or leading stays so: Requeue then does
+// nothing. It fails before Start and after Close.
+func (s *Selector) Requeue() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateClosed:
+		return ErrClosed
+	case stateLatent:
+		return ErrNotStarted
+	}
+	if s.queued {
+		return nil
+	}
+	s.queued = true
+	select {
+	case s.requeue <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *Selector) run(ctx context.Context) {
+	defer close(s.runDone)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.client.Done():
+			return
+		case <-s.requeue:
+		}
+		backoff := minBackoff
+		for {
+			err := s.lead(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, framework.ErrClosed) {
+				s.setQueued(false)
+				return // the client is closed
+			}
+			if err == nil {
+				if s.opts.autoRequeue {
+					backoff = minBackoff
+					continue
+				}
+				break
+			}
+			s.client.Logger().Warn("leader: selector could not take leadership; trying again",
+				"path", s.path, "id", s.id, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.client.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, maxBackoff)
+		}
+		s.setQueued(false)
+	}
+}
+
+func (s *Selector) setQueued(q bool) {
+	s.mu.Lock()
+	s.queued = q
+	s.mu.Unlock()
+}
+
+// lead takes the lock, runs fn, and gives the lock up. It returns an error only when it
+// could not take the lock.
+func (s *Selector) lead(ctx context.Context) error {
+	lease, err := s.m.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	lctx, stopLease := lease.Context(ctx)
+	fctx, interrupt := context.WithCancel(lctx)
+	s.mu.Lock()
+	s.leading, s.leaseDone, s.interrupt = true, lease.Done(), interrupt
+	s.mu.Unlock()
+
+	err = s.call(fctx)
+
+	s.mu.Lock()
+	s.leading, s.leaseDone, s.interrupt = false, nil, nil
+	s.mu.Unlock()
+	interrupt()
+	stopLease()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.client.Logger().Warn("leader: leadership function failed", "path", s.path, "id", s.id, "err", err)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := lease.Release(cctx); err != nil && !errors.Is(err, mutex.ErrLeaseLost) {
+		// The delete is guaranteed: it goes on in the background.
+		s.client.Logger().Warn("leader: giving up leadership", "path", s.path, "id", s.id, "err", err)
+	}
+	return nil
+}
+
+func (s *Selector) call(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.client.Logger().Error("leader: leadership function panicked", "path", s.path, "id", s.id, "panic", r)
+			err = fmt.Errorf("leader: leadership function panicked: %v", r)
+		}
+	}()
+	return s.fn(ctx)
+}
+
+// HasLeadership reports whether fn is running now with a lease that may not have been
+// lost.
+func (s *Selector) HasLeadership() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leading && !isClosed(s.leaseDone)
+}
+
+// Interrupt cancels the context of the running leadership function, if any (Curator's
+// interruptLeadership). Leadership ends when fn returns; with AutoRequeue the selector
+// then queues again.
+func (s *Selector) Interrupt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.interrupt != nil {
+		s.interrupt()
+	}
+}
+
+// Participants returns the participants in line, the leader first.
+func (s *Selector) Participants(ctx context.Context) ([]Participant, error) {
+	return participants(ctx, s.client, s.path, lockName)
+}
+
+// Leader returns the participant first in line (the leader), or ErrNoLeader.
+func (s *Selector) Leader(ctx context.Context) (Participant, error) {
+	ps, err := s.Participants(ctx)
+	return first(ps, err, s.path)
+}
+
+// Close leaves the election: it cancels fn's context or the waiting, waits for fn to
+// return and for the node to be deleted (guaranteed), and stops the selector's goroutine.
+// Close may be called more than once; it must not be called from fn (return from fn
+// instead, or call Close on another goroutine).
+func (s *Selector) Close() error {
+	s.mu.Lock()
+	if s.state == stateClosed {
+		s.mu.Unlock()
+		return nil
+	}
+	prev := s.state
+	s.state = stateClosed
+	cancel, runDone := s.cancel, s.runDone
+	s.mu.Unlock()
+	if prev == stateLatent {
+		return nil
+	}
+	cancel()
+	<-runDone
+	return nil
+}
