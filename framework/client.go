@@ -52,7 +52,8 @@ type Client struct {
 
 	lmu       sync.Mutex
 	listeners []*listener
-	stateQ    []State
+	stateQ    []queuedState
+	queued    uint64 // states queued so far
 	stateSig  chan struct{}
 }
 
@@ -62,7 +63,14 @@ type sessionEvent struct {
 	seq   uint64 // for stateSimulatedExpiry
 }
 
+// queuedState is a state change waiting for the listeners, numbered in order.
+type queuedState struct {
+	s   State
+	seq uint64
+}
+
 type listener struct {
+	from    uint64 // the first state number it hears: none queued before it registered
 	fn      func(State)
 	removed atomic.Bool
 }
@@ -332,7 +340,8 @@ func (c *Client) emitLocked(s State) {
 	c.state = s
 	c.opts.logger.Info("framework: connection state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
 	c.lmu.Lock()
-	c.stateQ = append(c.stateQ, s)
+	c.queued++
+	c.stateQ = append(c.stateQ, queuedState{s, c.queued})
 	c.lmu.Unlock()
 	select {
 	case c.stateSig <- struct{}{}:
@@ -355,7 +364,8 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// AddListener registers fn to be called with every connection state change, in order,
+// AddListener registers fn to be called with every connection state change that happens
+// after it registered (a change already queued is not delivered to it), in order,
 // one call at a time, on a goroutine the client owns. A slow listener delays the next
 // listener calls, never ZooKeeper's receive loop, and no change is lost. It returns a
 // function that unregisters fn.
@@ -363,8 +373,8 @@ func (c *Client) AddListener(fn func(State)) (remove func()) {
 	if fn == nil {
 		return func() {}
 	}
-	l := &listener{fn: fn}
 	c.lmu.Lock()
+	l := &listener{fn: fn, from: c.queued + 1}
 	c.listeners = append(c.listeners, l)
 	c.lmu.Unlock()
 	return func() {
@@ -394,13 +404,13 @@ func (c *Client) listenerLoop() {
 				c.lmu.Unlock()
 				break
 			}
-			s := c.stateQ[0]
+			q := c.stateQ[0]
 			c.stateQ = c.stateQ[1:]
 			ls := append([]*listener(nil), c.listeners...)
 			c.lmu.Unlock()
 			for _, l := range ls {
-				if !l.removed.Load() {
-					c.callListener(l, s)
+				if !l.removed.Load() && q.seq >= l.from {
+					c.callListener(l, q.s)
 				}
 			}
 		}

@@ -1,0 +1,52 @@
+// Package cache keeps local copies of ZooKeeper data current: Curator's NodeCache,
+// PathChildrenCache and TreeCache in Go.
+//
+//   - A NodeCache follows one node: its data and Stat, or that it does not exist.
+//   - A PathChildrenCache follows the children of one node (not the node itself).
+//   - A TreeCache follows a whole subtree, down to a maximum depth, optionally pruned by a
+//     Selector.
+//
+// Each cache is created with its constructor, started with Start and stopped with Close.
+// Reads (Current, Get, Children, Snapshot) never talk to ZooKeeper: they return copies of
+// what the cache holds, which callers may modify freely. Listeners registered with
+// AddListener hear every change the cache sees, one call at a time, in the order the
+// cache saw them, on a goroutine the cache owns; AddListener returns a function that
+// unregisters the listener.
+//
+// # How the cache follows the server
+//
+// The cache sets a data watch on every node it holds and a child watch on every node whose
+// children it holds; when the node it follows does not exist, it sets an exists watch and
+// waits for it to be created. When a watch fires the cache reads the node again and
+// compares what it reads with what it holds: a different czxid means the node was deleted
+// and created again, which is reported as a removal followed by an addition (NodeDeleted
+// then NodeCreated, ChildRemoved then ChildAdded, TreeNodeRemoved then TreeNodeAdded); a
+// different mzxid with the same czxid is an update. A change that leaves the mzxid alone
+// (a child added below a node) updates the cached Stat without an event. Several changes
+// between two reads are seen as one: ZooKeeper's watches report that something changed,
+// not every intermediate state, so listeners see a consistent history of the states the
+// cache read, not necessarily every write.
+//
+// One goroutine per cache owns the cached state and does all the reading, so events for
+// one path always come in a consistent order: a node is added before it is updated or
+// removed, never added twice without a removal in between, and a parent is added before
+// its children and removed after them. Watches are waited on by a few goroutines that
+// each follow up to a few hundred watches, not one goroutine per node: a tree cache of
+// ten thousand nodes (twenty thousand watches) runs fewer than a hundred goroutines.
+//
+// # Connection loss and session expiry
+//
+// While the client is disconnected the cache keeps what it holds (it may be stale) and
+// PathChildrenCache and TreeCache listeners hear ConnectionSuspended and ConnectionLost
+// as the client reports them. When the client is connected again (Reconnected, with the
+// same session or a new one) listeners hear ConnectionReconnected, and the cache reads
+// again every node it holds, sets its watches again where the old ones are gone (on a
+// new session, all of them), and reports the differences as ordinary events: nothing
+// that changed while the client was away is silently missed, though several changes to
+// one node collapse into one event. Reads that fail are retried with backoff until they
+// succeed, the cache is closed, or the client is closed.
+//
+// go-zookeeper cannot remove a watch: after Close, the watches the cache set stay
+// registered in the client until they fire or the session ends, but no goroutine of the
+// cache waits for them.
+package cache

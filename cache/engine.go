@@ -1,0 +1,763 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// kind is what the engine saw; each cache maps it to its own EventType (0: not reported).
+type kind int
+
+const (
+	kAdded kind = iota
+	kUpdated
+	kRemoved
+	kInitialized
+	kSuspended
+	kReconnected
+	kLost
+	numKinds
+)
+
+// engineConfig is what distinguishes the three caches.
+type engineConfig struct {
+	name     string // "node cache", ... for logs and errors
+	client   *framework.Client
+	root     string
+	opts     options
+	emitRoot bool // report events for the root itself (not for PathChildrenCache)
+	types    [numKinds]EventType
+}
+
+// node is one cached znode.
+type node struct {
+	data []byte
+	stat framework.Stat
+	kids map[string]struct{} // names of cached children; nil when none
+}
+
+// dirt says what to read again for a path.
+type dirt uint8
+
+const (
+	dirtyData dirt = 1 << iota
+	dirtyKids
+	dirtyAll = dirtyData | dirtyKids
+)
+
+// input is something that happened outside the engine goroutine: a watch fired or the
+// connection state changed.
+type input struct {
+	w     *watch
+	ev    framework.Event
+	state framework.State
+}
+
+// Retry delays after a failed read.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// fetchParallelism bounds the reads one batch has in flight.
+const fetchParallelism = 32
+
+// engine is the cache machinery shared by the three caches: one goroutine (run) owns the
+// cached tree, reads from ZooKeeper and diffs; watches and state changes reach it through
+// the input queue; events leave it through the dispatcher.
+type engine struct {
+	cfg  engineConfig
+	log  *slog.Logger
+	disp *dispatcher
+
+	mu    sync.RWMutex
+	nodes map[string]*node
+
+	life     sync.Mutex
+	started  bool
+	closed   bool
+	stop     chan struct{}
+	done     chan struct{} // closed when run returns
+	initDone chan struct{}
+	cancel   context.CancelFunc
+	unsub    func()
+	wg       sync.WaitGroup
+	ws       *watchers
+
+	imu  sync.Mutex
+	inq  []input
+	isig chan struct{}
+
+	// Owned by the run goroutine.
+	armed       map[watchKey]*watch
+	dirty       map[string]dirt
+	initialized bool
+	backoff     time.Duration
+	retry       *time.Timer
+	retrying    bool
+}
+
+func newEngine(cfg engineConfig) (*engine, error) {
+	if cfg.client == nil {
+		return nil, errorf("nil client")
+	}
+	if err := framework.ValidatePath(cfg.root); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if len(cfg.opts.errs) > 0 {
+		return nil, errors.Join(cfg.opts.errs...)
+	}
+	switch cfg.opts.mode {
+	case NormalStart, BuildInitialCache, PostInitializedEvent:
+	default:
+		return nil, errorf("unknown start mode %d", int(cfg.opts.mode))
+	}
+	log := cfg.client.Logger()
+	return &engine{
+		cfg:      cfg,
+		log:      log,
+		disp:     newDispatcher(log),
+		nodes:    map[string]*node{},
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		initDone: make(chan struct{}),
+		isig:     make(chan struct{}, 1),
+		armed:    map[watchKey]*watch{},
+		dirty:    map[string]dirt{},
+	}, nil
+}
+
+func (e *engine) start(ctx context.Context) error {
+	e.life.Lock()
+	if e.closed {
+		e.life.Unlock()
+		return ErrClosed
+	}
+	if e.started {
+		e.life.Unlock()
+		return fmt.Errorf("%w: %s of %s", ErrAlreadyStarted, e.cfg.name, e.cfg.root)
+	}
+	e.started = true
+	rctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	c := e.cfg.client
+	e.ws = &watchers{stop: e.stop, cdone: c.Done(), fire: e.onWatch, wg: &e.wg}
+	e.unsub = c.AddListener(e.onState)
+	e.wg.Add(2)
+	go func() {
+		defer e.wg.Done()
+		defer close(e.done)
+		e.run(rctx)
+	}()
+	go func() {
+		defer e.wg.Done()
+		e.disp.run(e.stop, e.done)
+	}()
+	e.life.Unlock()
+
+	if e.cfg.opts.mode != BuildInitialCache {
+		return nil
+	}
+	select {
+	case <-e.initDone:
+		return nil
+	case <-ctx.Done():
+		_ = e.close()
+		return fmt.Errorf("cache: building the initial %s of %s: %w", e.cfg.name, e.cfg.root, ctx.Err())
+	case <-e.stop:
+		return ErrClosed
+	case <-e.done:
+		return fmt.Errorf("cache: building the initial %s of %s: %w", e.cfg.name, e.cfg.root, framework.ErrClosed)
+	}
+}
+
+func (e *engine) close() error {
+	e.life.Lock()
+	if e.closed {
+		e.life.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.stop)
+	if e.cancel != nil {
+		e.cancel()
+	}
+	unsub := e.unsub
+	e.life.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	e.wg.Wait()
+	e.mu.Lock()
+	e.nodes = map[string]*node{}
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *engine) addListener(fn func(Event)) func() {
+	e.life.Lock()
+	closed := e.closed
+	e.life.Unlock()
+	if closed {
+		return func() {}
+	}
+	return e.disp.add(fn)
+}
+
+// onState runs on the client's listener goroutine.
+func (e *engine) onState(s framework.State) {
+	var k kind
+	switch s {
+	case framework.Suspended:
+		k = kSuspended
+	case framework.Lost:
+		k = kLost
+	case framework.Reconnected:
+		k = kReconnected
+	case framework.Connected:
+		// The first connection (possibly made before Start: the client may deliver it
+		// late). Nothing to report; reading everything again is harmless.
+		e.pushInput(input{state: s})
+		return
+	default:
+		return
+	}
+	if t := e.cfg.types[k]; t != 0 && !isClosed(e.stop) {
+		e.disp.push(Event{Type: t})
+	}
+	e.pushInput(input{state: s})
+}
+
+// onWatch runs on a watcher shard goroutine.
+func (e *engine) onWatch(w *watch, ev framework.Event) { e.pushInput(input{w: w, ev: ev}) }
+
+func (e *engine) pushInput(in input) {
+	e.imu.Lock()
+	e.inq = append(e.inq, in)
+	e.imu.Unlock()
+	select {
+	case e.isig <- struct{}{}:
+	default:
+	}
+}
+
+func (e *engine) run(ctx context.Context) {
+	defer func() {
+		if e.retry != nil {
+			e.retry.Stop()
+		}
+	}()
+	e.dirty[e.cfg.root] = dirtyAll
+	for {
+		e.drain()
+		if ctx.Err() != nil {
+			return
+		}
+		if len(e.dirty) > 0 && !e.retrying {
+			if err := e.pass(ctx); err != nil {
+				if ctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+					return
+				}
+				e.scheduleRetry(err)
+			} else {
+				e.backoff = 0
+			}
+			continue
+		}
+		if len(e.dirty) == 0 && !e.initialized {
+			e.initialized = true
+			if e.cfg.opts.mode == PostInitializedEvent {
+				e.emitType(e.cfg.types[kInitialized], nil, nil)
+			}
+			close(e.initDone)
+		}
+		var retryC <-chan time.Time
+		if e.retrying {
+			retryC = e.retry.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.cfg.client.Done():
+			return
+		case <-e.isig:
+		case <-retryC:
+			e.retrying = false
+		}
+	}
+}
+
+func (e *engine) scheduleRetry(err error) {
+	if e.backoff == 0 {
+		e.backoff = minBackoff
+	} else {
+		e.backoff = min(2*e.backoff, maxBackoff)
+	}
+	e.log.Debug("cache: read failed; retrying", "cache", e.cfg.name, "path", e.cfg.root, "in", e.backoff, "err", err)
+	if e.retry == nil {
+		e.retry = time.NewTimer(e.backoff)
+	} else {
+		e.retry.Reset(e.backoff)
+	}
+	e.retrying = true
+}
+
+// drain takes what happened since the last call and marks what to read again.
+func (e *engine) drain() {
+	e.imu.Lock()
+	q := e.inq
+	e.inq = nil
+	e.imu.Unlock()
+	for _, in := range q {
+		if in.w != nil {
+			if e.armed[in.w.key] == in.w {
+				delete(e.armed, in.w.key)
+			}
+			d := dirtyAll
+			if in.ev.Type != zk.EventNotWatching {
+				switch in.w.key.kind {
+				case dataWatch:
+					d = dirtyData
+				case childWatch:
+					d = dirtyKids
+				}
+			}
+			e.markDirty(in.w.key.path, d)
+			continue
+		}
+		switch in.state {
+		case framework.Connected, framework.Reconnected:
+			// Read everything again: what changed while we were away is reported now.
+			e.markDirty(e.cfg.root, dirtyAll)
+			e.mu.RLock()
+			for p := range e.nodes {
+				e.dirty[p] |= dirtyAll
+			}
+			e.mu.RUnlock()
+			e.backoff = 0
+			if e.retrying {
+				e.retry.Stop()
+				e.retrying = false
+			}
+		}
+	}
+}
+
+func (e *engine) markDirty(p string, d dirt) { e.dirty[p] |= d }
+
+// item is one node to read in a pass.
+type item struct {
+	path  string
+	what  dirt
+	fresh bool // a child just listed, not cached yet
+}
+
+// pass reads every dirty path again, shallowest first. Paths whose reads fail stay dirty;
+// the first such error is returned.
+func (e *engine) pass(ctx context.Context) error {
+	items := make([]item, 0, len(e.dirty))
+	for p, d := range e.dirty {
+		items = append(items, item{path: p, what: d})
+	}
+	clear(e.dirty)
+	slices.SortFunc(items, func(a, b item) int {
+		if da, db := strings.Count(a.path, "/"), strings.Count(b.path, "/"); da != db {
+			return da - db
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	return e.sync(ctx, items)
+}
+
+// relevant reports whether the engine should read it: the root, a cached node, or a
+// freshly listed child whose parent is still cached.
+func (e *engine) relevant(it item) bool {
+	if it.path == e.cfg.root || e.cached(it.path) {
+		return true
+	}
+	return it.fresh && e.cached(framework.ParentPath(it.path))
+}
+
+func (e *engine) cached(p string) bool {
+	return e.nodes[p] != nil // only the run goroutine writes nodes: no lock needed to read
+}
+
+func (e *engine) depth(p string) int {
+	if p == e.cfg.root {
+		return 0
+	}
+	rel := p
+	if e.cfg.root != "/" {
+		rel = p[len(e.cfg.root):]
+	}
+	return strings.Count(rel, "/")
+}
+
+func (e *engine) traverse(p string) bool {
+	if e.depth(p) >= e.cfg.opts.maxDepth {
+		return false
+	}
+	return e.cfg.opts.selector == nil || e.cfg.opts.selector.TraverseChildren(p)
+}
+
+type dataRes struct {
+	data []byte
+	stat *framework.Stat
+	err  error
+}
+
+type kidsRes struct {
+	names []string
+	err   error
+}
+
+// sync reads items (data, then children), applies what it read, and goes on with the
+// children it found, level by level.
+func (e *engine) sync(ctx context.Context, items []item) error {
+	var firstErr error
+	fail := func(p string, d dirt, err error) {
+		e.markDirty(p, d)
+		if firstErr == nil {
+			firstErr = fmt.Errorf("cache: %s: %w", p, err)
+		}
+	}
+	for len(items) > 0 {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Data.
+		var dpaths []string
+		var didx []int
+		for i, it := range items {
+			if it.what&dirtyData != 0 && e.relevant(it) {
+				dpaths = append(dpaths, it.path)
+				didx = append(didx, i)
+			}
+		}
+		dres := e.fetchData(ctx, dpaths)
+		for j, i := range didx {
+			it := &items[i]
+			r := dres[j]
+			switch {
+			case !e.relevant(*it):
+				it.what = 0
+			case errors.Is(r.err, framework.ErrNoNode):
+				e.gone(ctx, it.path, fail)
+				it.what = 0
+			case r.err != nil:
+				fail(it.path, it.what, r.err)
+				it.what = 0
+			default:
+				if e.applyData(it.path, r.data, r.stat) {
+					it.what |= dirtyKids
+				}
+			}
+		}
+		// Children.
+		var kpaths []string
+		var kidx []int
+		for i, it := range items {
+			if it.what&dirtyKids != 0 && e.cached(it.path) && e.traverse(it.path) {
+				kpaths = append(kpaths, it.path)
+				kidx = append(kidx, i)
+			}
+		}
+		kres := e.fetchKids(ctx, kpaths)
+		var next []item
+		for j, i := range kidx {
+			it := items[i]
+			r := kres[j]
+			switch {
+			case !e.cached(it.path):
+			case errors.Is(r.err, framework.ErrNoNode):
+				e.gone(ctx, it.path, fail)
+			case r.err != nil:
+				fail(it.path, dirtyKids, r.err)
+			default:
+				for _, name := range e.applyKids(it.path, r.names) {
+					next = append(next, item{path: childPath(it.path, name), what: dirtyAll, fresh: true})
+				}
+			}
+		}
+		items = next
+	}
+	return firstErr
+}
+
+// gone handles a node found missing: it and its subtree leave the cache; for the root,
+// an exists watch waits for it to come back.
+func (e *engine) gone(ctx context.Context, p string, fail func(string, dirt, error)) {
+	e.removeSubtree(p)
+	if p != e.cfg.root {
+		return
+	}
+	k := watchKey{p, existWatch}
+	if e.armed[k] != nil {
+		return
+	}
+	st, ch, err := e.cfg.client.ExistsW(ctx, p)
+	if err != nil {
+		fail(p, dirtyAll, err)
+		return
+	}
+	e.arm(k, ch)
+	if st != nil {
+		e.markDirty(p, dirtyAll) // created meanwhile
+	}
+}
+
+func (e *engine) arm(k watchKey, ch <-chan framework.Event) {
+	if ch == nil {
+		return
+	}
+	w := &watch{key: k, ch: ch}
+	e.armed[k] = w
+	e.ws.add(w)
+}
+
+// fetchData reads the data of paths, several at a time, with a watch where none is
+// armed.
+func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
+	res := make([]dataRes, len(paths))
+	chans := make([]<-chan framework.Event, len(paths))
+	watch := make([]bool, len(paths))
+	for i, p := range paths {
+		watch[i] = e.armed[watchKey{p, dataWatch}] == nil
+	}
+	c := e.cfg.client
+	parallel(len(paths), func(i int) {
+		if watch[i] {
+			res[i].data, res[i].stat, chans[i], res[i].err = c.GetDataW(ctx, paths[i])
+		} else {
+			res[i].data, res[i].stat, res[i].err = c.GetData(ctx, paths[i])
+		}
+	})
+	for i, ch := range chans {
+		e.arm(watchKey{paths[i], dataWatch}, ch)
+	}
+	return res
+}
+
+// fetchKids lists the children of paths, several at a time, with a watch where none is
+// armed.
+func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
+	res := make([]kidsRes, len(paths))
+	chans := make([]<-chan framework.Event, len(paths))
+	watch := make([]bool, len(paths))
+	for i, p := range paths {
+		watch[i] = e.armed[watchKey{p, childWatch}] == nil
+	}
+	c := e.cfg.client
+	parallel(len(paths), func(i int) {
+		if watch[i] {
+			res[i].names, _, chans[i], res[i].err = c.ChildrenW(ctx, paths[i])
+		} else {
+			res[i].names, _, res[i].err = c.Children(ctx, paths[i])
+		}
+	})
+	for i, ch := range chans {
+		e.arm(watchKey{paths[i], childWatch}, ch)
+	}
+	return res
+}
+
+// parallel calls fn(0..n-1) on up to fetchParallelism goroutines and waits for them.
+func parallel(n int, fn func(int)) {
+	if n <= 1 {
+		if n == 1 {
+			fn(0)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, fetchParallelism) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// applyData puts what was read for p into the cache and reports whether p was added.
+func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added bool) {
+	if !e.cfg.opts.cacheData {
+		data = nil
+	}
+	old := e.nodes[p]
+	if old != nil && old.stat.Czxid != st.Czxid {
+		e.removeSubtree(p) // deleted and created again between two reads
+		old = nil
+	}
+	if old == nil {
+		if p != e.cfg.root {
+			parent := e.nodes[framework.ParentPath(p)]
+			if parent == nil {
+				return false
+			}
+			e.mu.Lock()
+			if parent.kids == nil {
+				parent.kids = map[string]struct{}{}
+			}
+			parent.kids[framework.NodeName(p)] = struct{}{}
+			e.nodes[p] = &node{data: data, stat: *st}
+			e.mu.Unlock()
+		} else {
+			e.mu.Lock()
+			e.nodes[p] = &node{data: data, stat: *st}
+			e.mu.Unlock()
+		}
+		e.emit(kAdded, p, &ChildData{Path: p, Data: data, Stat: *st}, nil)
+		return true
+	}
+	if old.stat.Mzxid == st.Mzxid {
+		e.mu.Lock()
+		old.stat = *st // children changed, say: no event
+		e.mu.Unlock()
+		return false
+	}
+	before := &ChildData{Path: p, Data: old.data, Stat: old.stat}
+	e.mu.Lock()
+	old.data, old.stat = data, *st
+	e.mu.Unlock()
+	e.emit(kUpdated, p, &ChildData{Path: p, Data: data, Stat: *st}, before)
+	return false
+}
+
+// applyKids removes the cached children of p that are not in names and returns the
+// accepted names that are not cached yet, sorted.
+func (e *engine) applyKids(p string, names []string) []string {
+	n := e.nodes[p]
+	want := make(map[string]bool, len(names))
+	var fresh []string
+	for _, name := range names {
+		cp := childPath(p, name)
+		if e.cfg.opts.selector != nil && !e.cfg.opts.selector.AcceptChild(cp) {
+			continue
+		}
+		want[name] = true
+		if _, ok := n.kids[name]; !ok {
+			fresh = append(fresh, name)
+		}
+	}
+	var stale []string
+	for name := range n.kids {
+		if !want[name] {
+			stale = append(stale, name)
+		}
+	}
+	slices.Sort(stale)
+	for _, name := range stale {
+		e.removeSubtree(childPath(p, name))
+	}
+	slices.Sort(fresh)
+	return fresh
+}
+
+// removeSubtree drops p and everything below it, children first, reporting each removal.
+func (e *engine) removeSubtree(p string) {
+	n := e.nodes[p]
+	if n == nil {
+		return
+	}
+	kids := make([]string, 0, len(n.kids))
+	for name := range n.kids {
+		kids = append(kids, name)
+	}
+	slices.Sort(kids)
+	for _, name := range kids {
+		e.removeSubtree(childPath(p, name))
+	}
+	e.mu.Lock()
+	delete(e.nodes, p)
+	if parent := e.nodes[framework.ParentPath(p)]; parent != nil && p != e.cfg.root {
+		delete(parent.kids, framework.NodeName(p))
+	}
+	e.mu.Unlock()
+	e.emit(kRemoved, p, &ChildData{Path: p, Data: n.data, Stat: n.stat}, nil)
+}
+
+func (e *engine) emit(k kind, p string, data, old *ChildData) {
+	if p == e.cfg.root && !e.cfg.emitRoot {
+		return
+	}
+	if !e.initialized && e.cfg.opts.mode == BuildInitialCache {
+		return // the initial contents are not events in this mode
+	}
+	e.emitType(e.cfg.types[k], data, old)
+}
+
+// emitType queues an event. Data slices are shared with the cache here; the dispatcher
+// hands each listener its own copy.
+func (e *engine) emitType(t EventType, data, old *ChildData) {
+	if t == 0 {
+		return
+	}
+	e.disp.push(Event{Type: t, Data: data, Old: old})
+}
+
+func childPath(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}
+
+// get returns a copy of the cached node at p.
+func (e *engine) get(p string) (ChildData, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	n := e.nodes[p]
+	if n == nil {
+		return ChildData{}, false
+	}
+	return ChildData{Path: p, Data: n.data, Stat: n.stat}.clone(), true
+}
+
+// children returns copies of the cached children of p, by name.
+func (e *engine) children(p string) (map[string]ChildData, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	n := e.nodes[p]
+	if n == nil {
+		return nil, false
+	}
+	out := make(map[string]ChildData, len(n.kids))
+	for name := range n.kids {
+		cp := childPath(p, name)
+		if k := e.nodes[cp]; k != nil {
+			out[name] = ChildData{Path: cp, Data: k.data, Stat: k.stat}.clone()
+		}
+	}
+	return out, true
+}
+
+// snapshot returns copies of every cached node, by path.
+func (e *engine) snapshot() map[string]ChildData {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make(map[string]ChildData, len(e.nodes))
+	for p, n := range e.nodes {
+		out[p] = ChildData{Path: p, Data: n.data, Stat: n.stat}.clone()
+	}
+	return out
+}
