@@ -48,6 +48,7 @@ type OpError struct {
 	Err  error
 }
 
+// Error says which operation on which path failed, and why.
 func (e *OpError) Error() string { return fmt.Sprintf("framework: %s %s: %v", e.Op, e.Path, e.Err) }
 
 // Unwrap returns the cause.
@@ -61,6 +62,7 @@ type DataTooLargeError struct {
 	Limit int // the client's limit (WithMaxPacketSize)
 }
 
+// Error says which request was refused and the sizes involved.
 func (e *DataTooLargeError) Error() string {
 	return fmt.Sprintf("framework: %s: request of %d bytes exceeds the server limit of %d bytes", e.Path, e.Size, e.Limit)
 }

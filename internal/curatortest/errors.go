@@ -16,6 +16,7 @@ type CommandError struct {
 	Message string // the text after "err "
 }
 
+// Error gives the command and what Curator said about it.
 func (e *CommandError) Error() string {
 	return "curatortest: " + e.Command + ": " + e.Message
 }
