@@ -47,7 +47,7 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 demo:
-	$(GO) run ./examples/embedded
+	$(GO) run ./examples/mutex
 
 bench: deps
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \

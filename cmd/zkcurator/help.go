@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+const helpMain = `zkcurator runs Apache Curator's ZooKeeper recipes from a shell: a command under a
+distributed lock or semaphore, barriers that hold and release batch jobs. What it makes
+is compatible with Curator (Java) and with the zoocurator Go packages on the same paths.
+
+Usage:
+  zkcurator [global flags] <command> [arguments] [flags] [-- command...]
+
+Commands:
+  lock run <path> [--timeout D] [--grace D] [--revocable] -- <command...>
+        run a command while holding the lock at <path> (like flock, across machines)
+  lock holders <path>
+        list who holds the lock at <path> and who waits, in order
+  lock revoke <node> [--wait D]
+        ask the holder of lock node <node> to let go (holders made --revocable do)
+  semaphore run <path> --leases N [--timeout D] [--grace D] -- <command...>
+        run a command while holding one of the N leases of the semaphore at <path>
+  barrier set|remove|wait <path> [--timeout D]
+        set a barrier, remove it (which releases its waiters), or wait until it is removed
+  doublebarrier run <path> --members N [--timeout D] -- <command...>
+        wait until N members are in, run the command, wait until every member is done
+  help [command]
+        show this help, or a command's ("zkcurator help lock run")
+
+Global flags (also accepted after the command):
+  --connect host:port[,host:port...][/chroot]
+        ZooKeeper to use (default $ZK_CONNECT, else 127.0.0.1:2181)
+  --session-timeout D   ZooKeeper session timeout (default 30s)
+  --connect-timeout D   give up connecting after D (default 15s)
+  --namespace NS        prefix every path with /NS (Curator's namespace)
+
+Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
+
+Exit status:
+  the command's own status when it ran (128+N when signal N killed it)
+  0    barrier, holders and revoke commands succeeded
+  1    error: ZooKeeper unreachable, a request failed, ...
+  2    usage error
+  70   the lock or lease was lost (or revoked) while the command ran; it was stopped
+  75   --timeout expired before the lock, lease or barrier was had
+  126  the command could not be executed; 127 the command was not found
+  130  interrupted while waiting
+
+Examples:
+  zkcurator lock run /locks/nightly-report -- ./report.sh
+  zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate || echo "busy: $?"
+  zkcurator --connect zk1:2181,zk2:2181,zk3:2181 lock holders /locks/nightly-report
+  zkcurator semaphore run /semaphores/api --leases 3 -- ./call-api.sh
+  zkcurator barrier set /jobs/nightly/start     # coordinator, before the workers start
+  zkcurator barrier wait /jobs/nightly/start    # each worker, before its work
+  zkcurator barrier remove /jobs/nightly/start  # coordinator, once the input is ready
+  zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
+`
+
+const helpLockRun = `Usage: zkcurator lock run <path> [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
+
+Takes the distributed lock at <path> (Curator's InterProcessMutex: Go and Java holders
+exclude each other), runs the command while holding it, releases it when the command
+ends, and exits with the command's status. Waiters queue in order (first come, first
+served).
+
+  --timeout D    give up waiting for the lock after D and exit 75 (default 0: wait)
+  --grace D      when the lock is lost, wait D after SIGTERM before SIGKILL (default 10s)
+  --revocable    let go when asked (zkcurator lock revoke, Curator's Revoker): stop the
+                 command as if the lock were lost, and exit 70
+  --foreground   run the command in zkcurator's process group (for an interactive command
+                 that reads the terminal); only the command itself, not its children, is
+                 then signalled when the lock is lost
+
+The command gets, in its environment:
+  ZK_LOCK_TOKEN  a fencing token: a number that grows from one holder of the lock to the
+                 next. Pass it to what you write to and have it refuse tokens lower than
+                 the highest it has seen: a holder that paused past its session cannot then
+                 overwrite its successor's work.
+  ZK_LOCK_NODE   the lock node (for "zkcurator lock revoke")
+  ZK_LOCK_PATH   the lock's path
+
+The lock may be lost while the command runs: when the connection to ZooKeeper is
+suspended (no answer for 2/3 of the session timeout) or the session expires, another
+process may get the lock. zkcurator then stops the command (SIGTERM to its process group,
+SIGKILL after --grace), says so on stderr and exits 70. Signals zkcurator gets (SIGINT,
+SIGTERM, SIGHUP) are passed on to the command. If zkcurator itself dies, its session
+ends and the lock passes on (on Linux the command is killed with it).
+
+Exit status: the command's; 70 lock lost or revoked; 75 timeout; 1 error; 2 usage;
+126/127 the command could not be run.
+`
+
+const helpLockHolders = `Usage: zkcurator lock holders <path>
+       zkcurator participants <path>
+
+Lists the nodes of the lock at <path> in lock order, one a line: "holder" or "waiting",
+the node's path, and its data (host:pid for zkcurator, the host's address for Curator).
+Works for locks taken by Curator's InterProcessMutex, the Go mutex and zkcurator. An
+unknown or free lock lists nothing.
+`
+
+const helpLockRevoke = `Usage: zkcurator lock revoke <node> [--wait D]
+       zkcurator revoke <node> [--wait D]
+
+Asks the holder of the lock node <node> (see "zkcurator lock holders") to let go,
+as Curator's Revoker.attemptRevoke does: it writes __REVOKE__ into the node. Only a holder
+that made its lock revocable reacts (zkcurator lock run --revocable, a Go mutex with
+WithRevocationListener, Curator's makeRevocable); the others ignore the request.
+Only ephemeral nodes (as lock nodes are) are written to.
+
+  --wait D   wait up to D for the node to go; exit 75 if it is still there (default 0:
+             do not wait)
+`
+
+const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--foreground] -- <command...>
+
+Takes one lease of the distributed semaphore at <path> (Curator's
+InterProcessSemaphoreV2), runs the command while holding it, returns the lease when the
+command ends, and exits with the command's status. At most N commands hold a lease at
+once; every participant must use the same N.
+
+  --leases N     the number of leases (required)
+  --timeout D    give up waiting for a lease after D and exit 75 (default 0: wait)
+  --grace D      when the lease is lost, wait D after SIGTERM before SIGKILL (default 10s)
+  --foreground   see "zkcurator help lock run"
+
+The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost lease
+stops the command as a lost lock does (exit 70).
+`
+
+const helpBarrier = `Usage: zkcurator barrier set <path>
+       zkcurator barrier remove <path>
+       zkcurator barrier wait <path> [--timeout D]
+
+A barrier (Curator's DistributedBarrier) holds everyone who waits on it until it is
+removed. set creates it (setting a set barrier is fine), remove deletes it and so
+releases every waiter (removing a missing barrier is fine), wait returns once it is not
+set (at once if it is not set now), surviving connection loss.
+
+  --timeout D   wait only: give up after D and exit 75 (default 0: wait)
+`
+
+const helpDoubleBarrier = `Usage: zkcurator doublebarrier run <path> --members N [--timeout D] -- <command...>
+
+A double barrier (Curator's DistributedDoubleBarrier) lets N members start together and
+finish together: run enters the barrier (waiting until N members have entered), runs the
+command, then leaves it (waiting until every member that entered has left), and exits
+with the command's status. Every member must use the same N.
+
+  --members N   how many members open the barrier (required)
+  --timeout D   give up entering, or leaving, after D and exit 75 (default 0: wait)
+
+The command gets ZK_BARRIER_PATH. A member that gives up leaves nothing behind.
+`
+
+var helpTopics = map[string]string{
+	"":                  helpMain,
+	"lock":              helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
+	"lock run":          helpLockRun,
+	"lock holders":      helpLockHolders,
+	"participants":      helpLockHolders,
+	"lock revoke":       helpLockRevoke,
+	"revoke":            helpLockRevoke,
+	"semaphore":         helpSemaphoreRun,
+	"semaphore run":     helpSemaphoreRun,
+	"barrier":           helpBarrier,
+	"barrier set":       helpBarrier,
+	"barrier remove":    helpBarrier,
+	"barrier wait":      helpBarrier,
+	"doublebarrier":     helpDoubleBarrier,
+	"doublebarrier run": helpDoubleBarrier,
+}
+
+// help prints the help of the topic named by args to stdout.
+func (a *app) help(args []string) error {
+	topic := strings.Join(args, " ")
+	text, ok := helpTopics[topic]
+	if !ok {
+		return usagef("", "no help for %q", topic)
+	}
+	fmt.Fprint(a.stdout, text)
+	if topic != "" {
+		fmt.Fprint(a.stdout, "\nGlobal flags: --connect, --session-timeout, --connect-timeout, --namespace (see \"zkcurator help\").\n")
+	}
+	return errHelpShown
+}

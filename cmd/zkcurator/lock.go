@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+)
+
+// lockRun is `zkcurator lock run <path> -- <command...>`.
+func (a *app) lockRun(ctx context.Context, args []string) error {
+	const topic = "lock run"
+	fs := a.newFlagSet(topic)
+	timeout := fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits")
+	grace := fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when the lock is lost")
+	revocable := fs.Bool("revocable", false, "stop the command and let go when revoked")
+	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
+	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
+	if err != nil {
+		return err
+	}
+	path := pos[0]
+	if err := checkPath(topic, "path", path); err != nil {
+		return err
+	}
+	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout, "grace": *grace}); err != nil {
+		return err
+	}
+
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	revoked := make(chan struct{})
+	var once sync.Once
+	opts := []mutex.Option{mutex.WithNodeData(nodeData())}
+	if *revocable {
+		opts = append(opts, mutex.WithRevocationListener(func(*mutex.Lease) {
+			once.Do(func() { close(revoked) })
+		}))
+	}
+	m, err := mutex.New(c, path, opts...)
+	if err != nil {
+		return err
+	}
+	actx, cancel := withTimeout(ctx, *timeout)
+	lease, err := m.Acquire(actx)
+	cancel()
+	if err != nil {
+		return waitFailed(ctx, "the lock on "+path, *timeout, err)
+	}
+	token, err := lease.Token(ctx)
+	if err != nil {
+		release(ctx, a, lease.Release, false, "the lock on "+path)
+		return fmt.Errorf("reading the fencing token: %w", err)
+	}
+
+	ch := child{argv: argv, grace: *grace, foreground: *foreground, env: []string{
+		"ZK_LOCK_TOKEN=" + strconv.FormatInt(token, 10),
+		"ZK_LOCK_NODE=" + lease.Node(),
+		"ZK_LOCK_PATH=" + path,
+	}}
+	code, runErr := ch.run(a,
+		stopper{lease.Done(), "the lock on " + path + " may have been lost (the connection to ZooKeeper was suspended or the session expired)"},
+		stopper{revoked, "asked to give up the lock on " + path + " (revoked)"},
+	)
+	release(ctx, a, lease.Release, runErr != nil && code == exitLost, "the lock on "+path)
+	if runErr != nil {
+		return runErr
+	}
+	return &statusError{code: code}
+}
+
+// release gives back what a command ran under, within a bounded time, and reports a
+// failure on stderr only: the command's status is what matters to the caller. After a
+// loss (lost), it tries only briefly: the node is ephemeral and goes with the session,
+// and zkcurator should not linger while ZooKeeper does not answer.
+func release(ctx context.Context, a *app, fn func(context.Context) error, lost bool, what string) {
+	d := 5 * time.Second
+	if lost {
+		d = time.Second
+	}
+	rctx, cancel := cleanup(ctx, d)
+	defer cancel()
+	err := fn(rctx)
+	switch {
+	case err == nil:
+	case lost:
+		// Already said: the lease may have been lost.
+	case errors.Is(err, mutex.ErrLeaseLost):
+		fmt.Fprintf(a.stderr, "zkcurator: warning: %s may have been lost before it was released\n", what)
+	default:
+		fmt.Fprintf(a.stderr, "zkcurator: warning: releasing %s: %v (its node goes with the session)\n", what, err)
+	}
+}
+
+// lockHolders is `zkcurator lock holders <path>`.
+func (a *app) lockHolders(ctx context.Context, args []string) error {
+	const topic = "lock holders"
+	fs := a.newFlagSet(topic)
+	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>"}, false)
+	if err != nil {
+		return err
+	}
+	path := pos[0]
+	if err := checkPath(topic, "path", path); err != nil {
+		return err
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, err := mutex.New(c, path)
+	if err != nil {
+		return err
+	}
+	parts, err := m.Participants(ctx)
+	if err != nil {
+		return err
+	}
+	role := "holder"
+	for _, p := range parts {
+		if !strings.Contains(framework.NodeName(p), "lock-") {
+			continue // not a lock node
+		}
+		data, _, err := c.GetData(ctx, p)
+		if errors.Is(err, framework.ErrNoNode) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, p, printable(data))
+		role = "waiting"
+	}
+	return nil
+}
+
+// printable returns data as text when it is, and a short description otherwise.
+func printable(data []byte) string {
+	s := string(data)
+	if len(data) == 0 {
+		return "-"
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || len(s) > 200 {
+		return fmt.Sprintf("(%d bytes)", len(data))
+	}
+	return s
+}
+
+// lockRevoke is `zkcurator lock revoke <node>`.
+func (a *app) lockRevoke(ctx context.Context, args []string) error {
+	const topic = "lock revoke"
+	fs := a.newFlagSet(topic)
+	wait := fs.Duration("wait", 0, "wait this long for the node to go (exit 75 if it stays)")
+	pos, _, err := a.parseArgs(fs, topic, args, []string{"<node>"}, false)
+	if err != nil {
+		return err
+	}
+	node := pos[0]
+	if err := checkPath(topic, "node", node); err != nil {
+		return err
+	}
+	if err := checkDurations(topic, map[string]time.Duration{"wait": *wait}); err != nil {
+		return err
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st, err := c.Exists(ctx, node)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		fmt.Fprintf(a.stderr, "zkcurator: %s does not exist: nobody to revoke\n", node)
+		return nil
+	}
+	if st.EphemeralOwner == 0 {
+		return exitWith(exitError, "%s is not a lock node (not ephemeral): not writing to it", node)
+	}
+	if err := mutex.Revoke(ctx, c, node); err != nil {
+		return err
+	}
+	if *wait == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	for {
+		st, ev, err := c.ExistsW(wctx, node)
+		if err == nil && st == nil {
+			return nil
+		}
+		if err == nil {
+			select {
+			case <-ev:
+				continue
+			case <-wctx.Done():
+				err = wctx.Err()
+			}
+		}
+		return waitFailed(ctx, node+" to go", *wait, err)
+	}
+}

@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package main
+
+import "syscall"
+
+// sysProcAttr puts the command in a process group of its own (so that stopping it stops
+// its children too) unless told not to.
+func sysProcAttr(ownGroup bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: ownGroup}
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+func TestRun(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, srv.ConnectString(), &out))
+	t.Log("\n" + out.String())
+	for _, want := range []string{
+		"took 90 order numbers",
+		"no duplicate order numbers",
+		"the counter node holds 90",
+		"returns the same lease: true",
+		"lock nodes in ZooKeeper: 1",
+		"after one Release the lock is still held: true",
+		"after the second Release it is free: true",
+		"TryAcquire returns at once: mutex: locked by another holder",
+		"gives up: context deadline exceeded",
+		"client 2 left no node behind: 1 lock node",
+		"client 2: TryAcquire gets the lock",
+		"lease.Done closed",
+		"client 2 gets the lock once the server expires client 4's session",
+		"its Release reports the lease lost",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
+}
