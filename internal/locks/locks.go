@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -202,13 +203,35 @@ func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName
 	if sequential {
 		mode = framework.EphemeralSequential
 	}
-	node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, nodeName), data,
-		framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
-	if err != nil {
-		return nil, err
+	// The first listing is sent right behind the create, without waiting for its reply:
+	// ZooKeeper answers one session's requests in order, so a listing sent after the create
+	// sees our node, and the lock costs one round trip less. Two goroutines do not promise
+	// which request goes out first, so a listing without our node is only a miss: wait
+	// then lists again (one request more), it never concludes anything from it.
+	type created struct {
+		node string
+		err  error
 	}
+	cch := make(chan created, 1)
+	go func() {
+		node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, nodeName), data,
+			framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
+		cch <- created{node, err}
+	}()
+	runtime.Gosched() // let the create go out first
+	pre := make(chan listing, 1)
+	go func() {
+		kids, _, err := c.Children(ctx, l.cfg.Path)
+		pre <- listing{kids, err}
+	}()
+	cr := <-cch
+	if cr.err != nil {
+		<-pre
+		return nil, cr.err
+	}
+	node := cr.node
 	name := framework.NodeName(node)
-	h, err := l.wait(ctx, try, node, name, gen)
+	h, err := l.wait(ctx, try, node, name, gen, pre)
 	if err != nil {
 		l.deleteNode(ctx, node)
 		return nil, err
@@ -216,8 +239,15 @@ func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName
 	return h, nil
 }
 
-// wait is Curator's internalLockLoop for our node.
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64) (*Held, error) {
+// listing is the result of a children listing sent ahead.
+type listing struct {
+	kids []string
+	err  error
+}
+
+// wait is Curator's internalLockLoop for our node. pre, when not nil, delivers a listing
+// sent right behind our create, used if it shows our node.
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, pre <-chan listing) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -229,9 +259,18 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		if handedOff {
 			holds = true
 		} else {
-			kids, _, err := c.Children(ctx, l.cfg.Path)
-			if err != nil {
-				return nil, err
+			var kids []string
+			if pre != nil {
+				if p := <-pre; p.err == nil && slices.Contains(p.kids, name) {
+					kids = p.kids
+				}
+				pre = nil
+			}
+			if kids == nil {
+				var err error
+				if kids, _, err = c.Children(ctx, l.cfg.Path); err != nil {
+					return nil, err
+				}
 			}
 			sorted = l.Sorted(kids)
 			ours = slices.Index(sorted, name)
@@ -239,8 +278,8 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 				return nil, ErrNodeLost
 			}
 			behind = len(sorted) - ours - 1
-			holds, watch, err = l.cfg.Predicate(sorted, ours, l.cfg.MaxLeases)
-			if err != nil {
+			var err error
+			if holds, watch, err = l.cfg.Predicate(sorted, ours, l.cfg.MaxLeases); err != nil {
 				return nil, err
 			}
 		}
