@@ -199,39 +199,12 @@ func (l *Internals) AcquireNode(ctx context.Context, try bool, data []byte, name
 func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName string, sequential bool) (*Held, error) {
 	c := l.cfg.Client
 	gen := c.Generation()
-	mode := framework.Ephemeral
-	if sequential {
-		mode = framework.EphemeralSequential
+	node, first, err := CreateAndList(ctx, c, l.cfg.Path, nodeName, data, sequential)
+	if err != nil {
+		return nil, err
 	}
-	// The first listing is sent right behind the create, without waiting for its reply:
-	// ZooKeeper answers one session's requests in order, so a listing sent after the create
-	// sees our node, and the lock costs one round trip less. Two goroutines do not promise
-	// which request goes out first, so a listing without our node is only a miss: wait
-	// then lists again (one request more), it never concludes anything from it.
-	type created struct {
-		node string
-		err  error
-	}
-	cch := make(chan created, 1)
-	go func() {
-		node, err := c.Create(ctx, framework.JoinPath(l.cfg.Path, nodeName), data,
-			framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
-		cch <- created{node, err}
-	}()
-	runtime.Gosched() // let the create go out first
-	pre := make(chan listing, 1)
-	go func() {
-		kids, _, err := c.Children(ctx, l.cfg.Path)
-		pre <- listing{kids, err}
-	}()
-	cr := <-cch
-	if cr.err != nil {
-		<-pre
-		return nil, cr.err
-	}
-	node := cr.node
 	name := framework.NodeName(node)
-	h, err := l.wait(ctx, try, node, name, gen, pre)
+	h, err := l.wait(ctx, try, node, name, gen, first)
 	if err != nil {
 		l.deleteNode(ctx, node)
 		return nil, err
@@ -239,15 +212,56 @@ func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName
 	return h, nil
 }
 
-// listing is the result of a children listing sent ahead.
-type listing struct {
-	kids []string
-	err  error
+// CreateAndList creates a protected ephemeral (sequential, or not) node named name under
+// parent, with its missing parents, and sends a listing of parent's children right behind
+// the create, without waiting for its reply: ZooKeeper answers one session's requests in
+// order, so a listing sent after the create sees the new node, and the caller saves a
+// round trip. Two goroutines do not promise which request goes out first, so first
+// reports the listing only when it shows the node; otherwise (a miss, or an error) the
+// caller lists again and concludes nothing from it. first must be called once.
+func CreateAndList(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential bool) (node string, first func() []string, err error) {
+	mode := framework.Ephemeral
+	if sequential {
+		mode = framework.EphemeralSequential
+	}
+	type created struct {
+		node string
+		err  error
+	}
+	type listing struct {
+		kids []string
+		err  error
+	}
+	cch := make(chan created, 1)
+	go func() {
+		node, err := c.Create(ctx, framework.JoinPath(parent, name), data,
+			framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
+		cch <- created{node, err}
+	}()
+	runtime.Gosched() // let the create go out first
+	pre := make(chan listing, 1)
+	go func() {
+		kids, _, err := c.Children(ctx, parent)
+		pre <- listing{kids, err}
+	}()
+	cr := <-cch
+	if cr.err != nil {
+		<-pre
+		return "", nil, cr.err
+	}
+	ours := framework.NodeName(cr.node)
+	return cr.node, func() []string {
+		p := <-pre
+		if p.err != nil || !slices.Contains(p.kids, ours) {
+			return nil
+		}
+		return p.kids
+	}, nil
 }
 
-// wait is Curator's internalLockLoop for our node. pre, when not nil, delivers a listing
-// sent right behind our create, used if it shows our node.
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, pre <-chan listing) (*Held, error) {
+// wait is Curator's internalLockLoop for our node. first, when not nil, gives the
+// listing sent right behind our create (nil when it cannot be used).
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -260,11 +274,8 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			holds = true
 		} else {
 			var kids []string
-			if pre != nil {
-				if p := <-pre; p.err == nil && slices.Contains(p.kids, name) {
-					kids = p.kids
-				}
-				pre = nil
+			if first != nil {
+				kids, first = first(), nil
 			}
 			if kids == nil {
 				var err error

@@ -46,4 +46,12 @@
 // the node again in the new session and keeps waiting. If it expires while the member is
 // inside, the node vanishes, the other members no longer wait for it, and this member's
 // Leave returns an error that matches ErrSessionLost.
+// # Requests
+//
+// A member's round costs about 9–10 requests with 8 members (measured by cmd/zkbench):
+// Enter sends an exists watch on ready, the member node's create (the first member also
+// creates the parent) and a children listing, and the member whose arrival completes the
+// count creates ready; Leave lists the members, watches one node per step (getData, which
+// leaves no watch behind on a node that is already gone), deletes its own node, and
+// deletes ready (every member does, as Curator's members do; already gone is fine).
 package doublebarrier

@@ -8,6 +8,7 @@
 //
 // Taking the same locks in the same order everywhere avoids deadlocks between
 // multi-locks; this package does not reorder them.
+// Requests: the sum of its locks' (a mutex each for NewFromPaths), nothing more.
 package multilock
 
 import (

@@ -34,4 +34,14 @@
 // A holder that opts in with WithRevocationListener is called when someone writes
 // __REVOKE__ into its lock node (Revoke, or Curator's Revoker.attemptRevoke): releasing
 // is up to the listener. Go and Curator holders can revoke each other.
+// # Requests
+//
+// An uncontended acquire and release sends 3 requests, the protocol's minimum: the create,
+// the children listing (sent right behind the create without waiting for its reply —
+// ZooKeeper answers a session's requests in order — so acquiring takes one round trip),
+// and the delete. A waiter adds a getData watch on its predecessor and, when that fires,
+// one more listing; none when the predecessor was first in line (it can only have been
+// the holder). Token reads the node's czxid once (one request). With the local queue, a
+// hand-over inside the process costs nothing, or one request to check that no other
+// process waits.
 package mutex

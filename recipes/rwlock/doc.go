@@ -25,4 +25,9 @@
 // A lease's Done closes when the lock may have been lost (per the client's error policy)
 // or is released; Token is a fencing token that strictly increases from one write holder
 // to the next.
+// # Requests
+//
+// A read acquire and release costs 3 requests (create, listing pipelined behind it,
+// delete), a write acquire the same as the mutex; a waiter adds a data watch on the node it
+// waits for and one listing when it fires.
 package rwlock

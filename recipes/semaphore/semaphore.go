@@ -220,8 +220,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		cancel()
 	}()
 	gen := c.Generation()
-	node, err := c.Create(ctx, framework.JoinPath(s.leasesPath, leaseName), s.opts.data,
-		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.opts.data, true)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
@@ -239,9 +238,14 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	for {
 		var kids []string
 		var ch <-chan framework.Event
-		if watch {
+		if first != nil {
+			kids, first = first(), nil
+		}
+		switch {
+		case kids != nil: // the listing sent right behind our create shows our node
+		case watch:
 			kids, _, ch, err = c.ChildrenW(ctx, s.leasesPath)
-		} else {
+		default:
 			kids, _, err = c.Children(ctx, s.leasesPath)
 		}
 		if err != nil {
