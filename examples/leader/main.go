@@ -1,0 +1,221 @@
+// Command leader shows leader election with package recipes/leader (Curator's
+// LeaderLatch): a service runs as three instances, A, B and C, and a periodic job — say,
+// sending the hourly report — must run on one of them only.
+//
+//  1. Every instance runs the same code: it waits until its latch makes it leader, then
+//     runs the job on each tick for as long as its term lasts.
+//  2. The leader is shut down (think: a deploy) after a few runs. It stops working, then
+//     closes its latch; the next instance in line takes over at once, without waiting for
+//     a session to expire.
+//  3. Each tick is checked: the job never runs on two instances at once, and each new
+//     leader's fencing token is higher than the last.
+//
+// Run it:
+//
+//	go run ./examples/leader                     # on an embedded ZooKeeper
+//	go run ./examples/leader -connect host:2181  # on yours (uses /examples/leader)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zoocurator/zoocurator/examples/internal/demo"
+	"github.com/zoocurator/zoocurator/recipes/leader"
+)
+
+const (
+	electionPath = "/examples/leader/report-job"
+
+	tickEvery      = 50 * time.Millisecond // the job's period
+	runsPerLeader  = 5                     // each leader is shut down after this many runs
+	takeoverBudget = 2 * time.Second       // "at once": well under a session timeout
+)
+
+var instances = []string{"A", "B", "C"}
+
+func main() { demo.Main(run) }
+
+// job is the periodic job and its bookkeeping: who ran it, and whether two instances
+// ever ran it or led at the same time. It is safe for concurrent use.
+type job struct {
+	out        *demo.Printer
+	running    atomic.Int32 // instances running the job now
+	leading    atomic.Int32 // instances working as leader now
+	overlaps   atomic.Int32 // times the job ran on two instances at once
+	dualLeads  atomic.Int32 // times two instances worked as leader at once
+	mu         sync.Mutex
+	runs       map[string]int // runs per instance
+	total      int
+	lastToken  int64
+	tokensUp   bool
+	stepDownAt time.Time // when the last leader closed its latch
+}
+
+// run is one run of the job on instance name.
+func (j *job) run(name string) {
+	if j.running.Add(1) > 1 {
+		j.overlaps.Add(1)
+	}
+	defer j.running.Add(-1)
+	j.mu.Lock()
+	j.total++
+	j.runs[name]++
+	n := j.total
+	j.mu.Unlock()
+	j.out.Printf("  run %2d: instance %s sends the hourly report", n, name)
+	time.Sleep(5 * time.Millisecond) // the work
+}
+
+func run(ctx context.Context, connect string, w io.Writer) error {
+	out := demo.NewPrinter(w)
+	j := &job{out: out, runs: map[string]int{}, tokensUp: true}
+
+	out.Printf("== %d instances, one periodic job, run only on the leader ==", len(instances))
+	latches := make([]*leader.Latch, len(instances))
+	for i, name := range instances {
+		c, err := demo.Connect(ctx, connect)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		l, err := leader.NewLatch(c, electionPath, "instance-"+name)
+		if err != nil {
+			return err
+		}
+		defer l.Close() // after a failure; Close is idempotent
+		// Started one after the other, the instances line up A, B, C.
+		if err := l.Start(ctx); err != nil {
+			return err
+		}
+		latches[i] = l
+	}
+
+	errs := make(chan error, len(instances))
+	var wg sync.WaitGroup
+	for i, name := range instances {
+		wg.Go(func() { errs <- instance(ctx, j, name, latches[i]) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+
+	out.Printf("== summary ==")
+	counts := make([]string, len(instances))
+	for i, name := range instances {
+		counts[i] = fmt.Sprintf("%s %d", name, j.runs[name])
+	}
+	out.Printf("runs per instance: %s (%d in all)", strings.Join(counts, ", "), j.total)
+	if j.overlaps.Load() != 0 || j.dualLeads.Load() != 0 {
+		return fmt.Errorf("the job ran on two instances at once %d times; two leaders at once %d times",
+			j.overlaps.Load(), j.dualLeads.Load())
+	}
+	out.Printf("job never ran on two instances at once, and never two leaders at once")
+	if !j.tokensUp {
+		return errors.New("a new leader's fencing token was not higher than the last")
+	}
+	out.Printf("each new leader's fencing token was higher than the last")
+	return nil
+}
+
+// instance is one instance of the service: it waits for leadership, runs the job on each
+// tick while its term lasts, and after runsPerLeader runs shuts down (closes its latch).
+func instance(ctx context.Context, j *job, name string, l *leader.Latch) error {
+	runs := 0
+	for {
+		if err := l.Await(ctx); err != nil {
+			return err
+		}
+		term, err := l.Term()
+		if err != nil {
+			continue // lost again already: wait for the next term
+		}
+		if j.leading.Add(1) > 1 {
+			j.dualLeads.Add(1)
+		}
+		if err := becameLeader(ctx, j, name, l, term); err != nil {
+			return err
+		}
+
+		// Work with a context that ends when leadership may be lost.
+		work, stop := term.Context(ctx)
+		tick := time.NewTicker(tickEvery)
+		for runs < runsPerLeader && work.Err() == nil {
+			select {
+			case <-work.Done():
+			case <-tick.C:
+				if work.Err() == nil {
+					j.run(name)
+					runs++
+				}
+			}
+		}
+		tick.Stop()
+		stop()
+		j.leading.Add(-1) // stop working as leader first, then give leadership up
+
+		if runs == runsPerLeader {
+			j.out.Printf("instance %s is shut down for a deploy: it closes its latch", name)
+			j.mu.Lock()
+			j.stepDownAt = time.Now()
+			j.mu.Unlock()
+			return l.Close() // ends the term, then deletes the node: the next one leads
+		}
+		j.out.Printf("instance %s lost leadership; it waits to lead again", name)
+	}
+}
+
+// becameLeader reports a new term: who leads, how fast it took over, and its token.
+func becameLeader(ctx context.Context, j *job, name string, l *leader.Latch, term *leader.Term) error {
+	token, err := term.Token(ctx)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	stepDownAt := j.stepDownAt
+	if token <= j.lastToken {
+		j.tokensUp = false
+	}
+	j.lastToken = token
+	j.mu.Unlock()
+	if stepDownAt.IsZero() {
+		j.out.Printf("instance %s is leader", name)
+	} else {
+		if d := time.Since(stepDownAt); d > takeoverBudget {
+			return fmt.Errorf("instance %s took over %v after the last leader closed", name, d)
+		}
+		j.out.Printf("instance %s is leader: it took over at once", name)
+	}
+	line, err := inLine(ctx, l)
+	if err != nil {
+		return err
+	}
+	j.out.Printf("in line: %s", line)
+	return nil
+}
+
+// inLine lists the participants of the election, the leader first.
+func inLine(ctx context.Context, l *leader.Latch) (string, error) {
+	ps, err := l.Participants(ctx)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+		if p.Leader {
+			ids[i] += " (leader)"
+		}
+	}
+	return strings.Join(ids, ", "), nil
+}
