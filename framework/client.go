@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -197,7 +198,7 @@ func (c *Client) addAuth(conn *zk.Conn) {
 				break
 			}
 			c.opts.logger.Warn("framework: adding auth failed", "scheme", a.scheme, "err", err)
-			if err == zk.ErrAuthFailed {
+			if errors.Is(err, zk.ErrAuthFailed) {
 				break // the server will have closed the session: operations report it
 			}
 			select {

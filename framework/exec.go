@@ -82,6 +82,31 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 	})
 }
 
+// track counts a goroutine the client must wait for at Close; false once closed.
+func (c *Client) track() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
+// Go runs fn on a goroutine that Close waits for, unless the client is closed already
+// (then it returns false and does not run fn). Recipes use it for goroutines that must
+// end with the client, such as a lease's watch.
+func (c *Client) Go(fn func()) bool {
+	if !c.track() {
+		return false
+	}
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+	return true
+}
+
 func (c *Client) usable() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -99,6 +124,10 @@ func (c *Client) usable() error {
 // that arrives after call returned is passed to abandoned (when not nil), which can undo
 // it (delete a created node).
 func call[T any](c *Client, ctx context.Context, op string, req func() (T, error), abandoned func(T, error)) (T, error) {
+	var zero T
+	if !c.track() {
+		return zero, ErrClosed
+	}
 	c.countRequest(op)
 	type result struct {
 		v   T
@@ -109,20 +138,19 @@ func call[T any](c *Client, ctx context.Context, op string, req func() (T, error
 		gone bool
 	)
 	done := make(chan result, 1)
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		v, err := req()
 		mu.Lock()
-		g := gone
-		mu.Unlock()
-		if g {
-			if abandoned != nil {
-				abandoned(v, err)
-			}
+		if !gone {
+			done <- result{v, err} // buffered: never blocks; decided under mu
+			mu.Unlock()
 			return
 		}
-		done <- result{v, err}
+		mu.Unlock()
+		if abandoned != nil {
+			abandoned(v, err)
+		}
 	}()
 	var stop error
 	select {
@@ -134,14 +162,13 @@ func call[T any](c *Client, ctx context.Context, op string, req func() (T, error
 		stop = ErrClosed
 	}
 	mu.Lock()
+	defer mu.Unlock()
 	gone = true
-	mu.Unlock()
 	select {
 	case r := <-done: // answered just before we gave up
 		return r.v, mapErr(r.err)
 	default:
 	}
-	var zero T
 	return zero, stop
 }
 

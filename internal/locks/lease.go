@@ -48,7 +48,9 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	go l.watch(onRevoke)
+	if !c.Go(func() { l.watch(onRevoke) }) {
+		close(l.done) // the client closed: the lease ends at once
+	}
 	return l
 }
 
@@ -99,6 +101,14 @@ func (l *Lease) Lost() bool {
 	default:
 		return false
 	}
+}
+
+// IsHeld reports whether the lease is held: acquired and not fully released (it may have
+// been lost: see Lost).
+func (l *Lease) IsHeld() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count > 0
 }
 
 // Reenter counts the lease up once more (re-entrant acquisition).

@@ -173,38 +173,81 @@ func (l *Internals) Acquire(ctx context.Context, try bool) (*Held, error) {
 
 // AcquireWith is Acquire with node data given per call.
 func (l *Internals) AcquireWith(ctx context.Context, try bool, data []byte) (*Held, error) {
-	return l.AcquireNode(ctx, try, data, l.cfg.LockName, true)
+	return l.AcquireSpec(ctx, try, Spec{Data: data, Name: l.cfg.LockName, Sequential: true})
 }
 
-// AcquireNode is Acquire with the node's name (after the protected prefix) and whether
-// it is sequential given per call: the read-write lock's downgrade creates a plain node
-// named after the writer's sequence number.
-func (l *Internals) AcquireNode(ctx context.Context, try bool, data []byte, name string, sequential bool) (*Held, error) {
+// Spec says how one acquisition makes its node and decides, where it differs from the
+// Config: the read-write lock's downgrade creates a plain node named after the writer's
+// sequence number, holds only while that writer's node is there, and is not retried.
+type Spec struct {
+	Data       []byte
+	Name       string    // the node's name after the protected prefix
+	Sequential bool      // a sequence number is appended
+	Predicate  Predicate // nil: the Config's
+	Gen        uint64    // not 0: the acquisition must happen in this session generation
+	NoRetry    bool      // a vanished node fails the acquisition instead of starting over
+}
+
+// AcquireSpec is Acquire as spec says.
+func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (*Held, error) {
 	c := l.cfg.Client
 	start := time.Now()
 	for retries := 0; ; retries++ {
-		h, err := l.attempt(ctx, try, data, name, sequential)
-		if !errors.Is(err, ErrNodeLost) {
+		h, err := l.attempt(ctx, try, spec)
+		if !errors.Is(err, ErrNodeLost) || spec.NoRetry {
 			return h, err
 		}
 		// Our node vanished: our session was lost while we waited. Start over if the
-		// retry policy allows.
+		// retry policy allows, after the sleep it asks for.
 		c.Logger().Info("locks: lock node vanished while waiting; starting over", "path", l.cfg.Path, "retry", retries)
-		if _, ok := c.RetryPolicy().AllowRetry(retries, time.Since(start)); !ok {
+		sleep, ok := c.RetryPolicy().AllowRetry(retries, time.Since(start))
+		if !ok {
+			return nil, err
+		}
+		if err := sleepCtx(ctx, c, sleep); err != nil {
 			return nil, err
 		}
 	}
 }
 
-func (l *Internals) attempt(ctx context.Context, try bool, data []byte, nodeName string, sequential bool) (*Held, error) {
+// sleepCtx sleeps for d, or less when ctx ends or the client closes (then an error).
+func sleepCtx(ctx context.Context, c *framework.Client, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.Done():
+		return framework.ErrClosed
+	}
+}
+
+// SleepBeforeRetry is sleepCtx for recipes that retry whole steps.
+func SleepBeforeRetry(ctx context.Context, c *framework.Client, d time.Duration) error {
+	return sleepCtx(ctx, c, d)
+}
+
+func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, error) {
 	c := l.cfg.Client
 	gen := c.Generation()
-	node, first, err := CreateAndList(ctx, c, l.cfg.Path, nodeName, data, sequential)
+	if spec.Gen != 0 && gen != spec.Gen {
+		return nil, fmt.Errorf("%w: the session changed", ErrLeaseLost)
+	}
+	node, first, err := CreateAndList(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential)
 	if err != nil {
 		return nil, err
 	}
 	name := framework.NodeName(node)
-	h, err := l.wait(ctx, try, node, name, gen, first)
+	pred := spec.Predicate
+	if pred == nil {
+		pred = l.cfg.Predicate
+	}
+	h, err := l.wait(ctx, try, node, name, gen, first, pred)
 	if err != nil {
 		l.deleteNode(ctx, node)
 		return nil, err
@@ -261,7 +304,7 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 
 // wait is Curator's internalLockLoop for our node. first, when not nil, gives the
 // listing sent right behind our create (nil when it cannot be used).
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string) (*Held, error) {
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string, pred Predicate) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -290,7 +333,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			}
 			behind = len(sorted) - ours - 1
 			var err error
-			if holds, watch, err = l.cfg.Predicate(sorted, ours, l.cfg.MaxLeases); err != nil {
+			if holds, watch, err = pred(sorted, ours, l.cfg.MaxLeases); err != nil {
 				return nil, err
 			}
 		}

@@ -45,7 +45,11 @@ type Lock func(ctx context.Context) (Lease, error)
 
 // From turns a lock's Acquire method into a Lock, e.g. From(m.Acquire) for a
 // *mutex.Mutex, From(rw.WriteLock().Acquire), From(semMutex.Acquire).
+// From(nil) returns nil, which New refuses.
 func From[L Lease](acquire func(context.Context) (L, error)) Lock {
+	if acquire == nil {
+		return nil
+	}
 	return func(ctx context.Context) (Lease, error) {
 		l, err := acquire(ctx)
 		if err != nil {

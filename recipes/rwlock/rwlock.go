@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -144,7 +145,7 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) { return l.acquire(c
 func (l *Lock) TryAcquire(ctx context.Context) (*Lease, error) { return l.acquire(ctx, true) }
 
 func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
-	if own := leaseFrom(ctx, l); own != nil {
+	if own := leaseFrom(ctx, l); own != nil && own.core.IsHeld() {
 		if err := own.core.Reenter(); err != nil {
 			return nil, fmt.Errorf("rwlock: %s lock: %w", l.name(), err)
 		}
@@ -153,13 +154,12 @@ func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
 	var h *locks.Held
 	var err error
 	if l.write {
-		if r := leaseFrom(ctx, l.rw.read); r != nil {
+		if r := leaseFrom(ctx, l.rw.read); r != nil && r.core.IsHeld() {
 			return nil, fmt.Errorf("%w: %s", ErrUpgrade, l.rw.path)
 		}
 		h, err = l.lk.Acquire(ctx, try)
-	} else if w := leaseFrom(ctx, l.rw.write); w != nil && !w.core.Lost() {
-		seq := framework.SequenceSuffix(framework.NodeName(w.Node()), writeName)
-		h, err = l.lk.AcquireNode(ctx, try, nil, readName+seq, false)
+	} else if w := leaseFrom(ctx, l.rw.write); w != nil && w.core.IsHeld() {
+		h, err = l.downgrade(ctx, try, w)
 	} else {
 		h, err = l.lk.Acquire(ctx, try)
 	}
@@ -170,6 +170,25 @@ func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
 		return nil, fmt.Errorf("rwlock: %s lock of %s: %w", l.name(), l.rw.path, err)
 	}
 	return &Lease{lock: l, core: locks.NewLease(l.rw.client, h, nil)}, nil
+}
+
+// downgrade takes the read lock while holding the write lease w: a plain node named after
+// the writer's sequence number, which sorts right after the writer, so that no queued
+// writer can slip in before the write lock is released. It holds only while the writer's
+// node is there, in the writer's session, and it is never retried with a new node.
+func (l *Lock) downgrade(ctx context.Context, try bool, w *Lease) (*locks.Held, error) {
+	if w.core.Lost() {
+		return nil, fmt.Errorf("%w: %s", ErrLeaseLost, w.Node())
+	}
+	writer := framework.NodeName(w.Node())
+	seq := framework.SequenceSuffix(writer, writeName)
+	pred := func(sorted []string, ours, max int) (bool, string, error) {
+		if !slices.Contains(sorted, writer) {
+			return false, "", fmt.Errorf("%w: %s", ErrLeaseLost, w.Node())
+		}
+		return readPredicate(sorted, ours, max)
+	}
+	return l.lk.AcquireSpec(ctx, try, locks.Spec{Name: readName + seq, Predicate: pred, Gen: w.core.Held.Gen, NoRetry: true})
 }
 
 // Lease is one holding of a read or write lock. Its methods are safe for concurrent use.
@@ -224,16 +243,9 @@ func (l *Lease) Context(parent context.Context) (context.Context, context.Cancel
 	return l.core.Context(parent, leaseKey{l.lock}, l)
 }
 
-// leaseFrom returns the live lease of lock l that ctx carries, if any.
+// leaseFrom returns the lease of lock l that ctx carries, if any (held or not, lost or
+// not: the caller decides).
 func leaseFrom(ctx context.Context, l *Lock) *Lease {
 	lease, _ := ctx.Value(leaseKey{l}).(*Lease)
-	if lease == nil {
-		return nil
-	}
-	select {
-	case <-lease.Done():
-		return nil // released: the context no longer counts
-	default:
-		return lease
-	}
+	return lease
 }

@@ -311,3 +311,31 @@ func token(l interface {
 	}
 	return v
 }
+
+// A downgrade through a write lease that may have been lost is refused: it must never
+// create a read node that sorts ahead of another process's writer.
+func TestDowngradeWithLostWriteLease(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	rw := newRW(t, c, "/rw/lostdown")
+	w, err := rw.WriteLock().Acquire(ctx)
+	require.NoError(t, err)
+	wctx, wcancel := w.Context(ctx)
+	defer wcancel()
+	proxy.DropConnections() // Suspended: under the standard policy the write lease may be lost
+	select {
+	case <-w.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write lease did not end")
+	}
+	_, err = rw.ReadLock().Acquire(context.WithoutCancel(wctx))
+	assert.ErrorIs(t, err, rwlock.ErrLeaseLost)
+	_, err = rw.WriteLock().Acquire(context.WithoutCancel(wctx))
+	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "re-entering a lost lease is refused, not queued behind itself")
+	_ = w.Release(ctx)
+	requireNoChildren(t, srv.ConnectString(), "/rw/lostdown")
+}

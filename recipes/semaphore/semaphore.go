@@ -13,6 +13,10 @@ import (
 	"github.com/zoocurator/zoocurator/internal/locks"
 )
 
+// errLeaseNodeLost marks a lease node that vanished while waiting: acquireOne starts
+// over. (A vanished inner-mutex node is retried by the lock internals already.)
+var errLeaseNodeLost = fmt.Errorf("lease node: %w", locks.ErrNodeLost)
+
 const (
 	leaseName      = "lease-"
 	cleanupTimeout = 10 * time.Second
@@ -54,6 +58,9 @@ func New(c *framework.Client, path string, maxLeases int, opts ...Option) (*Sema
 func NewShared(c *framework.Client, path, countPath string, seed int, opts ...Option) (*Semaphore, error) {
 	if err := framework.ValidatePath(countPath); err != nil {
 		return nil, fmt.Errorf("semaphore: count path: %w", err)
+	}
+	if countPath == "/" || framework.IsReservedPath(countPath) {
+		return nil, fmt.Errorf("semaphore: %w: %q cannot be a count path", framework.ErrInvalidArgument, countPath)
 	}
 	if seed < 1 || seed > math.MaxInt32 {
 		return nil, fmt.Errorf("semaphore: %w: seed must be at least 1, got %d", framework.ErrInvalidArgument, seed)
@@ -107,37 +114,41 @@ func encodeCount(n int) []byte {
 	return b
 }
 
-// maxNow returns the current maximum, and a watch on the shared count when there is one.
+// maxNow returns the current maximum, and (watch) a watch on the shared count when there
+// is one.
 func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, <-chan framework.Event, error) {
 	if s.countPath == "" {
 		return s.maxLeases, nil, nil
 	}
-	var data []byte
-	var ch <-chan framework.Event
-	var err error
-	if watch {
-		data, _, ch, err = s.client.GetDataW(ctx, s.countPath)
-	} else {
-		data, _, err = s.client.GetData(ctx, s.countPath)
-	}
-	if errors.Is(err, framework.ErrNoNode) {
-		_, err = s.client.Create(ctx, s.countPath, encodeCount(s.maxLeases), framework.WithParents())
-		if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+	for {
+		var data []byte
+		var ch <-chan framework.Event
+		var err error
+		if watch {
+			data, _, ch, err = s.client.GetDataW(ctx, s.countPath)
+		} else {
+			data, _, err = s.client.GetData(ctx, s.countPath)
+		}
+		if errors.Is(err, framework.ErrNoNode) {
+			// No count yet: the first participant seeds it; then read it again.
+			_, err = s.client.Create(ctx, s.countPath, encodeCount(s.maxLeases), framework.WithParents())
+			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+				return 0, nil, err
+			}
+			continue
+		}
+		if err != nil {
 			return 0, nil, err
 		}
-		return s.maxNow(ctx, watch)
+		if len(data) != 4 {
+			return 0, nil, fmt.Errorf("%w: %s holds %d bytes", ErrBadCount, s.countPath, len(data))
+		}
+		n := int(int32(binary.BigEndian.Uint32(data)))
+		if n < 1 {
+			return 0, nil, fmt.Errorf("%w: %s holds %d", ErrBadCount, s.countPath, n)
+		}
+		return n, ch, nil
 	}
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(data) != 4 {
-		return 0, nil, fmt.Errorf("%w: %s holds %d bytes", ErrBadCount, s.countPath, len(data))
-	}
-	n := int(int32(binary.BigEndian.Uint32(data)))
-	if n < 1 {
-		return 0, nil, fmt.Errorf("%w: %s holds %d", ErrBadCount, s.countPath, n)
-	}
-	return n, ch, nil
 }
 
 // Acquire takes one lease, blocking until one is free, ctx ends or the client closes.
@@ -195,10 +206,16 @@ func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
 	start := time.Now()
 	for retries := 0; ; retries++ {
 		l, err := s.attempt(ctx, try)
-		if !errors.Is(err, locks.ErrNodeLost) {
+		if !errors.Is(err, errLeaseNodeLost) {
 			return l, err
 		}
-		if _, ok := s.client.RetryPolicy().AllowRetry(retries, time.Since(start)); !ok {
+		// Our lease node vanished (the session was lost): start over if the retry policy
+		// allows, after the sleep it asks for.
+		sleep, ok := s.client.RetryPolicy().AllowRetry(retries, time.Since(start))
+		if !ok {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, locks.ErrNodeLost)
+		}
+		if err := locks.SleepBeforeRetry(ctx, s.client, sleep); err != nil {
 			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 		}
 	}
@@ -229,22 +246,25 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
 		cancel()
-		if errors.Is(err, locks.ErrNodeLost) {
+		if errors.Is(err, errLeaseNodeLost) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
+	// While waiting, one children watch and one count watch are armed at a time; each is
+	// armed again only after it fired (go-zookeeper keeps every watcher until its node
+	// changes).
 	watch := false
+	var childCh, countCh <-chan framework.Event
 	for {
 		var kids []string
-		var ch <-chan framework.Event
 		if first != nil {
 			kids, first = first(), nil
 		}
 		switch {
 		case kids != nil: // the listing sent right behind our create shows our node
-		case watch:
-			kids, _, ch, err = c.ChildrenW(ctx, s.leasesPath)
+		case watch && childCh == nil:
+			kids, _, childCh, err = c.ChildrenW(ctx, s.leasesPath)
 		default:
 			kids, _, err = c.Children(ctx, s.leasesPath)
 		}
@@ -252,16 +272,19 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return fail(err)
 		}
 		if !slices.Contains(kids, name) {
-			return fail(locks.ErrNodeLost)
+			return fail(errLeaseNodeLost)
 		}
-		max, countCh, err := s.maxNow(ctx, watch)
+		max, ch2, err := s.maxNow(ctx, watch && countCh == nil)
 		if err != nil {
 			return fail(err)
+		}
+		if ch2 != nil {
+			countCh = ch2 // armed once; armed again only after it fired
 		}
 		if len(kids) <= max {
 			g, sid := c.Session()
 			if g != gen {
-				return fail(locks.ErrNodeLost)
+				return fail(errLeaseNodeLost)
 			}
 			h := locks.NewHeld(node, gen, sid, 0)
 			return &Lease{sem: s, core: locks.NewLease(c, h, nil)}, nil
@@ -274,8 +297,10 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			continue
 		}
 		select {
-		case <-ch:
+		case <-childCh:
+			childCh = nil
 		case <-countCh:
+			countCh = nil
 		case <-ctx.Done():
 			return fail(ctx.Err())
 		case <-c.Done():
