@@ -70,6 +70,7 @@ type createOpts struct {
 	ttl        time.Duration
 	orSetData  bool
 	idempotent bool
+	onSend     func()
 }
 
 // WithMode sets the node's mode. The default is Persistent.
@@ -91,6 +92,13 @@ func WithProtection() CreateOption { return func(o *createOpts) { o.protected = 
 
 // WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL node.
 func WithTTL(d time.Duration) CreateOption { return func(o *createOpts) { o.ttl = d } }
+
+// WithOnSend calls fn each time the create request itself is handed to the connection
+// (after any parents were made; again on a retry), just before it goes out. A request the
+// caller sends after fn was called goes out after the create, on the same session, so
+// ZooKeeper answers it after the create: recipes use this to pipeline a read behind a
+// create. fn must be fast and must not block. The default is none.
+func WithOnSend(fn func()) CreateOption { return func(o *createOpts) { o.onSend = fn } }
 
 // OrSetData sets the data of the node when it exists already, instead of failing.
 func OrSetData() CreateOption { return func(o *createOpts) { o.orSetData = true } }
@@ -255,6 +263,9 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // deleted when the reply arrives.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	return call(c, ctx, "create", func() (string, error) {
+		if o.onSend != nil {
+			o.onSend()
+		}
 		switch {
 		case o.mode == Container:
 			return conn.CreateContainer(full, data, zk.FlagContainer, acl)

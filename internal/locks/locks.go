@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -259,9 +259,9 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 // parent, with its missing parents, and sends a listing of parent's children right behind
 // the create, without waiting for its reply: ZooKeeper answers one session's requests in
 // order, so a listing sent after the create sees the new node, and the caller saves a
-// round trip. Two goroutines do not promise which request goes out first, so first
-// reports the listing only when it shows the node; otherwise (a miss, or an error) the
-// caller lists again and concludes nothing from it. first must be called once.
+// round trip. The listing is started when the create is being handed to the connection
+// (framework.WithOnSend); should it still overtake the create, first reports nothing and
+// the caller lists again, concluding nothing from it. first must be called once.
 func CreateAndList(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential bool) (node string, first func() []string, err error) {
 	mode := framework.Ephemeral
 	if sequential {
@@ -275,25 +275,38 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 		kids []string
 		err  error
 	}
+	sent := make(chan struct{})
+	var once sync.Once
 	cch := make(chan created, 1)
 	go func() {
 		node, err := c.Create(ctx, framework.JoinPath(parent, name), data,
-			framework.WithMode(mode), framework.WithProtection(), framework.WithParents())
+			framework.WithMode(mode), framework.WithProtection(), framework.WithParents(),
+			framework.WithOnSend(func() { once.Do(func() { close(sent) }) }))
 		cch <- created{node, err}
 	}()
-	runtime.Gosched() // let the create go out first
-	pre := make(chan listing, 1)
-	go func() {
-		kids, _, err := c.Children(ctx, parent)
-		pre <- listing{kids, err}
-	}()
-	cr := <-cch
+	var pre chan listing
+	var cr created
+	select {
+	case <-sent:
+		pre = make(chan listing, 1)
+		go func() {
+			kids, _, err := c.Children(ctx, parent)
+			pre <- listing{kids, err}
+		}()
+		cr = <-cch
+	case cr = <-cch: // done (or failed) before we could pipeline: list afterwards
+	}
 	if cr.err != nil {
-		<-pre
+		if pre != nil {
+			<-pre
+		}
 		return "", nil, cr.err
 	}
 	ours := framework.NodeName(cr.node)
 	return cr.node, func() []string {
+		if pre == nil {
+			return nil
+		}
 		p := <-pre
 		if p.err != nil || !slices.Contains(p.kids, ours) {
 			return nil
