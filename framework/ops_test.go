@@ -293,3 +293,30 @@ func TestAbandonedCreateIsCleanedUp(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond)
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
 }
+
+// WithOnSend is called when the create request goes out, once per request sent; never
+// for a create refused before sending.
+func TestCreateOnSend(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := newClient(t, proxy.ConnectString())
+	ctx := testCtx(t)
+	calls := 0
+	onSend := framework.WithOnSend(func() { calls++ })
+	_, err := c.Create(ctx, "/sent", nil, onSend)
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls)
+	calls = 0
+	_, err = c.Create(ctx, "bad", nil, onSend)
+	require.Error(t, err)
+	assert.Zero(t, calls, "nothing is sent for an invalid path")
+	require.NoError(t, c.EnsurePath(ctx, "/ghost"))
+	proxy.DropNextCreateReply()
+	_, err = c.Create(ctx, "/ghost/n-", nil, onSend, framework.WithMode(framework.EphemeralSequential), framework.WithProtection())
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls, "after the lost reply the protected node is found, not created again")
+	kids, _, err := c.Children(ctx, "/ghost")
+	require.NoError(t, err)
+	assert.Len(t, kids, 1)
+}
