@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 
 	"github.com/go-zookeeper/zk"
 
@@ -172,10 +175,22 @@ func call[T any](c *Client, ctx context.Context, op string, req func() (T, error
 	return zero, stop
 }
 
-// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed.
+// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed, and a raw
+// network error into a connection loss: go-zookeeper hands a request the socket's own
+// error (e.g. "broken pipe") when writing it fails, and such a request may or may not
+// have reached the server — exactly ErrConnectionClosed's meaning, which the retry policy
+// retries.
 func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, zk.ErrClosing) {
 		return fmt.Errorf("%w (%v)", ErrClosed, err)
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%w (%v)", zk.ErrConnectionClosed, err)
 	}
 	return err
 }
