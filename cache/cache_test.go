@@ -10,6 +10,7 @@ import (
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -53,7 +54,7 @@ func TestLifecycle(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 
 	pc, err := cache.NewPathChildrenCache(c, "/life")
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestNodeCache(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 	const p = "/node/x"
 
 	nc, err := cache.NewNodeCache(c, p, cache.WithStartMode(cache.PostInitializedEvent))
@@ -155,7 +156,7 @@ func TestPathChildrenCache(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 40*time.Second)
+	ctx := testutil.Context(t, 40*time.Second)
 	const p = "/pc"
 	create(t, c, p+"/a", "A")
 	create(t, c, p+"/b", "B")
@@ -217,7 +218,7 @@ func TestPathChildrenCacheNormalStartOnMissingParent(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 	const p = "/later/parent"
 	pc, err := cache.NewPathChildrenCache(c, p)
 	require.NoError(t, err)
@@ -233,7 +234,7 @@ func TestNamespace(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString(), framework.WithNamespace("ns"))
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 	tc, err := cache.NewTreeCache(c, "/")
 	require.NoError(t, err)
 	r := listen(t, newRecorder("/", true), tc.AddListener)

@@ -9,6 +9,7 @@ import (
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -16,7 +17,7 @@ import (
 // created (with a child), one updated, one deleted, one deleted and created again with
 // the same data and version, and a change in the path-children cache's view.
 func offlineChanges(t *testing.T, c *framework.Client, root string) {
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testutil.Context(t, 20*time.Second)
 	create(t, c, root+"/new/child", "born offline")
 	set(t, c, root+"/upd", "updated offline")
 	del(t, c, root+"/gone")
@@ -33,7 +34,7 @@ func setupOffline(t *testing.T, c *framework.Client, root string) {
 
 // startCaches starts a tree cache and a path-children cache on root through client c.
 func startCaches(t *testing.T, c *framework.Client, root string) (*cache.TreeCache, *recorder, *cache.PathChildrenCache, *recorder) {
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testutil.Context(t, 20*time.Second)
 	tc, err := cache.NewTreeCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
 	require.NoError(t, err)
 	rt := listen(t, newRecorder(root, true), tc.AddListener)
@@ -122,7 +123,7 @@ func TestChangesAcrossSessionExpiry(t *testing.T) {
 	tc, rt, pc, rp := startCaches(t, cc, root)
 	sid := cc.SessionID()
 	// An ephemeral node of the cache's session shows when the server expires it.
-	_, err := cc.Create(testCtx(t, 10*time.Second), "/expiry-marker", nil, framework.WithMode(framework.Ephemeral))
+	_, err := cc.Create(testutil.Context(t, 10*time.Second), "/expiry-marker", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 
 	proxy.Stall()

@@ -15,33 +15,14 @@ import (
 
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 )
 
-// newClient connects a client (session 4 s unless opts say otherwise) and closes it at
-// cleanup.
+// newClient connects a client as testutil.ConnectFailFast does, without container parents
+// unless opts say otherwise, and closes it at cleanup.
 func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	all := append([]framework.Option{
-		framework.WithSessionTimeout(4 * time.Second),
-		framework.WithConnectionTimeout(3 * time.Second),
-		framework.WithRetryPolicy(p),
-		framework.WithContainerParents(false),
-	}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return testutil.ConnectFailFast(t, connect, append([]framework.Option{framework.WithContainerParents(false)}, opts...)...)
 }
 
 // recorder keeps every event a listener got, and checks as it goes that the sequence is
@@ -304,17 +285,17 @@ func requireConverges(t testing.TB, c *framework.Client, root string, maxDepth i
 
 func create(t testing.TB, c *framework.Client, p string, data string) {
 	t.Helper()
-	_, err := c.Create(testCtx(t, 10*time.Second), p, []byte(data), framework.WithParents())
+	_, err := c.Create(testutil.Context(t, 10*time.Second), p, []byte(data), framework.WithParents())
 	require.NoError(t, err)
 }
 
 func set(t testing.TB, c *framework.Client, p string, data string) {
 	t.Helper()
-	_, err := c.SetData(testCtx(t, 10*time.Second), p, []byte(data), -1)
+	_, err := c.SetData(testutil.Context(t, 10*time.Second), p, []byte(data), -1)
 	require.NoError(t, err)
 }
 
 func del(t testing.TB, c *framework.Client, p string) {
 	t.Helper()
-	require.NoError(t, c.Delete(testCtx(t, 10*time.Second), p, framework.WithChildren()))
+	require.NoError(t, c.Delete(testutil.Context(t, 10*time.Second), p, framework.WithChildren()))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -61,7 +62,7 @@ func TestRapidChanges(t *testing.T) {
 	srv := zktest.NewServer(t)
 	cw := newClient(t, srv.ConnectString())
 	cc := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 	const root = "/rapid"
 	create(t, cw, root, "")
 
@@ -121,7 +122,7 @@ func TestReadsReturnCopies(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 	const root = "/copies"
 	create(t, c, root+"/a", "aaa")
 
@@ -194,7 +195,7 @@ func TestCloseWhileEventsFlow(t *testing.T) {
 	srv := zktest.NewServer(t)
 	cw := newClient(t, srv.ConnectString())
 	cc := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testutil.Context(t, 30*time.Second)
 	const root = "/closing"
 	create(t, cw, root, "")
 

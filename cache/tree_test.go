@@ -12,6 +12,7 @@ import (
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -19,7 +20,7 @@ func TestTreeCacheEventsAtEachLevel(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 40*time.Second)
+	ctx := testutil.Context(t, 40*time.Second)
 	const root = "/tree"
 	create(t, c, root+"/a/b", "b")
 
@@ -96,7 +97,7 @@ func TestTreeCacheMaxDepthAndSelector(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 40*time.Second)
+	ctx := testutil.Context(t, 40*time.Second)
 	const root = "/depth"
 	create(t, c, root+"/a/b/c", "")
 	create(t, c, root+"/skip/x", "")
@@ -163,7 +164,7 @@ func TestLargeTree(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 50*time.Second)
+	ctx := testutil.Context(t, 50*time.Second)
 	const root = "/large"
 	const fanout = 100 // 100 parents of 99 children each + 100 parents + root = 10 001
 	create(t, c, root, "")

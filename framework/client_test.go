@@ -11,6 +11,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -18,7 +19,7 @@ func TestStatesServerStoppedAndBack(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(2*time.Second),
-		framework.WithConnectionTimeout(time.Second), framework.WithRetryPolicy(fastRetry(t)))
+		framework.WithConnectionTimeout(time.Second), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	require.NoError(t, err)
 	rec := recordStates(c)
 	require.NoError(t, c.Start())
@@ -57,7 +58,7 @@ func TestStatesSessionExpiredThroughProxy(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond),
-		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(fastRetry(t)))
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	require.NoError(t, err)
 	rec := recordStates(c)
 	require.NoError(t, c.Start())
@@ -93,7 +94,7 @@ func TestStatesBriefDropKeepsSession(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c, err := framework.New(proxy.ConnectString(), framework.WithSessionTimeout(4*time.Second),
-		framework.WithErrorPolicy(framework.SessionErrorPolicy), framework.WithRetryPolicy(fastRetry(t)))
+		framework.WithErrorPolicy(framework.SessionErrorPolicy), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	require.NoError(t, err)
 	rec := recordStates(c)
 	require.NoError(t, c.Start())
@@ -119,7 +120,7 @@ func TestSlowListenerDoesNotStallClient(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	release := make(chan struct{})
 	rec := recordStates(c)
 	remove := c.AddListener(func(framework.State) { <-release })
@@ -141,7 +142,7 @@ func TestCancelBlockedCall(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	proxy.Stall()
 	defer proxy.Heal()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -1,39 +1,12 @@
 package framework_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/retry"
 )
-
-// fastRetry retries quickly, for tests.
-func fastRetry(t testing.TB) retry.Policy {
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	return p
-}
-
-// newClient connects a client for the test and closes it at cleanup.
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	all := append([]framework.Option{
-		framework.WithSessionTimeout(4 * time.Second),
-		framework.WithConnectionTimeout(3 * time.Second),
-		framework.WithRetryPolicy(fastRetry(t)),
-	}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
 
 // stateRecorder collects the states a listener hears.
 type stateRecorder struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -25,7 +26,7 @@ func testCtx(t *testing.T) context.Context {
 func TestCreateModesAndReads(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testCtx(t)
 
 	p, err := c.Create(ctx, "/a/b/c", []byte("x"), framework.WithParents())
@@ -110,7 +111,7 @@ func TestCreateModesAndReads(t *testing.T) {
 func TestTransaction(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString(), framework.WithNamespace("tx"))
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithNamespace("tx"))
 	ctx := testCtx(t)
 	require.NoError(t, c.EnsurePath(ctx, "/"))
 	res, err := c.Transaction(ctx,
@@ -140,7 +141,7 @@ func TestNamespaceAndChroot(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	c := newClient(t, srv.ConnectString()+"/root", framework.WithNamespace("ns"))
+	c := testutil.ConnectFailFast(t, srv.ConnectString()+"/root", framework.WithNamespace("ns"))
 	p, err := c.Create(ctx, "/x/y", []byte("d"), framework.WithParents())
 	require.NoError(t, err)
 	assert.Equal(t, "/x/y", p)
@@ -148,7 +149,7 @@ func TestNamespaceAndChroot(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(p, "/x/_c_"), p)
 
-	plain := newClient(t, srv.ConnectString())
+	plain := testutil.ConnectFailFast(t, srv.ConnectString())
 	data, _, err := plain.GetData(ctx, "/root/ns/x/y")
 	require.NoError(t, err)
 	assert.Equal(t, "d", string(data))
@@ -161,7 +162,7 @@ func TestNamespaceAndChroot(t *testing.T) {
 func TestBadInputRejectedBeforeSending(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	rec := recordStates(c)
 	ctx := testCtx(t)
 	before := c.Requests()
@@ -194,7 +195,7 @@ func TestACLAndAuth(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("alice:secret")),
+	owner := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithAuth("digest", []byte("alice:secret")),
 		framework.WithACL(zk.DigestACL(zk.PermAll, "alice", "secret")))
 	_, err := owner.Create(ctx, "/private", []byte("s"))
 	require.NoError(t, err)
@@ -203,7 +204,7 @@ func TestACLAndAuth(t *testing.T) {
 	require.Len(t, acl, 1)
 	assert.Equal(t, "digest", acl[0].Scheme)
 
-	stranger := newClient(t, srv.ConnectString())
+	stranger := testutil.ConnectFailFast(t, srv.ConnectString())
 	start := time.Now()
 	_, _, err = stranger.GetData(ctx, "/private")
 	assert.ErrorIs(t, err, framework.ErrNoAuth)
@@ -220,7 +221,7 @@ func TestProtectedCreateThroughLostReply(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	ctx := testCtx(t)
 	require.NoError(t, c.EnsurePath(ctx, "/locks"))
 
@@ -242,7 +243,7 @@ func TestUnprotectedCreateThroughLostReplyDuplicates(t *testing.T) {
 	// second node, which is why recipes use protection.
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	ctx := testCtx(t)
 	require.NoError(t, c.EnsurePath(ctx, "/dup"))
 	proxy.DropNextCreateReply()
@@ -256,7 +257,7 @@ func TestUnprotectedCreateThroughLostReplyDuplicates(t *testing.T) {
 func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithSessionTimeout(20*time.Second),
 		framework.WithConnectionTimeout(300*time.Millisecond))
 	ctx := testCtx(t)
 	_, err := c.Create(ctx, "/doomed", nil)
@@ -277,7 +278,7 @@ func TestAbandonedCreateIsCleanedUp(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second))
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second))
 	ctx := testCtx(t)
 	require.NoError(t, c.EnsurePath(ctx, "/abandon"))
 	proxy.StallFor(500 * time.Millisecond)
@@ -300,7 +301,7 @@ func TestCreateOnSend(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	ctx := testCtx(t)
 	calls := 0
 	onSend := framework.WithOnSend(func() { calls++ })

@@ -14,6 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -40,8 +41,8 @@ func TestNewBadInput(t *testing.T) {
 func TestSetRemove(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 30*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
 	const path = "/jobs/nightly/start"
 	b := newBarrier(t, c, path)
 
@@ -83,8 +84,8 @@ func TestManyWaitersOneRemove(t *testing.T) {
 	srv := zktest.NewServer(t)
 	const path = "/jobs/many"
 	const clients, perClient = 2, 10
-	coord := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	coord := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, newBarrier(t, coord, path).Set(ctx))
 	base := watchCount(t, srv)
 
@@ -94,7 +95,7 @@ func TestManyWaitersOneRemove(t *testing.T) {
 	errs := make(chan error, clients*perClient)
 	var wg sync.WaitGroup
 	for i := 0; i < clients; i++ {
-		c := newClient(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
 			if op == "getData" {
 				getData.Add(1)
 			}
@@ -140,8 +141,8 @@ func TestManyWaitersOneRemove(t *testing.T) {
 func TestWaitEndsWithContextOrClose(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 30*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
 	const path = "/jobs/never"
 	b := newBarrier(t, c, path)
 	require.NoError(t, b.Set(ctx))
@@ -154,16 +155,16 @@ func TestWaitEndsWithContextOrClose(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 
 	cctx, cancel := context.WithCancel(ctx)
-	res := goWait(cctx, b)
-	notYet(t, res, 200*time.Millisecond, "Wait on a set barrier")
+	res := testutil.Go(cctx, b.Wait)
+	testutil.NotYet(t, res, 200*time.Millisecond, "Wait on a set barrier")
 	cancel()
-	require.ErrorIs(t, waitResult(t, res, 5*time.Second, "cancelled Wait"), context.Canceled)
+	require.ErrorIs(t, testutil.Result(t, res, 5*time.Second, "cancelled Wait"), context.Canceled)
 
-	other := newClient(t, srv.ConnectString())
-	res = goWait(ctx, newBarrier(t, other, path))
-	notYet(t, res, 200*time.Millisecond, "Wait on a set barrier")
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	res = testutil.Go(ctx, newBarrier(t, other, path).Wait)
+	testutil.NotYet(t, res, 200*time.Millisecond, "Wait on a set barrier")
 	require.NoError(t, other.Close())
-	require.ErrorIs(t, waitResult(t, res, 5*time.Second, "Wait on a closed client"), framework.ErrClosed)
+	require.ErrorIs(t, testutil.Result(t, res, 5*time.Second, "Wait on a closed client"), framework.ErrClosed)
 
 	require.NoError(t, b.Remove(ctx))
 	requireGone(t, srv.ConnectString(), path)
@@ -175,25 +176,25 @@ func TestRemovedWhileWaiterDisconnected(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cw := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second))
-	cr := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	cw := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second))
+	cr := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/cutoff"
 	require.NoError(t, newBarrier(t, cr, path).Set(ctx))
 	base := watchCount(t, srv)
 	sid := cw.SessionID()
-	st := states(cw)
+	st := testutil.States(cw)
 
-	res := goWait(ctx, newBarrier(t, cw, path))
+	res := testutil.Go(ctx, newBarrier(t, cw, path).Wait)
 	waitWatches(t, srv, base+1)
 	proxy.Stall()
 	proxy.DropConnections()
-	waitState(t, st, framework.Suspended, 10*time.Second)
+	testutil.WaitState(t, st, framework.Suspended, 10*time.Second)
 
 	require.NoError(t, newBarrier(t, cr, path).Remove(ctx))
-	notYet(t, res, 300*time.Millisecond, "Wait while cut off")
+	testutil.NotYet(t, res, 300*time.Millisecond, "Wait while cut off")
 	proxy.Heal()
-	require.NoError(t, waitResult(t, res, 15*time.Second, "Wait after the connection came back"))
+	require.NoError(t, testutil.Result(t, res, 15*time.Second, "Wait after the connection came back"))
 	assert.Equal(t, sid, cw.SessionID(), "the session should have survived")
 }
 
@@ -203,9 +204,9 @@ func TestRemovedWhileWaiterSessionExpires(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cw := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	cr := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	cw := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	cr := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/expired"
 	require.NoError(t, newBarrier(t, cr, path).Set(ctx))
 	// An ephemeral marker shows when the server has expired the waiter's session.
@@ -214,7 +215,7 @@ func TestRemovedWhileWaiterSessionExpires(t *testing.T) {
 	base := watchCount(t, srv)
 	sid := cw.SessionID()
 
-	res := goWait(ctx, newBarrier(t, cw, path))
+	res := testutil.Go(ctx, newBarrier(t, cw, path).Wait)
 	waitWatches(t, srv, base+1)
 	proxy.Stall()
 	require.Eventually(t, func() bool {
@@ -222,9 +223,9 @@ func TestRemovedWhileWaiterSessionExpires(t *testing.T) {
 		return err == nil && len(owners[sid]) == 0
 	}, 20*time.Second, 50*time.Millisecond, "the server did not expire the waiter's session")
 	require.NoError(t, newBarrier(t, cr, path).Remove(ctx))
-	notYet(t, res, 300*time.Millisecond, "Wait while cut off")
+	testutil.NotYet(t, res, 300*time.Millisecond, "Wait while cut off")
 	proxy.Heal()
-	require.NoError(t, waitResult(t, res, 20*time.Second, "Wait after the session expired"))
+	require.NoError(t, testutil.Result(t, res, 20*time.Second, "Wait after the session expired"))
 	assert.NotEqual(t, sid, cw.SessionID(), "the session should have expired")
 }
 
@@ -234,17 +235,17 @@ func TestWaitSurvivesSessionExpiry(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cw := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	cr := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	cw := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	cr := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/rearm"
 	require.NoError(t, newBarrier(t, cr, path).Set(ctx))
 	_, err := cw.Create(ctx, "/marker", nil, framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 	sid := cw.SessionID()
-	st := states(cw)
+	st := testutil.States(cw)
 
-	res := goWait(ctx, newBarrier(t, cw, path))
+	res := testutil.Go(ctx, newBarrier(t, cw, path).Wait)
 	proxy.Stall()
 	require.Eventually(t, func() bool {
 		owners, err := zktest.EphemeralOwners(srv.Addr())
@@ -252,12 +253,12 @@ func TestWaitSurvivesSessionExpiry(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond, "the server did not expire the waiter's session")
 	base := watchCount(t, srv)
 	proxy.Heal()
-	waitState(t, st, framework.Reconnected, 20*time.Second)
+	testutil.WaitState(t, st, framework.Reconnected, 20*time.Second)
 	waitWatches(t, srv, base+1) // the waiter watches again, in its new session
-	notYet(t, res, 300*time.Millisecond, "Wait after the session expired, barrier still set")
+	testutil.NotYet(t, res, 300*time.Millisecond, "Wait after the session expired, barrier still set")
 
 	require.NoError(t, newBarrier(t, cr, path).Remove(ctx))
-	require.NoError(t, waitResult(t, res, 15*time.Second, "Wait after Remove"))
+	require.NoError(t, testutil.Result(t, res, 15*time.Second, "Wait after Remove"))
 	requireGone(t, srv.ConnectString(), path)
 }
 
@@ -266,8 +267,8 @@ func TestInteropWithCurator(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := curatortest.Start(t, srv.ConnectString())
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 120*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
 	do := func(format string, args ...any) string {
 		t.Helper()
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -303,10 +304,10 @@ func TestInteropWithCurator(t *testing.T) {
 		set, err := b.IsSet(ctx)
 		require.NoError(t, err)
 		require.True(t, set, "Go must see the Curator barrier")
-		res := goWait(ctx, b)
-		notYet(t, res, 300*time.Millisecond, "Go Wait on a Curator barrier")
+		res := testutil.Go(ctx, b.Wait)
+		testutil.NotYet(t, res, 300*time.Millisecond, "Go Wait on a Curator barrier")
 		do("barrier.remove %s", path)
-		require.NoError(t, waitResult(t, res, 15*time.Second, "Go Wait after Curator's remove"))
+		require.NoError(t, testutil.Result(t, res, 15*time.Second, "Go Wait after Curator's remove"))
 		// And the reverse of Set: Go sets, Curator removes, nothing is left.
 		require.NoError(t, b.Set(ctx))
 		do("barrier.remove %s", path)
@@ -318,7 +319,7 @@ func TestInteropWithCurator(t *testing.T) {
 func TestErrorsWrap(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	b := newBarrier(t, c, "/jobs/closed")
 	require.NoError(t, c.Close())
 	err := b.Set(context.Background())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -53,9 +54,9 @@ func TestEnterAndLeaveTogether(t *testing.T) {
 	const clients, members = 3, 10
 	cs := make([]*framework.Client, clients)
 	for i := range cs {
-		cs[i] = newClient(t, srv.ConnectString())
+		cs[i] = testutil.ConnectFailFast(t, srv.ConnectString())
 	}
-	ctx := tctx(t, 120*time.Second)
+	ctx := testutil.Context(t, 120*time.Second)
 	for round := 0; round < 3; round++ {
 		path := fmt.Sprintf("/jobs/together/round-%d", round)
 		var arrived, leaving, enteredEarly, leftEarly atomic.Int64
@@ -110,19 +111,19 @@ func TestEnterAndLeaveTogether(t *testing.T) {
 func TestLayout(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c1, c2 := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/layout"
 	a, b := newMember(t, c1, path, 2), newMember(t, c2, path, 2)
 
-	ra := goDo(ctx, a.Enter)
+	ra := testutil.Go(ctx, a.Enter)
 	waitChildren(t, srv.ConnectString(), path, 1)
-	notYet(t, ra, 200*time.Millisecond, "Enter of one member out of two")
-	assert.Equal(t, []string{framework.NodeName(a.Node())}, children(t, srv.ConnectString(), path))
+	testutil.NotYet(t, ra, 200*time.Millisecond, "Enter of one member out of two")
+	assert.Equal(t, []string{framework.NodeName(a.Node())}, testutil.Children(t, srv.ConnectString(), path))
 	require.NoError(t, b.Enter(ctx))
-	require.NoError(t, result(t, ra, 10*time.Second, "Enter of the first member"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Enter of the first member"))
 
-	kids := children(t, srv.ConnectString(), path)
+	kids := testutil.Children(t, srv.ConnectString(), path)
 	require.Len(t, kids, 3)
 	assert.Contains(t, kids, "ready")
 	assert.Contains(t, kids, framework.NodeName(a.Node()))
@@ -139,10 +140,10 @@ func TestLayout(t *testing.T) {
 	require.NotNil(t, st)
 	assert.Zero(t, st.EphemeralOwner, "ready is persistent")
 
-	rb := goDo(ctx, b.Leave)
-	notYet(t, rb, 200*time.Millisecond, "Leave of one member out of two")
+	rb := testutil.Go(ctx, b.Leave)
+	testutil.NotYet(t, rb, 200*time.Millisecond, "Leave of one member out of two")
 	require.NoError(t, a.Leave(ctx))
-	require.NoError(t, result(t, rb, 10*time.Second, "Leave of the other member"))
+	require.NoError(t, testutil.Result(t, rb, 10*time.Second, "Leave of the other member"))
 	assertNoMembers(t, srv.ConnectString(), path, c1, c2)
 	// The barrier's node is a container: the server reaps it once empty.
 	require.Eventually(t, func() bool {
@@ -156,22 +157,22 @@ func TestLayout(t *testing.T) {
 func TestThresholdNotLimit(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/threshold"
 	a, b, late := newMember(t, c, path, 2), newMember(t, c, path, 2), newMember(t, c, path, 2)
-	ra := goDo(ctx, a.Enter)
+	ra := testutil.Go(ctx, a.Enter)
 	require.NoError(t, b.Enter(ctx))
-	require.NoError(t, result(t, ra, 10*time.Second, "Enter"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Enter"))
 	require.NoError(t, late.Enter(ctx), "a third member gets in once the barrier is open")
-	assert.Len(t, children(t, srv.ConnectString(), path), 4)
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), path), 4)
 
-	ra, rb := goDo(ctx, a.Leave), goDo(ctx, b.Leave)
-	notYet(t, ra, 200*time.Millisecond, "Leave while the late member is inside")
-	notYet(t, rb, 0, "Leave while the late member is inside")
+	ra, rb := testutil.Go(ctx, a.Leave), testutil.Go(ctx, b.Leave)
+	testutil.NotYet(t, ra, 200*time.Millisecond, "Leave while the late member is inside")
+	testutil.NotYet(t, rb, 0, "Leave while the late member is inside")
 	require.NoError(t, late.Leave(ctx))
-	require.NoError(t, result(t, ra, 10*time.Second, "Leave"))
-	require.NoError(t, result(t, rb, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, rb, 10*time.Second, "Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, c)
 }
 
@@ -179,8 +180,8 @@ func TestThresholdNotLimit(t *testing.T) {
 func TestMisuse(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/misuse"
 	d := newMember(t, c, path, 1)
 
@@ -194,17 +195,17 @@ func TestMisuse(t *testing.T) {
 	// Enter again after leaving: same member, same node name.
 	node := d.Node()
 	require.NoError(t, d.Enter(ctx))
-	assert.Equal(t, []string{framework.NodeName(node), "ready"}, children(t, srv.ConnectString(), path))
+	assert.Equal(t, []string{framework.NodeName(node), "ready"}, testutil.Children(t, srv.ConnectString(), path))
 	require.NoError(t, d.Leave(ctx))
 
 	// A concurrent Enter while one waits is refused.
 	d2 := newMember(t, c, "/jobs/misuse2", 2)
-	r := goDo(ctx, d2.Enter)
+	r := testutil.Go(ctx, d2.Enter)
 	waitChildren(t, srv.ConnectString(), "/jobs/misuse2", 1)
 	require.ErrorIs(t, d2.Enter(ctx), doublebarrier.ErrAlreadyEntered)
 	require.ErrorIs(t, d2.Leave(ctx), doublebarrier.ErrNotEntered)
 	require.NoError(t, newMember(t, c, "/jobs/misuse2", 2).Enter(ctx)) // its node is left to the client's close
-	require.NoError(t, result(t, r, 10*time.Second, "Enter"))
+	require.NoError(t, testutil.Result(t, r, 10*time.Second, "Enter"))
 }
 
 // A deadline or cancellation in Enter returns the context's error and removes our node,
@@ -212,8 +213,8 @@ func TestMisuse(t *testing.T) {
 func TestEnterTimeoutRemovesNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/enter-timeout"
 	a := newMember(t, c, path, 2)
 
@@ -224,22 +225,22 @@ func TestEnterTimeoutRemovesNode(t *testing.T) {
 	assertNoMembers(t, srv.ConnectString(), path, c)
 
 	cctx, cancel := context.WithCancel(ctx)
-	r := goDo(cctx, a.Enter)
+	r := testutil.Go(cctx, a.Enter)
 	waitChildren(t, srv.ConnectString(), path, 1)
 	cancel()
-	require.ErrorIs(t, result(t, r, 10*time.Second, "cancelled Enter"), context.Canceled)
+	require.ErrorIs(t, testutil.Result(t, r, 10*time.Second, "cancelled Enter"), context.Canceled)
 	assertNoMembers(t, srv.ConnectString(), path, c)
 
 	// The one that gave up was not counted: a second member alone does not open the
 	// barrier, and the first can try again.
 	b := newMember(t, c, path, 2)
-	rb := goDo(ctx, b.Enter)
-	notYet(t, rb, 300*time.Millisecond, "Enter of one member out of two")
+	rb := testutil.Go(ctx, b.Enter)
+	testutil.NotYet(t, rb, 300*time.Millisecond, "Enter of one member out of two")
 	require.NoError(t, a.Enter(ctx))
-	require.NoError(t, result(t, rb, 10*time.Second, "Enter"))
-	ra := goDo(ctx, a.Leave)
+	require.NoError(t, testutil.Result(t, rb, 10*time.Second, "Enter"))
+	ra := testutil.Go(ctx, a.Leave)
 	require.NoError(t, b.Leave(ctx))
-	require.NoError(t, result(t, ra, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, c)
 }
 
@@ -248,16 +249,16 @@ func TestEnterTimeoutRemovesNode(t *testing.T) {
 func TestLeaveTimeoutLetsOthersFinish(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c1, c2 := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	for _, giveUp := range []string{"lowest", "highest"} {
 		t.Run(giveUp+" gives up", func(t *testing.T) {
-			ctx := tctx(t, 60*time.Second)
+			ctx := testutil.Context(t, 60*time.Second)
 			path := "/jobs/leave-timeout-" + giveUp
 			a, b, x := newMember(t, c1, path, 3), newMember(t, c2, path, 3), newMember(t, c1, path, 3)
-			ra, rb := goDo(ctx, a.Enter), goDo(ctx, b.Enter)
+			ra, rb := testutil.Go(ctx, a.Enter), testutil.Go(ctx, b.Enter)
 			require.NoError(t, x.Enter(ctx))
-			require.NoError(t, result(t, ra, 10*time.Second, "Enter"))
-			require.NoError(t, result(t, rb, 10*time.Second, "Enter"))
+			require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Enter"))
+			require.NoError(t, testutil.Result(t, rb, 10*time.Second, "Enter"))
 
 			all := []*doublebarrier.DoubleBarrier{a, b, x}
 			quitter := all[0]
@@ -274,15 +275,15 @@ func TestLeaveTimeoutLetsOthersFinish(t *testing.T) {
 				}
 			}
 			// One of the others leaves first and waits; the quitter gives up.
-			r0 := goDo(ctx, others[0].Leave)
-			notYet(t, r0, 200*time.Millisecond, "Leave while others are inside")
+			r0 := testutil.Go(ctx, others[0].Leave)
+			testutil.NotYet(t, r0, 200*time.Millisecond, "Leave while others are inside")
 			dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			err := quitter.Leave(dctx)
 			cancel()
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			notYet(t, r0, 200*time.Millisecond, "Leave while one member is inside")
+			testutil.NotYet(t, r0, 200*time.Millisecond, "Leave while one member is inside")
 			require.NoError(t, others[1].Leave(ctx))
-			require.NoError(t, result(t, r0, 10*time.Second, "Leave after the quitter gave up"))
+			require.NoError(t, testutil.Result(t, r0, 10*time.Second, "Leave after the quitter gave up"))
 			assertNoMembers(t, srv.ConnectString(), path, c1, c2)
 		})
 	}

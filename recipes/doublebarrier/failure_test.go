@@ -11,6 +11,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -40,25 +41,25 @@ func TestSessionExpiresInside(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cx := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	c1, c2 := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
-	ctx := tctx(t, 90*time.Second)
+	cx := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
 	const path = "/jobs/expire-inside"
 	x, a, b := newMember(t, cx, path, 3), newMember(t, c1, path, 3), newMember(t, c2, path, 3)
 
-	rx, ra := goDo(ctx, x.Enter), goDo(ctx, a.Enter)
+	rx, ra := testutil.Go(ctx, x.Enter), testutil.Go(ctx, a.Enter)
 	require.NoError(t, b.Enter(ctx))
-	require.NoError(t, result(t, rx, 10*time.Second, "Enter"))
-	require.NoError(t, result(t, ra, 10*time.Second, "Enter"))
+	require.NoError(t, testutil.Result(t, rx, 10*time.Second, "Enter"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Enter"))
 	sid := cx.SessionID()
 	marker(t, cx, path+"-marker")
 
-	ra, rb := goDo(ctx, a.Leave), goDo(ctx, b.Leave)
-	notYet(t, ra, 300*time.Millisecond, "Leave while a member is inside")
+	ra, rb := testutil.Go(ctx, a.Leave), testutil.Go(ctx, b.Leave)
+	testutil.NotYet(t, ra, 300*time.Millisecond, "Leave while a member is inside")
 	proxy.Stall()
 	waitExpired(t, srv, sid)
-	require.NoError(t, result(t, ra, 15*time.Second, "Leave after the member's session expired"))
-	require.NoError(t, result(t, rb, 15*time.Second, "Leave after the member's session expired"))
+	require.NoError(t, testutil.Result(t, ra, 15*time.Second, "Leave after the member's session expired"))
+	require.NoError(t, testutil.Result(t, rb, 15*time.Second, "Leave after the member's session expired"))
 
 	proxy.Heal()
 	err := x.Leave(ctx)
@@ -69,12 +70,12 @@ func TestSessionExpiresInside(t *testing.T) {
 	// The member is outside again and can take part in a new round.
 	const next = "/jobs/expire-inside-next"
 	x2, a2 := newMember(t, cx, next, 2), newMember(t, c1, next, 2)
-	r := goDo(ctx, x2.Enter)
+	r := testutil.Go(ctx, x2.Enter)
 	require.NoError(t, a2.Enter(ctx))
-	require.NoError(t, result(t, r, 10*time.Second, "Enter in the new session"))
-	r = goDo(ctx, x2.Leave)
+	require.NoError(t, testutil.Result(t, r, 10*time.Second, "Enter in the new session"))
+	r = testutil.Go(ctx, x2.Leave)
 	require.NoError(t, a2.Leave(ctx))
-	require.NoError(t, result(t, r, 10*time.Second, "Leave in the new session"))
+	require.NoError(t, testutil.Result(t, r, 10*time.Second, "Leave in the new session"))
 	assertNoMembers(t, srv.ConnectString(), next, cx, c1)
 }
 
@@ -87,9 +88,9 @@ func TestSessionExpiresWhileLeaving(t *testing.T) {
 	for _, lowest := range []bool{true, false} {
 		t.Run(fmt.Sprintf("lowest=%v", lowest), func(t *testing.T) {
 			proxy := zktest.NewProxy(t, srv.ConnectString())
-			cx := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-			c1 := newClient(t, srv.ConnectString())
-			ctx := tctx(t, 90*time.Second)
+			cx := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+			c1 := testutil.ConnectFailFast(t, srv.ConnectString())
+			ctx := testutil.Context(t, 90*time.Second)
 			path := fmt.Sprintf("/jobs/expire-leaving-%v", lowest)
 			a := newMember(t, c1, path, 2)
 			x := newMember(t, cx, path, 2)
@@ -99,12 +100,12 @@ func TestSessionExpiresWhileLeaving(t *testing.T) {
 			sid := cx.SessionID()
 			marker(t, cx, path+"-marker")
 
-			rx := goDo(ctx, x.Enter)
+			rx := testutil.Go(ctx, x.Enter)
 			require.NoError(t, a.Enter(ctx))
-			require.NoError(t, result(t, rx, 10*time.Second, "Enter"))
-			rx = goDo(ctx, x.Leave)
+			require.NoError(t, testutil.Result(t, rx, 10*time.Second, "Enter"))
+			rx = testutil.Go(ctx, x.Leave)
 			if lowest {
-				notYet(t, rx, 300*time.Millisecond, "Leave of the lowest while the other is inside")
+				testutil.NotYet(t, rx, 300*time.Millisecond, "Leave of the lowest while the other is inside")
 			} else {
 				waitChildren(t, srv.ConnectString(), path, 2) // a's node and ready: x's is gone
 			}
@@ -112,7 +113,7 @@ func TestSessionExpiresWhileLeaving(t *testing.T) {
 			waitExpired(t, srv, sid)
 			require.NoError(t, a.Leave(ctx), "the other member must not be stuck")
 			proxy.Heal()
-			err := result(t, rx, 20*time.Second, "Leave of the expired member")
+			err := testutil.Result(t, rx, 20*time.Second, "Leave of the expired member")
 			t.Logf("expired member's Leave: %v", err)
 			if lowest {
 				require.ErrorIs(t, err, doublebarrier.ErrSessionLost)
@@ -131,13 +132,13 @@ func TestSessionExpiresWhileEntering(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cx := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	c1 := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 90*time.Second)
+	cx := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	c1 := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
 	const path = "/jobs/expire-entering"
 	x, a := newMember(t, cx, path, 2), newMember(t, c1, path, 2)
 
-	rx := goDo(ctx, x.Enter)
+	rx := testutil.Go(ctx, x.Enter)
 	waitChildren(t, srv.ConnectString(), path, 1)
 	sid := cx.SessionID()
 	marker(t, cx, path+"-marker")
@@ -157,14 +158,14 @@ func TestSessionExpiresWhileEntering(t *testing.T) {
 		}
 		return false
 	}, 20*time.Second, 50*time.Millisecond, "the member did not enter again in its new session")
-	notYet(t, rx, 0, "Enter of one member out of two")
+	testutil.NotYet(t, rx, 0, "Enter of one member out of two")
 
 	require.NoError(t, a.Enter(ctx))
-	require.NoError(t, result(t, rx, 10*time.Second, "Enter after the session expired"))
+	require.NoError(t, testutil.Result(t, rx, 10*time.Second, "Enter after the session expired"))
 	assert.NotEqual(t, sid, cx.SessionID())
-	rx = goDo(ctx, x.Leave)
+	rx = testutil.Go(ctx, x.Leave)
 	require.NoError(t, a.Leave(ctx))
-	require.NoError(t, result(t, rx, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, rx, 10*time.Second, "Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, cx, c1)
 }
 
@@ -176,30 +177,30 @@ func TestServerRestartDuringEnter(t *testing.T) {
 		t.Skip("the server cannot be restarted")
 	}
 	opts := []framework.Option{framework.WithSessionTimeout(20 * time.Second), framework.WithConnectionTimeout(30 * time.Second)}
-	c1, c2, c3 := newClient(t, srv.ConnectString(), opts...), newClient(t, srv.ConnectString(), opts...),
-		newClient(t, srv.ConnectString(), opts...)
-	ctx := tctx(t, 120*time.Second)
+	c1, c2, c3 := testutil.ConnectFailFast(t, srv.ConnectString(), opts...), testutil.ConnectFailFast(t, srv.ConnectString(), opts...),
+		testutil.ConnectFailFast(t, srv.ConnectString(), opts...)
+	ctx := testutil.Context(t, 120*time.Second)
 	const path = "/jobs/restart"
 	a, b, z := newMember(t, c1, path, 3), newMember(t, c2, path, 3), newMember(t, c3, path, 3)
 	sids := []int64{c1.SessionID(), c2.SessionID(), c3.SessionID()}
 
-	ra, rb := goDo(ctx, a.Enter), goDo(ctx, b.Enter)
+	ra, rb := testutil.Go(ctx, a.Enter), testutil.Go(ctx, b.Enter)
 	waitChildren(t, srv.ConnectString(), path, 2)
 	require.NoError(t, srv.Stop())
-	rz := goDo(ctx, z.Enter) // while the server is down
-	notYet(t, ra, 300*time.Millisecond, "Enter while the server is down")
+	rz := testutil.Go(ctx, z.Enter) // while the server is down
+	testutil.NotYet(t, ra, 300*time.Millisecond, "Enter while the server is down")
 	require.NoError(t, srv.Restart(ctx))
 
-	require.NoError(t, result(t, ra, 40*time.Second, "Enter after the restart"))
-	require.NoError(t, result(t, rb, 40*time.Second, "Enter after the restart"))
-	require.NoError(t, result(t, rz, 40*time.Second, "Enter after the restart"))
+	require.NoError(t, testutil.Result(t, ra, 40*time.Second, "Enter after the restart"))
+	require.NoError(t, testutil.Result(t, rb, 40*time.Second, "Enter after the restart"))
+	require.NoError(t, testutil.Result(t, rz, 40*time.Second, "Enter after the restart"))
 	assert.Equal(t, sids, []int64{c1.SessionID(), c2.SessionID(), c3.SessionID()}, "sessions should survive the restart")
-	assert.Len(t, children(t, srv.ConnectString(), path), 4)
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), path), 4)
 
-	ra, rb = goDo(ctx, a.Leave), goDo(ctx, b.Leave)
+	ra, rb = testutil.Go(ctx, a.Leave), testutil.Go(ctx, b.Leave)
 	require.NoError(t, z.Leave(ctx))
-	require.NoError(t, result(t, ra, 10*time.Second, "Leave"))
-	require.NoError(t, result(t, rb, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, ra, 10*time.Second, "Leave"))
+	require.NoError(t, testutil.Result(t, rb, 10*time.Second, "Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, c1, c2, c3)
 }
 
@@ -207,13 +208,13 @@ func TestServerRestartDuringEnter(t *testing.T) {
 func TestClientClosedDuringEnter(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
-	ctx := tctx(t, 60*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/jobs/closed"
 	d := newMember(t, c, path, 2)
-	r := goDo(ctx, d.Enter)
+	r := testutil.Go(ctx, d.Enter)
 	waitChildren(t, srv.ConnectString(), path, 1)
 	require.NoError(t, c.Close())
-	require.ErrorIs(t, result(t, r, 10*time.Second, "Enter on a closed client"), framework.ErrClosed)
+	require.ErrorIs(t, testutil.Result(t, r, 10*time.Second, "Enter on a closed client"), framework.ErrClosed)
 	assertNoMembers(t, srv.ConnectString(), path)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -50,8 +51,8 @@ func TestMixedWithCurator(t *testing.T) {
 	srv := zktest.NewServer(t)
 	j1 := curatortest.Start(t, srv.ConnectString(), curatortest.WithName("J1"))
 	j2 := curatortest.Start(t, srv.ConnectString(), curatortest.WithName("J2"))
-	c1, c2 := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
-	ctx := tctx(t, 120*time.Second)
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
 
 	for _, last := range []string{"curator", "go"} {
 		t.Run(last+" arrives last", func(t *testing.T) {
@@ -60,29 +61,29 @@ func TestMixedWithCurator(t *testing.T) {
 			curatorDo(t, ctx, j1, "dbarrier.new d-%s %s 4", last, path)
 			curatorDo(t, ctx, j2, "dbarrier.new d-%s %s 4", last, path)
 
-			r1 := goDo(ctx, g1.Enter)
+			r1 := testutil.Go(ctx, g1.Enter)
 			require.NoError(t, j1.Async(ctx, "in1-"+last, "dbarrier.enter d-%s -1", last))
 			var r2 <-chan error
 			if last == "curator" {
-				r2 = goDo(ctx, g2.Enter)
+				r2 = testutil.Go(ctx, g2.Enter)
 			} else {
 				require.NoError(t, j2.Async(ctx, "in2-"+last, "dbarrier.enter d-%s -1", last))
 			}
 			waitChildren(t, srv.ConnectString(), path, 3)
-			notYet(t, r1, 300*time.Millisecond, "Go Enter with three members out of four")
+			testutil.NotYet(t, r1, 300*time.Millisecond, "Go Enter with three members out of four")
 			curatorNotDone(t, ctx, j1, "in1-"+last, 100*time.Millisecond)
 
 			if last == "curator" {
 				curatorDo(t, ctx, j2, "dbarrier.enter d-%s 20000", last)
-				require.NoError(t, result(t, r2, 10*time.Second, "Go Enter"))
+				require.NoError(t, testutil.Result(t, r2, 10*time.Second, "Go Enter"))
 			} else {
 				require.NoError(t, g2.Enter(ctx))
 				curatorDone(t, ctx, j2, "in2-"+last)
 			}
-			require.NoError(t, result(t, r1, 10*time.Second, "Go Enter"))
+			require.NoError(t, testutil.Result(t, r1, 10*time.Second, "Go Enter"))
 			curatorDone(t, ctx, j1, "in1-"+last)
 
-			kids := children(t, srv.ConnectString(), path)
+			kids := testutil.Children(t, srv.ConnectString(), path)
 			require.Len(t, kids, 5, "four members and ready: %v", kids)
 			for _, k := range kids {
 				if k != "ready" {
@@ -93,24 +94,24 @@ func TestMixedWithCurator(t *testing.T) {
 			assert.Contains(t, kids, framework.NodeName(g2.Node()))
 
 			// Leave: three start, the fourth (on the other side this time) comes last.
-			l1 := goDo(ctx, g1.Leave)
+			l1 := testutil.Go(ctx, g1.Leave)
 			require.NoError(t, j1.Async(ctx, "out1-"+last, "dbarrier.leave d-%s -1", last))
 			var l2 <-chan error
 			if last == "curator" {
-				l2 = goDo(ctx, g2.Leave)
+				l2 = testutil.Go(ctx, g2.Leave)
 			} else {
 				require.NoError(t, j2.Async(ctx, "out2-"+last, "dbarrier.leave d-%s -1", last))
 			}
-			notYet(t, l1, 300*time.Millisecond, "Go Leave with one member inside")
+			testutil.NotYet(t, l1, 300*time.Millisecond, "Go Leave with one member inside")
 			curatorNotDone(t, ctx, j1, "out1-"+last, 100*time.Millisecond)
 			if last == "curator" {
 				curatorDo(t, ctx, j2, "dbarrier.leave d-%s 20000", last)
-				require.NoError(t, result(t, l2, 10*time.Second, "Go Leave"))
+				require.NoError(t, testutil.Result(t, l2, 10*time.Second, "Go Leave"))
 			} else {
 				require.NoError(t, g2.Leave(ctx))
 				curatorDone(t, ctx, j2, "out2-"+last)
 			}
-			require.NoError(t, result(t, l1, 10*time.Second, "Go Leave"))
+			require.NoError(t, testutil.Result(t, l1, 10*time.Second, "Go Leave"))
 			curatorDone(t, ctx, j1, "out1-"+last)
 			assertNoMembers(t, srv.ConnectString(), path, c1, c2)
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -133,7 +134,7 @@ func TestOneLeaderCloseAndExpiry(t *testing.T) {
 	for range 3 {
 		p := zktest.NewProxy(t, srv.ConnectString())
 		proxies = append(proxies, p)
-		clients = append(clients, newClient(t, p.ConnectString(), framework.WithSessionTimeout(2*time.Second)))
+		clients = append(clients, testutil.ConnectFailFast(t, p.ConnectString(), framework.WithSessionTimeout(2*time.Second)))
 	}
 	e := newElection(t, clients, "/leader/one/latch", "/leader/one/sel")
 	e.waitBoth(0, 0, 20*time.Second, "first leaders")
@@ -175,7 +176,7 @@ func TestOneLeaderEnsemble(t *testing.T) {
 	ens := zktest.NewEnsemble(t, 3)
 	var clients []*framework.Client
 	for range 3 {
-		clients = append(clients, newClient(t, ens.ConnectString()))
+		clients = append(clients, testutil.ConnectFailFast(t, ens.ConnectString()))
 	}
 	e := newElection(t, clients, "/leader/ens/latch", "/leader/ens/sel")
 	e.waitBoth(0, 0, 20*time.Second, "first leaders")

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -24,37 +24,6 @@ var (
 	latchNode = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-latch-[0-9]{10}$`)
 	lockNode  = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-[0-9]{10}$`)
 )
-
-func testRetry(t testing.TB) retry.Policy {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	return p
-}
-
-// newClient connects a client (session 4 s unless opts say otherwise) and closes it at
-// cleanup.
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	all := append([]framework.Option{
-		framework.WithSessionTimeout(4 * time.Second),
-		framework.WithConnectionTimeout(3 * time.Second),
-		framework.WithRetryPolicy(testRetry(t)),
-	}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-// testCtx returns a context that ends after d or at the test's end.
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func newLatch(t testing.TB, c *framework.Client, path, id string, opts ...leader.LatchOption) *leader.Latch {
 	t.Helper()
@@ -71,25 +40,6 @@ func startLatch(t testing.TB, c *framework.Client, path, id string, opts ...lead
 	defer cancel()
 	require.NoError(t, l.Start(ctx))
 	return l
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// waitClosed fails the test unless ch is closed within d.
-func waitClosed(t testing.TB, ch <-chan struct{}, d time.Duration, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(d):
-		t.Fatalf("%s: not closed after %v", what, d)
-	}
 }
 
 // await fails the test unless l becomes leader within d, and returns its term.
@@ -110,24 +60,6 @@ func ids(ps []leader.Participant) []string {
 		out = append(out, p.ID)
 	}
 	return out
-}
-
-type participantser interface {
-	Participants(ctx context.Context) ([]leader.Participant, error)
-}
-
-// waitParticipants waits until p lists n participants and returns them.
-func waitParticipants(t testing.TB, p participantser, n int) []leader.Participant {
-	t.Helper()
-	var parts []leader.Participant
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ps, err := p.Participants(ctx)
-		parts = ps
-		return err == nil && len(ps) == n
-	}, 20*time.Second, 20*time.Millisecond, "waiting for %d participants", n)
-	return parts
 }
 
 // assertNoChildren waits for the clients' guaranteed deletes, then checks that nothing
@@ -204,11 +136,11 @@ func newChecker() *checker {
 func (c *checker) enter(id string, done <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if isClosed(done) {
+	if testutil.IsClosed(done) {
 		return
 	}
 	for other, d := range c.live {
-		if other != id && !isClosed(d) {
+		if other != id && !testutil.IsClosed(d) {
 			c.violations = append(c.violations, fmt.Sprintf("%s leads while %s still leads", id, other))
 		}
 	}
@@ -232,7 +164,7 @@ func (c *checker) leaders() []string {
 	defer c.mu.Unlock()
 	var out []string
 	for id, d := range c.live {
-		if !isClosed(d) {
+		if !testutil.IsClosed(d) {
 			out = append(out, id)
 		}
 	}

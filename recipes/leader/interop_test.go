@@ -11,6 +11,7 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -42,14 +43,14 @@ func TestLatchCuratorInterop(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := curator(t, srv.ConnectString())
-	cl := newClient(t, srv.ConnectString())
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/interop/latch"
 
 	g1 := startLatch(t, cl, path, "go-1")
 	await(t, g1, 10*time.Second, "go-1 alone")
 	do(t, tool, "latch.new j %s java-1", path)
 	do(t, tool, "latch.start j")
-	parts := waitParticipants(t, g1, 2)
+	parts := testutil.WaitParticipants(t, g1, 2, 20*time.Second)
 	require.Equal(t, []string{"go-1", "java-1"}, ids(parts))
 	require.Equal(t, "go-1 java-1", do(t, tool, "latch.participants j"), "Curator agrees on the order")
 	require.Equal(t, "go-1", do(t, tool, "latch.leader j"))
@@ -65,7 +66,7 @@ func TestLatchCuratorInterop(t *testing.T) {
 	require.Equal(t, "true", do(t, tool, "latch.has j"))
 
 	g2 := startLatch(t, cl, path, "go-2")
-	parts = waitParticipants(t, g2, 2)
+	parts = testutil.WaitParticipants(t, g2, 2, 20*time.Second)
 	require.Equal(t, []string{"java-1", "go-2"}, ids(parts))
 	ld, err := g2.Leader(context.Background())
 	require.NoError(t, err)
@@ -90,9 +91,9 @@ func TestSelectorCuratorInterop(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := curator(t, srv.ConnectString())
-	cl := newClient(t, srv.ConnectString())
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/interop/selector"
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	do(t, tool, "mutex.new j %s", path)
 	require.Equal(t, "true", do(t, tool, "mutex.acquire j -1"))
@@ -100,7 +101,7 @@ func TestSelectorCuratorInterop(t *testing.T) {
 
 	f, ts := turns("go")
 	s := startSelector(t, cl, path, "go-sel", f, leader.AutoRequeue())
-	parts := waitParticipants(t, s, 2)
+	parts := testutil.WaitParticipants(t, s, 2, 20*time.Second)
 	require.Equal(t, javaNode, parts[0].Node)
 	require.True(t, parts[0].Leader)
 	require.Equal(t, "go-sel", parts[1].ID)
@@ -113,14 +114,14 @@ func TestSelectorCuratorInterop(t *testing.T) {
 	require.True(t, s.HasLeadership())
 
 	require.NoError(t, tool.Async(ctx, "a1", "mutex.acquire j -1"))
-	waitParticipants(t, s, 2)
+	testutil.WaitParticipants(t, s, 2, 20*time.Second)
 	close(tr.release) // Go gives up; Curator is next; Go queues again behind it
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	got, err := tool.WaitDone(dctx, "a1")
 	cancel()
 	require.NoError(t, err)
 	require.Equal(t, "true", got)
-	parts = waitParticipants(t, s, 2)
+	parts = testutil.WaitParticipants(t, s, 2, 20*time.Second)
 	require.Equal(t, []string{do(t, tool, "mutex.node j"), parts[1].Node}, []string{parts[0].Node, parts[1].Node})
 	require.Equal(t, "go-sel", parts[1].ID)
 	noTurn(t, ts, 300*time.Millisecond, "while Curator holds again")
@@ -128,6 +129,6 @@ func TestSelectorCuratorInterop(t *testing.T) {
 	do(t, tool, "mutex.release j")
 	tr = nextTurn(t, ts, 10*time.Second, "Go after Curator released again")
 	require.NoError(t, s.Close())
-	require.True(t, isClosed(tr.ctx.Done()))
+	require.True(t, testutil.IsClosed(tr.ctx.Done()))
 	assertNoChildren(t, srv.ConnectString(), path, cl)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -16,9 +17,9 @@ import (
 func TestLatchBasics(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	ca, cb := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/latch-basics"
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	a := startLatch(t, ca, path, "a")
 	ra := record(a)
@@ -33,7 +34,7 @@ func TestLatchBasics(t *testing.T) {
 	b := startLatch(t, cb, path, "b")
 	rb := record(b)
 	c := startLatch(t, cb, path, "c")
-	parts := waitParticipants(t, a, 3)
+	parts := testutil.WaitParticipants(t, a, 3, 20*time.Second)
 	require.Equal(t, []string{"a", "b", "c"}, ids(parts), "participants in order, leader first")
 	require.Equal(t, []bool{true, false, false}, []bool{parts[0].Leader, parts[1].Leader, parts[2].Leader})
 	require.Equal(t, a.Node(), parts[0].Node)
@@ -56,7 +57,7 @@ func TestLatchBasics(t *testing.T) {
 	// Closing the leader hands leadership on at once, silently by default.
 	start := time.Now()
 	require.NoError(t, a.Close())
-	require.True(t, isClosed(termA.Done()), "the term ends before Close returns")
+	require.True(t, testutil.IsClosed(termA.Done()), "the term ends before Close returns")
 	_, err = termA.Token(ctx)
 	require.ErrorIs(t, err, leader.ErrLeadershipLost)
 	termB := await(t, b, 5*time.Second, "b after a's close")
@@ -70,13 +71,13 @@ func TestLatchBasics(t *testing.T) {
 	require.False(t, a.HasLeadership())
 	require.ErrorIs(t, a.Await(ctx), leader.ErrClosed)
 	require.NoError(t, a.Close(), "Close twice")
-	require.Equal(t, []string{"b", "c"}, ids(waitParticipants(t, c, 2)))
+	require.Equal(t, []string{"b", "c"}, ids(testutil.WaitParticipants(t, c, 2, 20*time.Second)))
 
 	// A removed listener hears nothing more.
 	termCtx, stop := termB.Context(ctx)
 	defer stop()
 	require.NoError(t, b.Close())
-	waitClosed(t, termCtx.Done(), time.Second, "the term's context after Close")
+	testutil.WaitClosed(t, termCtx.Done(), time.Second, "the term's context after Close")
 	await(t, c, 5*time.Second, "c after b's close")
 	require.NoError(t, c.Close())
 	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
@@ -85,7 +86,7 @@ func TestLatchBasics(t *testing.T) {
 func TestLatchCloseNotifyLeader(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	cl := newClient(t, srv.ConnectString())
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/latch-notify"
 
 	a := startLatch(t, cl, path, "a", leader.WithCloseMode(leader.CloseNotifyLeader))
@@ -109,8 +110,8 @@ func TestLatchCloseNotifyLeader(t *testing.T) {
 func TestLatchBadInput(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	cl := newClient(t, srv.ConnectString())
-	ctx := testCtx(t, 30*time.Second)
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
 
 	_, err := leader.NewLatch(nil, "/p", "id")
 	require.ErrorIs(t, err, framework.ErrInvalidArgument)
@@ -175,7 +176,7 @@ func TestLatchBadInput(t *testing.T) {
 	require.ErrorIs(t, s.Requeue(), leader.ErrClosed)
 
 	// A closed client.
-	c2 := newClient(t, srv.ConnectString())
+	c2 := testutil.ConnectFailFast(t, srv.ConnectString())
 	require.NoError(t, c2.Close())
 	l4, err := leader.NewLatch(c2, path, "w")
 	require.NoError(t, err)
@@ -193,22 +194,22 @@ func TestLatchBadInput(t *testing.T) {
 func TestLatchNodeDeleted(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	cl := newClient(t, srv.ConnectString())
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/latch-deleted"
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	a := startLatch(t, cl, path, "a")
 	term := await(t, a, 10*time.Second, "a")
 	b := startLatch(t, cl, path, "b")
-	waitParticipants(t, a, 2)
+	testutil.WaitParticipants(t, a, 2, 20*time.Second)
 
 	conn, err := zktest.Dial(ctx, srv.ConnectString(), 10*time.Second)
 	require.NoError(t, err)
 	defer conn.Close()
 	require.NoError(t, conn.Delete(term.Node(), -1))
-	waitClosed(t, term.Done(), 5*time.Second, "a's term after its node was deleted")
+	testutil.WaitClosed(t, term.Done(), 5*time.Second, "a's term after its node was deleted")
 	await(t, b, 5*time.Second, "b after a's node went")
-	parts := waitParticipants(t, a, 2)
+	parts := testutil.WaitParticipants(t, a, 2, 20*time.Second)
 	require.Equal(t, []string{"b", "a"}, ids(parts), "a is back in line, behind b")
 	require.NotEqual(t, term.Node(), a.Node())
 	require.NoError(t, a.Close())
@@ -224,7 +225,7 @@ func TestLatchSuspended(t *testing.T) {
 			leakcheck.Check(t)
 			srv := zktest.NewServer(t)
 			proxy := zktest.NewProxy(t, srv.ConnectString())
-			cl := newClient(t, proxy.ConnectString(), framework.WithErrorPolicy(policy))
+			cl := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithErrorPolicy(policy))
 			states := make(chan framework.State, 16)
 			cl.AddListener(func(s framework.State) {
 				select {
@@ -241,17 +242,17 @@ func TestLatchSuspended(t *testing.T) {
 			node := a.Node()
 
 			proxy.DropConnections()
-			waitState(t, states, framework.Reconnected, 10*time.Second)
+			testutil.WaitState(t, states, framework.Reconnected, 10*time.Second)
 			require.Equal(t, sid, cl.SessionID())
 			if policy == framework.StandardErrorPolicy {
-				require.True(t, isClosed(term.Done()), "Suspended ends the term")
+				require.True(t, testutil.IsClosed(term.Done()), "Suspended ends the term")
 				ra.wait(t, false, 5*time.Second)
 				ra.wait(t, true, 10*time.Second)
 				term2 := await(t, a, 10*time.Second, "a after the reconnection")
 				require.NotSame(t, term, term2)
 				require.Equal(t, node, term2.Node(), "the session survived: same node")
 			} else {
-				require.False(t, isClosed(term.Done()), "Suspended does not end the term")
+				require.False(t, testutil.IsClosed(term.Done()), "Suspended does not end the term")
 				require.True(t, a.HasLeadership())
 				require.Equal(t, []bool{true}, ra.events())
 			}
@@ -261,39 +262,24 @@ func TestLatchSuspended(t *testing.T) {
 	}
 }
 
-func waitState(t testing.TB, ch <-chan framework.State, want framework.State, d time.Duration) {
-	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case s := <-ch:
-			if s == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("state %v not reported within %v", want, d)
-		}
-	}
-}
-
 // The leader's session expires (its traffic is stalled until the server gives up on
 // it): the next participant leads, and the old leader comes back with a new node.
 func TestLatchSessionExpires(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	ca := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	cb := newClient(t, srv.ConnectString())
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/latch-expire"
 
 	a := startLatch(t, ca, path, "a")
 	termA := await(t, a, 10*time.Second, "a")
 	b := startLatch(t, cb, path, "b")
-	waitParticipants(t, b, 2)
+	testutil.WaitParticipants(t, b, 2, 20*time.Second)
 	sidA := ca.SessionID()
 
 	proxy.Stall()
-	waitClosed(t, termA.Done(), 10*time.Second, "a's term once cut off")
+	testutil.WaitClosed(t, termA.Done(), 10*time.Second, "a's term once cut off")
 	require.Eventually(t, func() bool {
 		owners, err := zktest.EphemeralOwners(srv.Addr())
 		return err == nil && len(owners[sidA]) == 0
@@ -301,7 +287,7 @@ func TestLatchSessionExpires(t *testing.T) {
 	await(t, b, 10*time.Second, "b after a's session expired")
 	proxy.Heal()
 
-	parts := waitParticipants(t, b, 2)
+	parts := testutil.WaitParticipants(t, b, 2, 20*time.Second)
 	require.Equal(t, []string{"b", "a"}, ids(parts), "a is back, behind b")
 	require.NotEqual(t, sidA, ca.SessionID())
 	require.False(t, a.HasLeadership())

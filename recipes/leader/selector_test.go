@@ -10,6 +10,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -68,9 +69,9 @@ func startSelector(t testing.TB, c *framework.Client, path, id string, fn func(c
 func TestSelectorBasics(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	ca, cb := newClient(t, srv.ConnectString()), newClient(t, srv.ConnectString())
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/selector-basics"
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	fa, ta := turns("a")
 	a := startSelector(t, ca, path, "a", fa, leader.AutoRequeue())
@@ -79,10 +80,10 @@ func TestSelectorBasics(t *testing.T) {
 
 	fb, tb := turns("b")
 	b := startSelector(t, cb, path, "b", fb, leader.AutoRequeue())
-	waitParticipants(t, a, 2) // Start queues in the background: keep the order known
+	testutil.WaitParticipants(t, a, 2, 20*time.Second) // Start queues in the background: keep the order known
 	fc, tc := turns("c")
 	c := startSelector(t, cb, path, "c", fc) // leads once
-	parts := waitParticipants(t, a, 3)
+	parts := testutil.WaitParticipants(t, a, 3, 20*time.Second)
 	require.Equal(t, []string{"a", "b", "c"}, ids(parts))
 	require.True(t, parts[0].Leader)
 	for _, p := range parts {
@@ -96,30 +97,30 @@ func TestSelectorBasics(t *testing.T) {
 
 	// Interrupt: a's context is cancelled, b leads, a queues again behind c.
 	a.Interrupt()
-	waitClosed(t, trA.ctx.Done(), 5*time.Second, "a's context after Interrupt")
+	testutil.WaitClosed(t, trA.ctx.Done(), 5*time.Second, "a's context after Interrupt")
 	trB := nextTurn(t, tb, 5*time.Second, "b after a's interrupt")
-	require.Equal(t, []string{"b", "c", "a"}, ids(waitParticipants(t, b, 3)))
+	require.Equal(t, []string{"b", "c", "a"}, ids(testutil.WaitParticipants(t, b, 3, 20*time.Second)))
 	require.False(t, a.HasLeadership())
 
 	// fn returns: c leads next, once; then a.
 	close(trB.release)
 	trC := nextTurn(t, tc, 5*time.Second, "c after b returned")
-	require.Equal(t, []string{"c", "a", "b"}, ids(waitParticipants(t, b, 3)))
+	require.Equal(t, []string{"c", "a", "b"}, ids(testutil.WaitParticipants(t, b, 3, 20*time.Second)))
 	close(trC.release)
 	trA = nextTurn(t, ta, 5*time.Second, "a after c returned")
-	require.Equal(t, []string{"a", "b"}, ids(waitParticipants(t, b, 2)), "c leads once without AutoRequeue")
+	require.Equal(t, []string{"a", "b"}, ids(testutil.WaitParticipants(t, b, 2, 20*time.Second)), "c leads once without AutoRequeue")
 	require.NoError(t, c.Requeue())
-	require.Equal(t, []string{"a", "b", "c"}, ids(waitParticipants(t, b, 3)))
+	require.Equal(t, []string{"a", "b", "c"}, ids(testutil.WaitParticipants(t, b, 3, 20*time.Second)))
 
 	// Closing the leader hands leadership on at once.
 	start := time.Now()
 	require.NoError(t, a.Close())
-	require.True(t, isClosed(trA.ctx.Done()))
+	require.True(t, testutil.IsClosed(trA.ctx.Done()))
 	trB = nextTurn(t, tb, 5*time.Second, "b after a's close")
 	require.Less(t, time.Since(start), 2*time.Second)
 	require.NoError(t, c.Close())
 	require.NoError(t, b.Close())
-	require.True(t, isClosed(trB.ctx.Done()))
+	require.True(t, testutil.IsClosed(trB.ctx.Done()))
 	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
 
@@ -127,7 +128,7 @@ func TestSelectorBasics(t *testing.T) {
 func TestSelectorFnFails(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	cl := newClient(t, srv.ConnectString())
+	cl := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/leader/selector-fails"
 	calls := make(chan int, 10)
 	n := 0
@@ -163,13 +164,13 @@ func TestSelectorSuspended(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cl := newClient(t, proxy.ConnectString())
+	cl := testutil.ConnectFailFast(t, proxy.ConnectString())
 	const path = "/leader/selector-suspended"
 	f, ts := turns("s")
 	s := startSelector(t, cl, path, "s", f, leader.AutoRequeue())
 	tr := nextTurn(t, ts, 10*time.Second, "s")
 	proxy.DropConnections()
-	waitClosed(t, tr.ctx.Done(), 10*time.Second, "the leadership context after Suspended")
+	testutil.WaitClosed(t, tr.ctx.Done(), 10*time.Second, "the leadership context after Suspended")
 	nextTurn(t, ts, 15*time.Second, "s after the reconnection")
 	require.NoError(t, s.Close())
 	assertNoChildren(t, srv.ConnectString(), path, cl)

@@ -11,58 +11,38 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
-
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func children(t *testing.T, connect, path string) []string {
-	t.Helper()
-	kids, err := zktest.Children(context.Background(), connect, path)
-	require.NoError(t, err)
-	return kids
-}
 
 func TestAllOrNone(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	other := newClient(t, srv.ConnectString())
+	other := testutil.Connect(t, srv.ConnectString())
 	bm, err := mutex.New(other, "/ml/b")
 	require.NoError(t, err)
 	bl, err := bm.Acquire(ctx)
 	require.NoError(t, err)
 
-	ml, err := multilock.NewFromPaths(newClient(t, srv.ConnectString()), "/ml/a", "/ml/b")
+	ml, err := multilock.NewFromPaths(testutil.Connect(t, srv.ConnectString()), "/ml/a", "/ml/b")
 	require.NoError(t, err)
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = ml.Acquire(tctx)
 	cancel()
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Empty(t, children(t, srv.ConnectString(), "/ml/a"), "the lock taken first was given back")
-	assert.Len(t, children(t, srv.ConnectString(), "/ml/b"), 1, "only the other holder's node remains")
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/ml/a"), "the lock taken first was given back")
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), "/ml/b"), 1, "only the other holder's node remains")
 
 	require.NoError(t, bl.Release(ctx))
 	lease, err := ml.Acquire(ctx)
 	require.NoError(t, err)
-	assert.Len(t, children(t, srv.ConnectString(), "/ml/a"), 1)
-	assert.Len(t, children(t, srv.ConnectString(), "/ml/b"), 1)
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), "/ml/a"), 1)
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), "/ml/b"), 1)
 	require.NoError(t, lease.Release(ctx))
 	assert.ErrorIs(t, lease.Release(ctx), multilock.ErrNotHeld)
 	select {
@@ -70,8 +50,8 @@ func TestAllOrNone(t *testing.T) {
 	default:
 		t.Fatal("Done closes on release")
 	}
-	assert.Empty(t, children(t, srv.ConnectString(), "/ml/a"))
-	assert.Empty(t, children(t, srv.ConnectString(), "/ml/b"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/ml/a"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/ml/b"))
 }
 
 // fakeLease records the order of releases; it stands for a lock of another kind.
@@ -120,7 +100,7 @@ func TestMixedKindsAndDone(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, proxy.ConnectString())
+	c := testutil.Connect(t, proxy.ConnectString())
 	m, err := mutex.New(c, "/ml/m")
 	require.NoError(t, err)
 	rw, err := rwlock.New(c, "/ml/rw")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -14,7 +15,7 @@ import (
 //	go test -run '^$' -bench AcquireRelease -benchmem ./recipes/mutex
 func BenchmarkAcquireRelease(b *testing.B) {
 	srv := zktest.NewServer(b)
-	c := newClient(b, srv.ConnectString())
+	c := testutil.Connect(b, srv.ConnectString())
 	m, err := mutex.New(c, "/bench/mutex")
 	if err != nil {
 		b.Fatal(err)

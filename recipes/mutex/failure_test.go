@@ -9,176 +9,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
-
-// fRetry retries quickly and a bounded number of times, for tests.
-func fRetry(t testing.TB) retry.Policy {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	return p
-}
-
-// fnewClient connects a client (session 4 s unless opts say otherwise) and closes it at
-// cleanup.
-func fnewClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	all := append([]framework.Option{
-		framework.WithSessionTimeout(4 * time.Second),
-		framework.WithConnectionTimeout(3 * time.Second),
-		framework.WithRetryPolicy(fRetry(t)),
-	}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func fnewMutex(t testing.TB, c *framework.Client, path string, opts ...mutex.Option) *mutex.Mutex {
-	t.Helper()
-	m, err := mutex.New(c, path, opts...)
-	require.NoError(t, err)
-	return m
-}
-
-// fctx returns a context that ends after d or at the test's end.
-func fctx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func fisClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// fwaitClosed fails the test unless ch is closed within d.
-func fwaitClosed(t testing.TB, ch <-chan struct{}, d time.Duration, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(d):
-		t.Fatalf("%s: not closed after %v", what, d)
-	}
-}
-
-// fchildren lists path's children straight from the server(s) at connect.
-func fchildren(t testing.TB, connect, path string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	kids, err := zktest.Children(ctx, connect, path)
-	require.NoError(t, err)
-	return kids
-}
-
-// fassertNoChildren waits for the clients' guaranteed deletes, then checks that nothing
-// is left under path.
-func fassertNoChildren(t testing.TB, connect, path string, clients ...*framework.Client) {
-	t.Helper()
-	for _, c := range clients {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		require.NoError(t, c.WaitGuaranteedDeletes(ctx))
-		cancel()
-	}
-	empty := func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		kids, err := zktest.Children(ctx, connect, path)
-		return err == nil && len(kids) == 0
-	}
-	if !assert.Eventually(t, empty, 10*time.Second, 50*time.Millisecond) {
-		require.Empty(t, fchildren(t, connect, path), "children left under %s", path)
-	}
-}
-
-type fresult struct {
-	l   *mutex.Lease
-	err error
-}
-
-// fgoAcquire acquires m on a goroutine and reports on the returned channel.
-func fgoAcquire(ctx context.Context, m *mutex.Mutex) <-chan fresult {
-	ch := make(chan fresult, 1)
-	go func() {
-		l, err := m.Acquire(ctx)
-		ch <- fresult{l, err}
-	}()
-	return ch
-}
-
-// fwaitParticipants waits until m has n participants and returns them.
-func fwaitParticipants(t testing.TB, m *mutex.Mutex, n int) []string {
-	t.Helper()
-	var parts []string
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p, err := m.Participants(ctx)
-		parts = p
-		return err == nil && len(p) == n
-	}, 15*time.Second, 20*time.Millisecond, "waiting for %d participants", n)
-	return parts
-}
-
-// fstates records the client's connection states on a channel.
-func fstates(c *framework.Client) <-chan framework.State {
-	ch := make(chan framework.State, 64)
-	c.AddListener(func(s framework.State) {
-		select {
-		case ch <- s:
-		default:
-		}
-	})
-	return ch
-}
-
-func fwaitState(t testing.TB, ch <-chan framework.State, want framework.State, d time.Duration) {
-	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case s := <-ch:
-			if s == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("state %v not reported within %v", want, d)
-		}
-	}
-}
 
 func TestHolderSessionExpires(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	ca := fnewClient(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	cb := fnewClient(t, srv.ConnectString())
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/failure/expire"
-	ma, mb := fnewMutex(t, ca, path), fnewMutex(t, cb, path)
-	ctx := fctx(t, 60*time.Second)
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	la, err := ma.Acquire(ctx)
-	tokenA := token(la) // read while A still holds it
+	tokenA := testutil.Token(la) // read while A still holds it
 	require.NoError(t, err)
 	sidA := ca.SessionID()
-	bres := fgoAcquire(ctx, mb)
-	fwaitParticipants(t, mb, 2)
+	bres := goAcquire(ctx, mb)
+	testutil.WaitParticipants(t, mb, 2, 15*time.Second)
 
 	proxy.Stall()
 	require.Eventually(t, func() bool {
@@ -186,7 +41,7 @@ func TestHolderSessionExpires(t *testing.T) {
 		return err == nil && len(owners[sidA]) == 0
 	}, 20*time.Second, 50*time.Millisecond, "the server did not expire A's session")
 
-	fwaitClosed(t, la.Done(), 10*time.Second, "A's lease.Done after its session expired")
+	testutil.WaitClosed(t, la.Done(), 10*time.Second, "A's lease.Done after its session expired")
 	var lb *mutex.Lease
 	select {
 	case r := <-bres:
@@ -196,7 +51,7 @@ func TestHolderSessionExpires(t *testing.T) {
 		t.Fatal("B did not get the lock after A's session expired")
 	}
 	require.Greater(t, tokenA, int64(0))
-	require.Greater(t, token(lb), tokenA, "fencing token must increase")
+	require.Greater(t, testutil.Token(lb), tokenA, "fencing token must increase")
 
 	proxy.Heal()
 	err = la.Release(ctx)
@@ -204,20 +59,20 @@ func TestHolderSessionExpires(t *testing.T) {
 	st, err := cb.Exists(ctx, lb.Node())
 	require.NoError(t, err)
 	require.NotNil(t, st, "A's Release deleted B's node")
-	require.Equal(t, []string{framework.NodeName(lb.Node())}, fchildren(t, srv.ConnectString(), path))
+	require.Equal(t, []string{framework.NodeName(lb.Node())}, testutil.Children(t, srv.ConnectString(), path))
 
 	require.NoError(t, lb.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, ca, cb)
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
 
 func TestGhostNodeOnCreate(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := fnewClient(t, proxy.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
 	const path = "/failure/ghost"
-	m := fnewMutex(t, c, path)
-	ctx := fctx(t, 60*time.Second)
+	m := newMutex(t, c, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	// The parent exists, so the next create through the proxy is the lock node's.
 	require.NoError(t, c.EnsurePath(ctx, path))
@@ -227,7 +82,7 @@ func TestGhostNodeOnCreate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sid, c.SessionID(), "the session should survive a dropped connection")
 
-	kids := fchildren(t, srv.ConnectString(), path)
+	kids := testutil.Children(t, srv.ConnectString(), path)
 	require.Equal(t, []string{framework.NodeName(l.Node())}, kids, "exactly our node, no ghost")
 	st, err := c.Exists(ctx, l.Node())
 	require.NoError(t, err)
@@ -235,22 +90,22 @@ func TestGhostNodeOnCreate(t *testing.T) {
 	require.Equal(t, sid, st.EphemeralOwner)
 
 	require.NoError(t, l.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 
 	l2, err := m.Acquire(ctx)
 	require.NoError(t, err)
-	require.Len(t, fchildren(t, srv.ConnectString(), path), 1)
+	require.Len(t, testutil.Children(t, srv.ConnectString(), path), 1)
 	require.NoError(t, l2.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
 
 func TestCancelWhileWaiting(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	ca, cb := fnewClient(t, srv.ConnectString()), fnewClient(t, srv.ConnectString())
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/failure/cancel"
-	ma, mb := fnewMutex(t, ca, path), fnewMutex(t, cb, path)
-	ctx := fctx(t, 60*time.Second)
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	la, err := ma.Acquire(ctx)
 	require.NoError(t, err)
@@ -263,7 +118,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.NoError(t, cb.WaitGuaranteedDeletes(ctx))
-	require.Equal(t, []string{framework.NodeName(la.Node())}, fchildren(t, srv.ConnectString(), path),
+	require.Equal(t, []string{framework.NodeName(la.Node())}, testutil.Children(t, srv.ConnectString(), path),
 		"B's node must be gone after the deadline")
 
 	cctx, ccancel := context.WithCancel(ctx)
@@ -274,10 +129,10 @@ func TestCancelWhileWaiting(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), time.Second, "a cancelled context must return promptly")
 	require.NoError(t, cb.WaitGuaranteedDeletes(ctx))
-	require.Equal(t, []string{framework.NodeName(la.Node())}, fchildren(t, srv.ConnectString(), path))
+	require.Equal(t, []string{framework.NodeName(la.Node())}, testutil.Children(t, srv.ConnectString(), path))
 
 	require.NoError(t, la.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, ca, cb)
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
 
 func TestLeaderKilledWhileContended(t *testing.T) {
@@ -289,10 +144,10 @@ func TestLeaderKilledWhileContended(t *testing.T) {
 		perClient  = 3
 		iterations = 10
 	)
-	ctx := fctx(t, 90*time.Second)
+	ctx := testutil.Context(t, 90*time.Second)
 	var clients []*framework.Client
 	for range nClients {
-		clients = append(clients, fnewClient(t, e.ConnectString()))
+		clients = append(clients, testutil.ConnectFailFast(t, e.ConnectString()))
 	}
 
 	var (
@@ -320,9 +175,9 @@ func TestLeaderKilledWhileContended(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			if !fisClosed(l.Done()) {
+			if !testutil.IsClosed(l.Done()) {
 				for other, done := range holders {
-					if !fisClosed(done) {
+					if !testutil.IsClosed(done) {
 						violations.Add(1)
 						t.Logf("violation: worker %d got the lock while worker %d holds a live lease", id, other)
 					}
@@ -334,7 +189,7 @@ func TestLeaderKilledWhileContended(t *testing.T) {
 			case <-time.After(2 * time.Millisecond):
 			case <-l.Done():
 			}
-			if fisClosed(l.Done()) {
+			if testutil.IsClosed(l.Done()) {
 				lostLeases.Add(1)
 			}
 			mu.Lock()
@@ -356,7 +211,7 @@ func TestLeaderKilledWhileContended(t *testing.T) {
 
 	errs := make(chan error, nClients*perClient)
 	for ci, c := range clients {
-		m := fnewMutex(t, c, path)
+		m := newMutex(t, c, path)
 		for g := range perClient {
 			go func() { errs <- worker(m, ci*perClient+g) }()
 		}
@@ -387,21 +242,21 @@ func TestLeaderKilledWhileContended(t *testing.T) {
 	defer cancel()
 	_, err = e.WaitLeader(wctx)
 	require.NoError(t, err)
-	fassertNoChildren(t, e.ConnectString(), path, clients...)
+	assertNoChildren(t, e.ConnectString(), path, clients...)
 }
 
 func TestNodeVanishesWhileWaiting(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	ca, cb := fnewClient(t, srv.ConnectString()), fnewClient(t, srv.ConnectString())
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/failure/vanish"
-	ma, mb := fnewMutex(t, ca, path), fnewMutex(t, cb, path)
-	ctx := fctx(t, 60*time.Second)
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	la, err := ma.Acquire(ctx)
 	require.NoError(t, err)
-	bres := fgoAcquire(ctx, mb)
-	parts := fwaitParticipants(t, ma, 2)
+	bres := goAcquire(ctx, mb)
+	parts := testutil.WaitParticipants(t, ma, 2, 15*time.Second)
 	require.Equal(t, la.Node(), parts[0])
 
 	conn, err := zktest.Dial(ctx, srv.ConnectString(), 10*time.Second)
@@ -410,7 +265,7 @@ func TestNodeVanishesWhileWaiting(t *testing.T) {
 	require.NoError(t, conn.Delete(parts[1], -1))
 
 	// While A holds, B must not come back with a lease.
-	var early *fresult
+	var early *acquired
 	select {
 	case r := <-bres:
 		early = &r
@@ -420,7 +275,7 @@ func TestNodeVanishesWhileWaiting(t *testing.T) {
 		require.Nil(t, early.l, "B acquired while A holds the lock")
 		require.ErrorIs(t, early.err, mutex.ErrNodeVanished)
 	}
-	require.False(t, fisClosed(la.Done()))
+	require.False(t, testutil.IsClosed(la.Done()))
 	parts, err = ma.Participants(ctx)
 	require.NoError(t, err)
 	require.Equal(t, la.Node(), parts[0], "A must still be first")
@@ -438,25 +293,25 @@ func TestNodeVanishesWhileWaiting(t *testing.T) {
 			t.Fatal("B neither got the lock nor failed after A released")
 		}
 	}
-	fassertNoChildren(t, srv.ConnectString(), path, ca, cb)
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
 
 func TestSuspendedEndsLeaseStandardPolicy(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := fnewClient(t, proxy.ConnectString())
-	states := fstates(c)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
+	states := testutil.States(c)
 	const path = "/failure/suspended-standard"
-	m := fnewMutex(t, c, path)
-	ctx := fctx(t, 60*time.Second)
+	m := newMutex(t, c, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	l, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	sid := c.SessionID()
 	proxy.DropConnections()
-	fwaitClosed(t, l.Done(), 10*time.Second, "lease.Done after Suspended (standard policy)")
-	fwaitState(t, states, framework.Reconnected, 10*time.Second)
+	testutil.WaitClosed(t, l.Done(), 10*time.Second, "lease.Done after Suspended (standard policy)")
+	testutil.WaitState(t, states, framework.Reconnected, 10*time.Second)
 	require.Equal(t, sid, c.SessionID(), "the session should survive")
 
 	// The lease may have been lost: Release says so, but still removes our node.
@@ -464,37 +319,37 @@ func TestSuspendedEndsLeaseStandardPolicy(t *testing.T) {
 	st, err := c.Exists(ctx, l.Node())
 	require.NoError(t, err)
 	require.Nil(t, st, "Release must delete the node our session still owns")
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
 
 func TestSuspendedKeepsLeaseSessionPolicy(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := fnewClient(t, proxy.ConnectString(), framework.WithErrorPolicy(framework.SessionErrorPolicy))
-	states := fstates(c)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithErrorPolicy(framework.SessionErrorPolicy))
+	states := testutil.States(c)
 	const path = "/failure/suspended-session"
-	m := fnewMutex(t, c, path)
-	ctx := fctx(t, 60*time.Second)
+	m := newMutex(t, c, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	l, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	sid := c.SessionID()
 	proxy.DropConnections()
-	fwaitState(t, states, framework.Suspended, 10*time.Second)
-	fwaitState(t, states, framework.Reconnected, 10*time.Second)
+	testutil.WaitState(t, states, framework.Suspended, 10*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 10*time.Second)
 	require.Equal(t, sid, c.SessionID(), "the session should survive")
-	require.False(t, fisClosed(l.Done()), "Suspended must not end a lease under the session policy")
+	require.False(t, testutil.IsClosed(l.Done()), "Suspended must not end a lease under the session policy")
 
 	require.NoError(t, l.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
 
 func TestMisuse(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := fnewClient(t, srv.ConnectString())
-	ctx := fctx(t, 60*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/failure/misuse"
 
 	for _, tc := range []struct {
@@ -518,7 +373,7 @@ func TestMisuse(t *testing.T) {
 		})
 	}
 
-	m := fnewMutex(t, c, path)
+	m := newMutex(t, c, path)
 
 	// Releasing twice.
 	l, err := m.Acquire(ctx)
@@ -534,7 +389,7 @@ func TestMisuse(t *testing.T) {
 	l2, err := m.Acquire(rctx)
 	require.NoError(t, err)
 	require.Same(t, l, l2, "a re-entrant Acquire returns the same lease")
-	require.Len(t, fchildren(t, srv.ConnectString(), path), 1, "re-entry must not create a node")
+	require.Len(t, testutil.Children(t, srv.ConnectString(), path), 1, "re-entry must not create a node")
 	require.NoError(t, l.Release(ctx))
 	st, err := c.Exists(ctx, l.Node())
 	require.NoError(t, err)
@@ -546,11 +401,11 @@ func TestMisuse(t *testing.T) {
 	require.Nil(t, st, "the last release must delete the node")
 	require.False(t, m.IsAcquiredInThisProcess())
 	require.ErrorIs(t, l.Release(ctx), mutex.ErrNotHeld)
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 
 	// Acquire after the client is closed.
-	c2 := fnewClient(t, srv.ConnectString())
-	m2 := fnewMutex(t, c2, path)
+	c2 := testutil.ConnectFailFast(t, srv.ConnectString())
+	m2 := newMutex(t, c2, path)
 	require.NoError(t, c2.Close())
 	l, err = m2.Acquire(ctx)
 	require.Nil(t, l)
@@ -558,7 +413,7 @@ func TestMisuse(t *testing.T) {
 	l, err = m2.TryAcquire(ctx)
 	require.Nil(t, l)
 	require.ErrorIs(t, err, framework.ErrClosed)
-	fassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
 
 // A lease whose Done closed because the connection dropped is released while the client
@@ -568,12 +423,12 @@ func TestSuspendedReleaseLeavesNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	ca := fnewClient(t, proxy.ConnectString())
-	cb := fnewClient(t, srv.ConnectString())
-	states := fstates(ca)
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString())
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	states := testutil.States(ca)
 	const path = "/failure/release-disconnected"
-	ma, mb := fnewMutex(t, ca, path), fnewMutex(t, cb, path)
-	ctx := fctx(t, 60*time.Second)
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testutil.Context(t, 60*time.Second)
 
 	la, err := ma.Acquire(ctx)
 	require.NoError(t, err)
@@ -581,19 +436,19 @@ func TestSuspendedReleaseLeavesNoNode(t *testing.T) {
 
 	proxy.Stall()           // new connections go nowhere...
 	proxy.DropConnections() // ...and the current one ends now: Suspended at once
-	fwaitClosed(t, la.Done(), 10*time.Second, "lease.Done after Suspended")
+	testutil.WaitClosed(t, la.Done(), 10*time.Second, "lease.Done after Suspended")
 	rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	err = la.Release(rctx)
 	cancel()
 	require.ErrorIs(t, err, mutex.ErrLeaseLost)
 	proxy.Heal()
-	fwaitState(t, states, framework.Reconnected, 10*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 10*time.Second)
 	require.Equal(t, sid, ca.SessionID(), "the session should survive the short cut")
 
 	actx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	lb, err := mb.Acquire(actx)
-	require.NoError(t, err, "the released lease's node still blocks the lock: %v", fchildren(t, srv.ConnectString(), path))
+	require.NoError(t, err, "the released lease's node still blocks the lock: %v", testutil.Children(t, srv.ConnectString(), path))
 	require.NoError(t, lb.Release(ctx))
-	fassertNoChildren(t, srv.ConnectString(), path, ca, cb)
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }

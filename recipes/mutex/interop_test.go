@@ -7,53 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // iLockNode is the name of a Curator (and Go) mutex node.
 var iLockNode = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-[0-9]{10}$`)
-
-func iRetry(t testing.TB) retry.Policy {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	return p
-}
-
-// inewClient connects a client (session 4 s) and closes it at cleanup.
-func inewClient(t testing.TB, connect string) *framework.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect,
-		framework.WithSessionTimeout(4*time.Second),
-		framework.WithConnectionTimeout(3*time.Second),
-		framework.WithRetryPolicy(iRetry(t)))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func inewMutex(t testing.TB, c *framework.Client, path string, opts ...mutex.Option) *mutex.Mutex {
-	t.Helper()
-	m, err := mutex.New(c, path, opts...)
-	require.NoError(t, err)
-	return m
-}
-
-func ictx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // istart starts a Curator JVM on connect.
 func istart(t testing.TB, connect string) *curatortest.Tool {
@@ -71,38 +36,8 @@ func ido(t testing.TB, ctx context.Context, tool *curatortest.Tool, format strin
 	return out
 }
 
-type iresult struct {
-	l   *mutex.Lease
-	err error
-}
-
-func igoAcquire(ctx context.Context, m *mutex.Mutex) <-chan iresult {
-	ch := make(chan iresult, 1)
-	go func() {
-		l, err := m.Acquire(ctx)
-		ch <- iresult{l, err}
-	}()
-	return ch
-}
-
-func iwaitParticipants(t testing.TB, m *mutex.Mutex, n int) []string {
-	t.Helper()
-	var parts []string
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p, err := m.Participants(ctx)
-		if err == nil && len(p) == n {
-			parts = p
-			return true
-		}
-		return false
-	}, 15*time.Second, 20*time.Millisecond, "waiting for %d participants", n)
-	return parts
-}
-
 // inotYet fails the test if ch delivers within d.
-func inotYet(t testing.TB, ch <-chan iresult, d time.Duration, what string) {
+func inotYet(t testing.TB, ch <-chan acquired, d time.Duration, what string) {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -111,7 +46,7 @@ func inotYet(t testing.TB, ch <-chan iresult, d time.Duration, what string) {
 	}
 }
 
-func iget(t testing.TB, ch <-chan iresult, d time.Duration, what string) *mutex.Lease {
+func iget(t testing.TB, ch <-chan acquired, d time.Duration, what string) *mutex.Lease {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -123,36 +58,14 @@ func iget(t testing.TB, ch <-chan iresult, d time.Duration, what string) *mutex.
 	}
 }
 
-func iassertNoChildren(t testing.TB, connect, path string, clients ...*framework.Client) {
-	t.Helper()
-	for _, c := range clients {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		require.NoError(t, c.WaitGuaranteedDeletes(ctx))
-		cancel()
-	}
-	empty := func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		kids, err := zktest.Children(ctx, connect, path)
-		return err == nil && len(kids) == 0
-	}
-	if !assert.Eventually(t, empty, 10*time.Second, 50*time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		kids, err := zktest.Children(ctx, connect, path)
-		require.NoError(t, err)
-		require.Empty(t, kids, "children left under %s", path)
-	}
-}
-
 func TestCuratorAndGoExclude(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := istart(t, srv.ConnectString())
-	c := inewClient(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/interop/m"
-	m := inewMutex(t, c, path)
-	ctx := ictx(t, 120*time.Second)
+	m := newMutex(t, c, path)
+	ctx := testutil.Context(t, 120*time.Second)
 
 	ido(t, ctx, tool, "mutex.new j %s", path)
 	require.Equal(t, "true", ido(t, ctx, tool, "mutex.acquire j -1"))
@@ -163,11 +76,11 @@ func TestCuratorAndGoExclude(t *testing.T) {
 	require.Nil(t, l)
 	require.ErrorIs(t, err, mutex.ErrLocked, "Go must see Curator's lock")
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
-	parts := iwaitParticipants(t, m, 1)
+	parts := testutil.WaitParticipants(t, m, 1, 15*time.Second)
 	require.Equal(t, javaNode, parts[0], "a failed TryAcquire leaves no node")
 
-	goRes := igoAcquire(ctx, m)
-	parts = iwaitParticipants(t, m, 2)
+	goRes := goAcquire(ctx, m)
+	parts = testutil.WaitParticipants(t, m, 2, 15*time.Second)
 	require.Equal(t, javaNode, parts[0])
 	for _, p := range parts {
 		require.Regexp(t, iLockNode, framework.NodeName(p))
@@ -181,7 +94,7 @@ func TestCuratorAndGoExclude(t *testing.T) {
 	require.Equal(t, parts[1], gl.Node())
 
 	require.NoError(t, tool.Async(ctx, "a1", "mutex.acquire j -1"))
-	parts = iwaitParticipants(t, m, 2)
+	parts = testutil.WaitParticipants(t, m, 2, 15*time.Second)
 	require.Equal(t, gl.Node(), parts[0])
 	require.Regexp(t, iLockNode, framework.NodeName(parts[1]))
 	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -199,26 +112,26 @@ func TestCuratorAndGoExclude(t *testing.T) {
 	require.Equal(t, parts[1], ido(t, ctx, tool, "mutex.node j"))
 	ido(t, ctx, tool, "mutex.release j")
 
-	iassertNoChildren(t, srv.ConnectString(), path, c)
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
 
 func TestFairQueueMixed(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := istart(t, srv.ConnectString())
-	c1, c2 := inewClient(t, srv.ConnectString()), inewClient(t, srv.ConnectString())
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	const path = "/interop/fair"
-	m1, m2 := inewMutex(t, c1, path), inewMutex(t, c2, path)
-	ctx := ictx(t, 120*time.Second)
+	m1, m2 := newMutex(t, c1, path), newMutex(t, c2, path)
+	ctx := testutil.Context(t, 120*time.Second)
 
 	l1, err := m1.Acquire(ctx)
 	require.NoError(t, err)
 
 	ido(t, ctx, tool, "mutex.new j %s", path)
 	require.NoError(t, tool.Async(ctx, "a1", "mutex.acquire j -1"))
-	iwaitParticipants(t, m1, 2)
-	goRes := igoAcquire(ctx, m2)
-	parts := iwaitParticipants(t, m1, 3)
+	testutil.WaitParticipants(t, m1, 2, 15*time.Second)
+	goRes := goAcquire(ctx, m2)
+	parts := testutil.WaitParticipants(t, m1, 3, 15*time.Second)
 	require.Equal(t, l1.Node(), parts[0])
 
 	require.NoError(t, l1.Release(ctx))
@@ -235,20 +148,20 @@ func TestFairQueueMixed(t *testing.T) {
 	require.Equal(t, parts[2], l2.Node())
 	require.NoError(t, l2.Release(ctx))
 
-	iassertNoChildren(t, srv.ConnectString(), path, c1, c2)
+	assertNoChildren(t, srv.ConnectString(), path, c1, c2)
 }
 
 func TestRevocationBothWays(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	tool := istart(t, srv.ConnectString())
-	c := inewClient(t, srv.ConnectString())
-	ctx := ictx(t, 120*time.Second)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
 
 	t.Run("CuratorRevokesGo", func(t *testing.T) {
 		const path = "/interop/revoke-go"
 		released := make(chan error, 1)
-		m := inewMutex(t, c, path, mutex.WithRevocationListener(func(l *mutex.Lease) {
+		m := newMutex(t, c, path, mutex.WithRevocationListener(func(l *mutex.Lease) {
 			rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			select {
@@ -275,17 +188,17 @@ func TestRevocationBothWays(t *testing.T) {
 		ido(t, ctx, tool, "mutex.new g %s", path)
 		require.Equal(t, "true", ido(t, ctx, tool, "mutex.acquire g 10000"))
 		ido(t, ctx, tool, "mutex.release g")
-		iassertNoChildren(t, srv.ConnectString(), path, c)
+		assertNoChildren(t, srv.ConnectString(), path, c)
 	})
 
 	t.Run("GoRevokesCurator", func(t *testing.T) {
 		const path = "/interop/revoke-java"
-		m := inewMutex(t, c, path)
+		m := newMutex(t, c, path)
 		ido(t, ctx, tool, "mutex.new k %s", path)
 		ido(t, ctx, tool, "mutex.revocable k release")
 		require.Equal(t, "true", ido(t, ctx, tool, "mutex.acquire k -1"))
 		node := ido(t, ctx, tool, "mutex.node k")
-		parts := iwaitParticipants(t, m, 1)
+		parts := testutil.WaitParticipants(t, m, 1, 15*time.Second)
 		require.Equal(t, node, parts[0])
 
 		require.NoError(t, mutex.Revoke(ctx, c, node))
@@ -305,6 +218,6 @@ func TestRevocationBothWays(t *testing.T) {
 
 		// Revoking a node that is gone is not an error.
 		require.NoError(t, mutex.Revoke(ctx, c, node))
-		iassertNoChildren(t, srv.ConnectString(), path, c)
+		assertNoChildren(t, srv.ConnectString(), path, c)
 	})
 }

@@ -14,31 +14,10 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
-
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func requireNoChildren(t *testing.T, connect, path string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		kids, err := zktest.Children(context.Background(), connect, path)
-		return err == nil && len(kids) == 0
-	}, 10*time.Second, 50*time.Millisecond, "children left under %s", path)
-}
 
 var nodeName = regexp.MustCompile(`^/locks/orders/_c_[0-9a-f-]{36}-lock-\d{10}$`)
 
@@ -53,7 +32,7 @@ func TestMutualExclusionManyClients(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, clients*perClient)
 	for i := 0; i < clients; i++ {
-		c := newClient(t, srv.ConnectString())
+		c := testutil.Connect(t, srv.ConnectString())
 		for g := 0; g < perClient; g++ {
 			m, err := mutex.New(c, "/locks/orders")
 			require.NoError(t, err)
@@ -74,7 +53,7 @@ func TestMutualExclusionManyClients(t *testing.T) {
 					if !nodeName.MatchString(lease.Node()) {
 						errs <- fmt.Errorf("node name %q", lease.Node())
 					}
-					if tok := token(lease); lastToken.Swap(tok) >= tok {
+					if tok := testutil.Token(lease); lastToken.Swap(tok) >= tok {
 						tokenErrs.Add(1)
 					}
 					total.Add(1)
@@ -95,14 +74,14 @@ func TestMutualExclusionManyClients(t *testing.T) {
 	assert.Zero(t, violations.Load(), "two holders at once")
 	assert.Zero(t, tokenErrs.Load(), "fencing tokens must strictly increase from holder to holder")
 	assert.EqualValues(t, clients*perClient*rounds, total.Load())
-	requireNoChildren(t, srv.ConnectString(), "/locks/orders")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/orders")
 }
 
 // Waiters get the lock in the order they queued.
 func TestFIFO(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := mutex.New(c, "/locks/fifo")
@@ -147,7 +126,7 @@ func TestFIFO(t *testing.T) {
 	}
 	assert.Equal(t, []int{0, 1, 2, 3, 4}, got)
 	assert.False(t, m.IsAcquiredInThisProcess())
-	requireNoChildren(t, srv.ConnectString(), "/locks/fifo")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/fifo")
 }
 
 // Goroutines sharing one Mutex value queue in-process: one node at a time, FIFO, and the
@@ -155,7 +134,7 @@ func TestFIFO(t *testing.T) {
 func TestLocalQueueHandsOver(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := mutex.New(c, "/locks/local")
@@ -178,7 +157,7 @@ func TestLocalQueueHandsOver(t *testing.T) {
 				results <- got{i: -1}
 				return
 			}
-			results <- got{i, l.Node(), token(l)}
+			results <- got{i, l.Node(), testutil.Token(l)}
 			_ = l.Release(ctx)
 		}()
 		time.Sleep(50 * time.Millisecond) // let each goroutine queue in turn
@@ -189,7 +168,7 @@ func TestLocalQueueHandsOver(t *testing.T) {
 	require.NoError(t, first.Release(ctx))
 	wg.Wait()
 	close(results)
-	prev := token(first)
+	prev := testutil.Token(first)
 	var order []int
 	for r := range results {
 		order = append(order, r.i)
@@ -198,7 +177,7 @@ func TestLocalQueueHandsOver(t *testing.T) {
 		prev = r.token
 	}
 	assert.Equal(t, []int{0, 1, 2, 3}, order)
-	requireNoChildren(t, srv.ConnectString(), "/locks/local")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/local")
 }
 
 // With the default (fair) setting, a waiting process goes before the holder's local
@@ -208,9 +187,9 @@ func TestLocalQueueStaysFair(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/fair")
+	a, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/fair")
 	require.NoError(t, err)
-	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/fair")
+	b, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/fair")
 	require.NoError(t, err)
 	held, err := a.Acquire(ctx)
 	require.NoError(t, err)
@@ -237,17 +216,17 @@ func TestLocalQueueStaysFair(t *testing.T) {
 	require.NoError(t, held.Release(ctx))
 	assert.Equal(t, "other process", <-order)
 	assert.Equal(t, "local waiter", <-order)
-	requireNoChildren(t, srv.ConnectString(), "/locks/fair")
-	requireNoChildren(t, srv.ConnectString(), "/locks/fifo")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/fair")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/fifo")
 }
 
 func TestTryAcquire(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/try")
+	a, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/try")
 	require.NoError(t, err)
-	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/try")
+	b, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/try")
 	require.NoError(t, err)
 	la, err := a.TryAcquire(ctx)
 	require.NoError(t, err)
@@ -260,13 +239,13 @@ func TestTryAcquire(t *testing.T) {
 	lb, err := b.TryAcquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, lb.Release(ctx))
-	requireNoChildren(t, srv.ConnectString(), "/locks/try")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/try")
 }
 
 func TestReentrancyThroughContext(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	m, err := mutex.New(c, "/locks/re")
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -301,7 +280,7 @@ func TestReentrancyThroughContext(t *testing.T) {
 		t.Fatal("the lease's context is cancelled when the lease ends")
 	}
 	assert.ErrorIs(t, lease.Release(ctx), mutex.ErrNotHeld)
-	requireNoChildren(t, srv.ConnectString(), "/locks/re")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/re")
 }
 
 // WithLocalBatch(3): the holder serves two more of its own goroutines before a waiting
@@ -311,9 +290,9 @@ func TestLocalBatch(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(3))
+	a, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(3))
 	require.NoError(t, err)
-	b, err := mutex.New(newClient(t, srv.ConnectString()), "/locks/batch")
+	b, err := mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/batch")
 	require.NoError(t, err)
 	held, err := a.Acquire(ctx)
 	require.NoError(t, err)
@@ -350,18 +329,7 @@ func TestLocalBatch(t *testing.T) {
 		got = append(got, <-order)
 	}
 	assert.Equal(t, []string{"A", "A", "B", "A", "A"}, got, "two local hand-overs (a batch of 3 with the first holder), then the waiting process")
-	_, err = mutex.New(newClient(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(0))
+	_, err = mutex.New(testutil.Connect(t, srv.ConnectString()), "/locks/batch", mutex.WithLocalBatch(0))
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
-	requireNoChildren(t, srv.ConnectString(), "/locks/batch")
-}
-
-// token reads a lease's fencing token; -1 when that fails (which fails any ordering check).
-func token(l interface {
-	Token(context.Context) (int64, error)
-}) int64 {
-	v, err := l.Token(context.Background())
-	if err != nil {
-		return -1
-	}
-	return v
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/batch")
 }

@@ -13,31 +13,10 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
-
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func requireNoChildren(t *testing.T, connect, path string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		kids, err := zktest.Children(context.Background(), connect, path)
-		return err == nil && len(kids) == 0
-	}, 10*time.Second, 50*time.Millisecond, "children left under %s", path)
-}
 
 func newRW(t *testing.T, c *framework.Client, path string) *rwlock.RWLock {
 	rw, err := rwlock.New(c, path)
@@ -55,7 +34,7 @@ func TestReadersShareWritersExclusive(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for ci := 0; ci < 3; ci++ {
-		c := newClient(t, srv.ConnectString())
+		c := testutil.Connect(t, srv.ConnectString())
 		for g := 0; g < 4; g++ {
 			rw := newRW(t, c, "/rw/mixed")
 			wg.Add(1)
@@ -103,7 +82,7 @@ func TestReadersShareWritersExclusive(t *testing.T) {
 	}
 	assert.Zero(t, violations.Load(), "a writer overlapped with someone")
 	assert.Greater(t, maxReaders.Load(), int64(1), "readers never overlapped")
-	requireNoChildren(t, srv.ConnectString(), "/rw/mixed")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/mixed")
 }
 
 func TestWriterNotStarvedByLaterReaders(t *testing.T) {
@@ -111,7 +90,7 @@ func TestWriterNotStarvedByLaterReaders(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	rw := newRW(t, c, "/rw/starve")
 	first, err := rw.ReadLock().Acquire(ctx)
 	require.NoError(t, err)
@@ -140,7 +119,7 @@ func TestWriterNotStarvedByLaterReaders(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the writer never got the lock")
 	}
-	requireNoChildren(t, srv.ConnectString(), "/rw/starve")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/starve")
 }
 
 func TestDowngradeWithQueuedWriter(t *testing.T) {
@@ -148,14 +127,14 @@ func TestDowngradeWithQueuedWriter(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	rw := newRW(t, c, "/rw/down")
 	w, err := rw.WriteLock().Acquire(ctx)
 	require.NoError(t, err)
 	wctx, wcancel := w.Context(ctx)
 	defer wcancel()
 
-	other := newRW(t, newClient(t, srv.ConnectString()), "/rw/down")
+	other := newRW(t, testutil.Connect(t, srv.ConnectString()), "/rw/down")
 	var writerHolds atomic.Bool
 	otherDone := make(chan error, 1)
 	go func() {
@@ -184,14 +163,14 @@ func TestDowngradeWithQueuedWriter(t *testing.T) {
 	require.NoError(t, r.Release(ctx))
 	require.NoError(t, <-otherDone)
 	assert.True(t, writerHolds.Load())
-	requireNoChildren(t, srv.ConnectString(), "/rw/down")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/down")
 }
 
 func TestUpgradeRefusedAndMisuse(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	rw := newRW(t, c, "/rw/up")
 	r, err := rw.ReadLock().Acquire(ctx)
 	require.NoError(t, err)
@@ -210,7 +189,7 @@ func TestUpgradeRefusedAndMisuse(t *testing.T) {
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = rwlock.New(c, "rw/x")
 	assert.ErrorIs(t, err, framework.ErrInvalidPath)
-	requireNoChildren(t, srv.ConnectString(), "/rw/up")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/up")
 }
 
 func TestWriterSessionLost(t *testing.T) {
@@ -219,12 +198,12 @@ func TestWriterSessionLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	lost := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	lost := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
 	w, err := newRW(t, lost, "/rw/lost").WriteLock().Acquire(ctx)
 	require.NoError(t, err)
-	tokenW := token(w) // read while the writer still holds it
+	tokenW := testutil.Token(w) // read while the writer still holds it
 	require.Greater(t, tokenW, int64(0))
-	reader := newRW(t, newClient(t, srv.ConnectString()), "/rw/lost")
+	reader := newRW(t, testutil.Connect(t, srv.ConnectString()), "/rw/lost")
 	got := make(chan *rwlock.Lease, 1)
 	go func() {
 		l, err := reader.ReadLock().Acquire(ctx)
@@ -246,14 +225,14 @@ func TestWriterSessionLost(t *testing.T) {
 		t.Fatal("the reader never got the lock after the writer's session expired")
 	}
 	require.NotNil(t, l)
-	assert.Greater(t, token(l), tokenW)
+	assert.Greater(t, testutil.Token(l), tokenW)
 	stale, err := w.Token(ctx)
 	require.NoError(t, err, "a lost lease keeps the token it had: a fenced store rejects it")
 	assert.Equal(t, tokenW, stale)
 	proxy.Heal()
 	assert.ErrorIs(t, w.Release(ctx), rwlock.ErrLeaseLost)
 	require.NoError(t, l.Release(ctx))
-	requireNoChildren(t, srv.ConnectString(), "/rw/lost")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/lost")
 }
 
 func TestCuratorReadWriteInterop(t *testing.T) {
@@ -262,7 +241,7 @@ func TestCuratorReadWriteInterop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	java := curatortest.Start(t, srv.ConnectString())
-	rw := newRW(t, newClient(t, srv.ConnectString()), "/rw/interop")
+	rw := newRW(t, testutil.Connect(t, srv.ConnectString()), "/rw/interop")
 	_, err := java.Do(ctx, "rw.new j /rw/interop")
 	require.NoError(t, err)
 
@@ -298,18 +277,7 @@ func TestCuratorReadWriteInterop(t *testing.T) {
 	assert.Contains(t, out, "true")
 	_, err = java.Do(ctx, "rw.writerelease j")
 	require.NoError(t, err)
-	requireNoChildren(t, srv.ConnectString(), "/rw/interop")
-}
-
-// token reads a lease's fencing token; -1 when that fails (which fails any ordering check).
-func token(l interface {
-	Token(context.Context) (int64, error)
-}) int64 {
-	v, err := l.Token(context.Background())
-	if err != nil {
-		return -1
-	}
-	return v
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/interop")
 }
 
 // A downgrade through a write lease that may have been lost is refused: it must never
@@ -320,7 +288,7 @@ func TestDowngradeWithLostWriteLease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	c := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
 	rw := newRW(t, c, "/rw/lostdown")
 	w, err := rw.WriteLock().Acquire(ctx)
 	require.NoError(t, err)
@@ -337,5 +305,5 @@ func TestDowngradeWithLostWriteLease(t *testing.T) {
 	_, err = rw.WriteLock().Acquire(context.WithoutCancel(wctx))
 	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "re-entering a lost lease is refused, not queued behind itself")
 	_ = w.Release(ctx)
-	requireNoChildren(t, srv.ConnectString(), "/rw/lostdown")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/lostdown")
 }

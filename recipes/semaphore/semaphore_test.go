@@ -13,32 +13,16 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
-	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
-
-func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
-	t.Helper()
-	p, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 10)
-	require.NoError(t, err)
-	all := append([]framework.Option{framework.WithSessionTimeout(4 * time.Second), framework.WithRetryPolicy(p)}, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := framework.Connect(ctx, connect, all...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
 
 // requireEmpty checks that the semaphore left nothing under leases and locks.
 func requireEmpty(t *testing.T, connect, path string) {
 	t.Helper()
 	for _, sub := range []string{"/leases", "/locks"} {
-		require.Eventually(t, func() bool {
-			kids, err := zktest.Children(context.Background(), connect, path+sub)
-			return err == nil && len(kids) == 0
-		}, 10*time.Second, 50*time.Millisecond, "children left under %s%s", path, sub)
+		testutil.RequireNoChildren(t, connect, path+sub)
 	}
 }
 
@@ -52,7 +36,7 @@ func TestNeverMoreThanMaxHolders(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for ci := 0; ci < 3; ci++ {
-		c := newClient(t, srv.ConnectString())
+		c := testutil.Connect(t, srv.ConnectString())
 		for g := 0; g < 3; g++ {
 			s, err := semaphore.New(c, "/sem/pool", max)
 			require.NoError(t, err)
@@ -95,7 +79,7 @@ func TestAcquireNAndTry(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	s, err := semaphore.New(c, "/sem/n", 3, semaphore.WithNodeData([]byte("worker-1")))
 	require.NoError(t, err)
 	ls, err := s.AcquireN(ctx, 2)
@@ -139,11 +123,11 @@ func TestCancelledAcquireLeavesNothing(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	s, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/cancel", 2)
+	s, err := semaphore.New(testutil.Connect(t, srv.ConnectString()), "/sem/cancel", 2)
 	require.NoError(t, err)
 	held, err := s.AcquireN(ctx, 2)
 	require.NoError(t, err)
-	other, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/cancel", 2)
+	other, err := semaphore.New(testutil.Connect(t, srv.ConnectString()), "/sem/cancel", 2)
 	require.NoError(t, err)
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = other.Acquire(tctx)
@@ -169,7 +153,7 @@ func TestSharedCount(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newClient(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString())
 	s, err := semaphore.NewShared(c, "/sem/shared", "/sem/count", 1)
 	require.NoError(t, err)
 	a, err := s.Acquire(ctx)
@@ -210,12 +194,12 @@ func TestHolderSessionExpiryFreesLease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	cut := newClient(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
+	cut := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()), framework.WithSessionTimeout(1500*time.Millisecond))
 	s1, err := semaphore.New(cut, "/sem/exp", 1)
 	require.NoError(t, err)
 	held, err := s1.Acquire(ctx)
 	require.NoError(t, err)
-	s2, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/exp", 1)
+	s2, err := semaphore.New(testutil.Connect(t, srv.ConnectString()), "/sem/exp", 1)
 	require.NoError(t, err)
 	got := make(chan *semaphore.Lease, 1)
 	go func() {
@@ -248,7 +232,7 @@ func TestSemaphoreMutexNotReentrant(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := context.Background()
-	m, err := semaphore.NewMutex(newClient(t, srv.ConnectString()), "/sem/mutex")
+	m, err := semaphore.NewMutex(testutil.Connect(t, srv.ConnectString()), "/sem/mutex")
 	require.NoError(t, err)
 	l, err := m.Acquire(ctx)
 	require.NoError(t, err)
@@ -268,7 +252,7 @@ func TestCuratorSemaphoreInterop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	java := curatortest.Start(t, srv.ConnectString())
-	s, err := semaphore.New(newClient(t, srv.ConnectString()), "/sem/interop", 2)
+	s, err := semaphore.New(testutil.Connect(t, srv.ConnectString()), "/sem/interop", 2)
 	require.NoError(t, err)
 	_, err = java.Do(ctx, "sem.new j /sem/interop 2")
 	require.NoError(t, err)
@@ -294,7 +278,7 @@ func TestCuratorSemaphoreInterop(t *testing.T) {
 	require.NoError(t, err)
 
 	// Semaphore mutexes exclude each other across the languages.
-	m, err := semaphore.NewMutex(newClient(t, srv.ConnectString()), "/sem/imutex")
+	m, err := semaphore.NewMutex(testutil.Connect(t, srv.ConnectString()), "/sem/imutex")
 	require.NoError(t, err)
 	_, err = java.Do(ctx, "semmutex.new jm /sem/imutex")
 	require.NoError(t, err)
