@@ -160,7 +160,8 @@ func TestLocalQueueHandsOver(t *testing.T) {
 			results <- got{i, l.Node(), testutil.Token(l)}
 			_ = l.Release(ctx)
 		}()
-		time.Sleep(50 * time.Millisecond) // let each goroutine queue in turn
+		// Wait until this goroutine is queued before starting the next: FIFO is then known.
+		require.Eventually(t, func() bool { return m.LocalWaiters() == i+1 }, 10*time.Second, time.Millisecond)
 	}
 	kids, err := zktest.Children(ctx, srv.ConnectString(), "/locks/local")
 	require.NoError(t, err)
@@ -212,7 +213,7 @@ func TestLocalQueueStaysFair(t *testing.T) {
 			_ = l.Release(ctx)
 		}
 	}()
-	time.Sleep(50 * time.Millisecond) // the local waiter queues
+	require.Eventually(t, func() bool { return a.LocalWaiters() == 1 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, held.Release(ctx))
 	assert.Equal(t, "other process", <-order)
 	assert.Equal(t, "local waiter", <-order)
@@ -320,8 +321,7 @@ func TestLocalBatch(t *testing.T) {
 			}
 		}()
 	}
-	require.Eventually(t, func() bool { return len(order) == 0 }, time.Second, 10*time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // the local waiters queue
+	require.Eventually(t, func() bool { return a.LocalWaiters() == 4 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, held.Release(ctx))
 	wg.Wait()
 	var got []string
