@@ -159,7 +159,7 @@ func values(m map[string]cache.ChildData) []cache.ChildData {
 // per node.
 func TestLargeTree(t *testing.T) {
 	if testing.Short() {
-		t.Skip("large tree")
+		t.Skip("large tree: skipped under -short")
 	}
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -17,7 +17,7 @@ import (
 
 func TestStatesServerStoppedAndBack(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := zktest.NewLocalServer(t)
 	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(2*time.Second),
 		framework.WithConnectionTimeout(time.Second), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	require.NoError(t, err)

@@ -256,7 +256,7 @@ func TestUnprotectedCreateThroughLostReplyDuplicates(t *testing.T) {
 
 func TestGuaranteedDeleteWhileServerDown(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := zktest.NewLocalServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithSessionTimeout(20*time.Second),
 		framework.WithConnectionTimeout(300*time.Millisecond))
 	ctx := testCtx(t)

@@ -82,6 +82,29 @@ func startLocalServer(inst *javaInstall) (*Server, error) {
 	return nil, last
 }
 
+// StartLocalServer starts a standalone server from a local install (never one named by
+// ZK_TEST_CONNECT, never a container), so that it can be stopped, restarted and paused.
+func StartLocalServer() (*Server, error) {
+	inst, err := findInstall()
+	if err != nil {
+		return nil, fmt.Errorf("%w (a controllable server needs a local install)\n%s", err, howToGet)
+	}
+	return startLocalServer(inst)
+}
+
+// NewLocalServer is StartLocalServer for a test, stopped at the test's cleanup: for tests
+// that stop, restart or pause the server. When no local install is available it fails the
+// test, or skips it under -short.
+func NewLocalServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartLocalServer()
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // NewServer starts a standalone server for the test and stops it at the test's cleanup.
 // When no ZooKeeper is available it fails the test, or skips it under -short.
 func NewServer(t testing.TB) *Server {

@@ -215,3 +215,10 @@ func TestPauseResume(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "imok", out)
 }
+
+func TestLocalServerIsControllable(t *testing.T) {
+	s := zktest.NewLocalServer(t)
+	assert.True(t, s.Controllable())
+	require.NoError(t, s.Stop())
+	require.NoError(t, s.Restart(context.Background()))
+}

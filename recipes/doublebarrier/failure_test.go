@@ -172,10 +172,7 @@ func TestSessionExpiresWhileEntering(t *testing.T) {
 // The server restarts while members wait in Enter: Enter completes once it is back.
 func TestServerRestartDuringEnter(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	if !srv.Controllable() {
-		t.Skip("the server cannot be restarted")
-	}
+	srv := zktest.NewLocalServer(t) // one this test can stop and restart
 	opts := []framework.Option{framework.WithSessionTimeout(20 * time.Second), framework.WithConnectionTimeout(30 * time.Second)}
 	c1, c2, c3 := testutil.ConnectFailFast(t, srv.ConnectString(), opts...), testutil.ConnectFailFast(t, srv.ConnectString(), opts...),
 		testutil.ConnectFailFast(t, srv.ConnectString(), opts...)
