@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 60*time.Second)
 	for _, want := range []string{
 		"the service's config at start:\n  retries = 3\n  timeout = 5s\n",
 		"service heard: NODE_UPDATED timeout = 10s (was 5s)",
@@ -34,6 +24,6 @@ func TestRun(t *testing.T) {
 		"the service's final config:\n  max-batch = 100\n  payment = v1\n  payment/provider = acme\n  timeout = 30s\n",
 		"the service's cache matches what the operator wrote",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, out, want)
 	}
 }

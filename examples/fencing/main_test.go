@@ -1,26 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 60*time.Second)
 	want := "A: holds the lock\n" +
 		"storage: accepted A's write\n" +
 		"A: pauses (its traffic is stalled) with a write still to send\n" +
@@ -32,7 +23,7 @@ func TestRun(t *testing.T) {
 		"A: looks at its lease at last: Done is closed, the lock was lost\n" +
 		"storage holds: A: balance=100\n" +
 		"storage holds: B: balance=80\n"
-	assert.Equal(t, want, out.String())
+	assert.Equal(t, want, out)
 }
 
 func TestStorageFences(t *testing.T) {

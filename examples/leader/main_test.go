@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 60*time.Second)
 	for _, want := range []string{
 		"in line: instance-A (leader), instance-B, instance-C",
 		"instance A is leader\n",
@@ -36,7 +26,7 @@ func TestRun(t *testing.T) {
 		"job never ran on two instances at once, and never two leaders at once",
 		"each new leader's fencing token was higher than the last",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, out, want)
 	}
-	assert.NotContains(t, out.String(), "lost leadership")
+	assert.NotContains(t, out, "lost leadership")
 }

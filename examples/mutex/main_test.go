@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 60*time.Second)
 	for _, want := range []string{
 		"took 90 order numbers",
 		"no duplicate order numbers",
@@ -37,6 +27,6 @@ func TestRun(t *testing.T) {
 		"client 2 gets the lock once the server expires client 4's session",
 		"its Release reports the lease lost",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, out, want)
 	}
 }

@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 30*time.Second)
 	want := "== readers together ==\n" +
 		"3 readers hold the read lock at the same time\n" +
 		"== writers alone ==\n" +
@@ -34,5 +24,5 @@ func TestRun(t *testing.T) {
 		"a second writer waits until the downgraded holder is done reading\n" +
 		"upgrading back to the write lock is refused: rwlock: cannot upgrade a read lock to a write lock\n" +
 		"the read lock released; the second writer holds the lock\n"
-	assert.Equal(t, want, out.String())
+	assert.Equal(t, want, out)
 }

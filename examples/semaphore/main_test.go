@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
-	"github.com/zoocurator/zoocurator/zktest"
+	"github.com/zoocurator/zoocurator/examples/internal/demotest"
 )
 
 func TestRun(t *testing.T) {
-	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, srv.ConnectString(), &out))
-	t.Log("\n" + out.String())
+	out := demotest.Run(t, run, 30*time.Second)
 	for _, want := range []string{
 		"all 10 workers finished",
 		"never more than 3 at once",
@@ -30,6 +20,6 @@ func TestRun(t *testing.T) {
 		"one more TryAcquire: semaphore: no lease available",
 		"after ReturnAll, leases held: 0",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, out, want)
 	}
 }
