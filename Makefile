@@ -42,7 +42,8 @@ deps:
 test: deps
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# test-short runs what needs no ZooKeeper (tests that need one skip under -short).
+# test-short installs nothing; where no ZooKeeper can be found, tests that need one skip
+# (under -short) instead of failing.
 test-short:
 	$(GO) test -short -count=1 ./...
 
