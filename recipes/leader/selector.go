@@ -192,7 +192,7 @@ func (s *Selector) lead(ctx context.Context) error {
 		return err
 	}
 	lctx, stopLease := lease.Context(ctx)
-	fctx, interrupt := context.WithCancel(lctx)
+	fctx, interrupt := context.WithCancel(context.WithValue(lctx, termKey{}, lease))
 	s.mu.Lock()
 	s.leading, s.leaseDone, s.interrupt = true, lease.Done(), interrupt
 	s.mu.Unlock()
@@ -214,6 +214,22 @@ func (s *Selector) lead(ctx context.Context) error {
 		s.client.Logger().Warn("leader: giving up leadership", "path", s.path, "id", s.id, "err", err)
 	}
 	return nil
+}
+
+// termKey carries the leadership lease in the context given to the selector's function.
+type termKey struct{}
+
+// SelectorToken returns the fencing token of the leadership that ctx — the context a
+// Selector gives its function, or one derived from it — belongs to: the lock node's czxid
+// shifted left by 8 bits, the same scale as Latch and mutex tokens. It strictly increases
+// from one leader to the next. The first call reads the czxid (one request). It fails with
+// ErrNotLeader for a context that carries no leadership.
+func SelectorToken(ctx context.Context) (int64, error) {
+	lease, ok := ctx.Value(termKey{}).(*mutex.Lease)
+	if !ok {
+		return 0, ErrNotLeader
+	}
+	return lease.Token(ctx)
 }
 
 func (s *Selector) call(ctx context.Context) (err error) {

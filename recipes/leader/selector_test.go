@@ -175,3 +175,40 @@ func TestSelectorSuspended(t *testing.T) {
 	require.NoError(t, s.Close())
 	assertNoChildren(t, srv.ConnectString(), path, cl)
 }
+
+// The selector's function can fence its writes: SelectorToken strictly increases from one
+// leader to the next, and a context without leadership has none.
+func TestSelectorToken(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	_, err := leader.SelectorToken(ctx)
+	require.ErrorIs(t, err, leader.ErrNotLeader)
+
+	tokens := make(chan int64, 4)
+	fn := func(ctx context.Context) error {
+		tok, err := leader.SelectorToken(ctx)
+		if err != nil {
+			tok = -1
+		}
+		tokens <- tok
+		return nil // give leadership up at once
+	}
+	var got []int64
+	for _, id := range []string{"a", "b"} {
+		s, err := leader.NewSelector(c, "/leader/token", id, fn)
+		require.NoError(t, err)
+		require.NoError(t, s.Start(ctx))
+		select {
+		case tok := <-tokens:
+			got = append(got, tok)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the selector never led")
+		}
+		require.NoError(t, s.Close())
+	}
+	require.Positive(t, got[0])
+	require.Greater(t, got[1], got[0], "a later leader has a larger token")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/leader/token")
+}
