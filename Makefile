@@ -59,7 +59,11 @@ bench: deps
 soak: deps
 	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|--- FAIL|FAIL|ok|PASS)'
 
+# lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
+# a dependency of the module).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: fmt vet
+	$(GO) run $(STATICCHECK) ./...
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

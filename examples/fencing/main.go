@@ -114,7 +114,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	defer cancel()
 	leaseB, err := mb.Acquire(actx) // granted once the server expires A's session
 	if err != nil {
-		return fmt.Errorf("B: %w", err)
+		return fmt.Errorf("client B: %w", err)
 	}
 	tokenB, err := leaseB.Token(ctx)
 	if err != nil {
@@ -142,10 +142,10 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	case <-leaseA.Done():
 		out.Printf("A: looks at its lease at last: Done is closed, the lock was lost")
 	case <-time.After(10 * time.Second):
-		return errors.New("A's lease.Done is not closed")
+		return errors.New("client A's lease.Done is not closed")
 	}
 	if err := leaseA.Release(ctx); !errors.Is(err, mutex.ErrLeaseLost) {
-		return fmt.Errorf("A: Release: want ErrLeaseLost, got %v", err)
+		return fmt.Errorf("client A: Release: want ErrLeaseLost, got %v", err)
 	}
 	if err := leaseB.Release(ctx); err != nil {
 		return err

@@ -59,10 +59,10 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 		return err
 	}
 	if _, err := aliceB.TryAcquire(ctx); !errors.Is(err, mutex.ErrLocked) {
-		return fmt.Errorf("B: alice during the transfer: want ErrLocked, got %v", err)
+		return fmt.Errorf("client B: alice during the transfer: want ErrLocked, got %v", err)
 	}
 	if _, err := bobB.TryAcquire(ctx); !errors.Is(err, mutex.ErrLocked) {
-		return fmt.Errorf("B: bob during the transfer: want ErrLocked, got %v", err)
+		return fmt.Errorf("client B: bob during the transfer: want ErrLocked, got %v", err)
 	}
 	out.Printf("B: cannot lock alice or bob alone meanwhile")
 	if err := both.Release(ctx); err != nil {
@@ -94,7 +94,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	_, err = transfer2.Acquire(dctx)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("A: transfer while bob is held: want DeadlineExceeded, got %v", err)
+		return fmt.Errorf("client A: transfer while bob is held: want DeadlineExceeded, got %v", err)
 	}
 	out.Printf("A: gives up after its 500ms deadline: %v", context.DeadlineExceeded)
 	l, err := aliceB.TryAcquire(ctx)

@@ -202,7 +202,7 @@ func tryAndDeadline(ctx context.Context, out *demo.Printer, holder, other *mutex
 	_, err = other.Acquire(dctx)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("Acquire with a deadline: want DeadlineExceeded, got %v", err)
+		return fmt.Errorf("acquire with a deadline: want DeadlineExceeded, got %v", err)
 	}
 	out.Printf("client 2: Acquire with a 300ms deadline gives up: %v", context.DeadlineExceeded)
 	parts, err := other.Participants(ctx)
@@ -269,7 +269,7 @@ func doneOnCut(ctx context.Context, out *demo.Printer, connect string, other *mu
 	if err := lease.Release(ctx); errors.Is(err, mutex.ErrLeaseLost) {
 		out.Printf("client 4 is back: its Release reports the lease lost, and leaves client 2's node alone")
 	} else {
-		return fmt.Errorf("Release of the cut-off lease: want ErrLeaseLost, got %v", err)
+		return fmt.Errorf("release of the cut-off lease: want ErrLeaseLost, got %v", err)
 	}
 	return l2.Release(ctx)
 }

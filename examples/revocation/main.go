@@ -79,17 +79,17 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	defer cancel()
 	leaseB, err := mb.Acquire(actx)
 	if err != nil {
-		return fmt.Errorf("B: acquiring after the revocation: %w", err)
+		return fmt.Errorf("client B: acquiring after the revocation: %w", err)
 	}
 	out.Printf("B: holds the lock")
 	if err := <-released; err != nil {
-		return fmt.Errorf("A: release: %w", err)
+		return fmt.Errorf("client A: release: %w", err)
 	}
 	select {
 	case <-leaseA.Done():
 		out.Printf("A: its lease is over (Done is closed)")
 	default:
-		return errors.New("A's lease is not done after its release")
+		return errors.New("client A's lease is not done after its release")
 	}
 	return leaseB.Release(ctx)
 }
