@@ -57,7 +57,7 @@ bench: deps
 # soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
 # counts (rounds, faults injected, violations, nodes leaked): make soak SOAK=1h
 soak: deps
-	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|--- FAIL|FAIL|ok|PASS)'
+	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
 
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
 # a dependency of the module).

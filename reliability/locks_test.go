@@ -89,6 +89,7 @@ const livenessBound = victimSession + 10*time.Second + 30*time.Second
 // outcome is what a scenario counted, for the soak report.
 type outcome struct {
 	holds, violations, lostUpdates, leaked int
+	unnoticed                              int // overlaps under a fault no client can notice in time
 }
 
 func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
@@ -169,6 +170,12 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 		assert.LessOrEqual(t, at.Sub(healed), livenessBound, "liveness")
 	}
 	entries, violations := ov.counts()
+	unnoticed := 0
+	if f.unnoticeable {
+		// Not a promise the client can keep (see fault); fencing below must still hold.
+		t.Logf("overlap under %s (which a client cannot notice in time): %d", f.name, violations)
+		unnoticed, violations = violations, 0
+	}
 	assert.Zero(t, violations, "overlap: more holders than allowed")
 	accepted, rejected, lost := st.counts()
 	assert.Zero(t, lost, "fencing: an accepted write lost an update")
@@ -178,7 +185,7 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 	for _, p := range leaked {
 		t.Error("cleanliness: " + p)
 	}
-	return outcome{holds: entries, violations: violations, lostUpdates: lost, leaked: len(leaked)}
+	return outcome{holds: entries, violations: violations, lostUpdates: lost, leaked: len(leaked), unnoticed: unnoticed}
 }
 
 func TestLocksUnderFaults(t *testing.T) {
