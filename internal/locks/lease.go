@@ -161,6 +161,16 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 	return err
 }
 
+// Release counts the lease down once and, on the last release, deletes its node
+// (DeleteNode). Errors name the node; recipes add their own prefix.
+func (l *Lease) Release(ctx context.Context) error {
+	last, err := l.End()
+	if err != nil || !last {
+		return err
+	}
+	return l.DeleteNode(ctx)
+}
+
 // Context returns a context derived from parent that carries value under key (recipes
 // put their lease there, for re-entrancy) and is cancelled when the lease ends.
 func (l *Lease) Context(parent context.Context, key, value any) (context.Context, context.CancelFunc) {

@@ -201,15 +201,8 @@ type Lease struct {
 // release. Releasing more often than acquiring returns ErrNotHeld; a lease that may have
 // been lost returns ErrLeaseLost (after removing its node if this session still owns it).
 func (l *Lease) Release(ctx context.Context) error {
-	last, err := l.core.End()
-	if err != nil {
+	if err := l.core.Release(ctx); err != nil {
 		return fmt.Errorf("rwlock: release: %w", err)
-	}
-	if !last {
-		return nil
-	}
-	if err := l.core.DeleteNode(ctx); err != nil {
-		return fmt.Errorf("rwlock: release %s: %w", l.core.Held.Path, err)
 	}
 	return nil
 }

@@ -342,15 +342,8 @@ type Lease struct {
 // Release gives the lease back (deleting its node, guaranteed). Releasing twice returns
 // ErrNotHeld; a lease that may have been lost returns ErrLeaseLost.
 func (l *Lease) Release(ctx context.Context) error {
-	last, err := l.core.End()
-	if err != nil {
+	if err := l.core.Release(ctx); err != nil {
 		return fmt.Errorf("semaphore: release: %w", err)
-	}
-	if !last {
-		return nil
-	}
-	if err := l.core.DeleteNode(ctx); err != nil {
-		return fmt.Errorf("semaphore: release %s: %w", l.core.Held.Path, err)
 	}
 	return nil
 }
