@@ -1,42 +1,62 @@
 # zoocurator — build, test, demo, benchmark.
 #
 #   make test   installs what the tests need (deps), then runs every test with -race
-#   make demo   runs the demo on an embedded ZooKeeper the program starts itself
+#   make demo   installs Java and ZooKeeper (deps-base), then runs the demo on an embedded
+#               ZooKeeper the program starts itself
 
 SHELL     := /bin/bash
+,         := ,
 GO        ?= go
 ZK_JAR    ?= /usr/share/java/zookeeper.jar
-CURATOR_JAR ?= /usr/share/java/curator-recipes.jar
-DEB_PKGS  := zookeeper libcurator-recipes-java libcurator-framework-java libcurator-client-java
 TEST_TIMEOUT ?= 40m
 
 SOAK      ?= 10m
 
-.PHONY: all deps test test-short demo bench soak lint fmt vet
+.PHONY: all deps-base deps test test-short demo bench soak lint fmt vet
 
 all: lint test
 
-# deps installs Java, ZooKeeper 3.8 and Curator 5.4's jars from Debian's packages when
-# they are missing and apt-get is there; elsewhere it says what to install.
-deps:
+# Installing is split in two. deps-base is what anything that starts a ZooKeeper needs
+# (the demo, bench, soak): Java and ZooKeeper 3.8. deps adds what the tests need on top:
+# a JDK (the Curator interop tests compile Java) and Curator 5.4's jars. Each installs only
+# what is missing, from Debian's packages with apt-get; elsewhere it says what to install.
+BASE_PKGS    := zookeeper
+CURATOR_PKGS := libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java
+CURATOR_JARS := /usr/share/java/curator-recipes.jar /usr/share/java/curator-framework.jar \
+                /usr/share/java/curator-client.jar /usr/share/java/curator-x-discovery.jar
+
+# install-missing: $(1) is a shell snippet that appends to $$missing; $(2) names what was checked.
+define install-missing
 	@missing=""; \
-	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
-	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
-	[ -f "$(ZK_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing zookeeper"; \
-	[ -f "$(CURATOR_JAR)" ] || missing="$$missing $(DEB_PKGS)"; \
-	if [ -z "$$missing" ]; then echo "deps: Java, ZooKeeper and Curator are installed"; exit 0; fi; \
+	$(1) \
+	if [ -z "$$missing" ]; then echo "$@: $(2) installed"; exit 0; fi; \
 	if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-		echo "deps: installing$$missing with apt-get"; \
+		echo "$@: installing$$missing with apt-get"; \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	else \
-		echo "deps: missing$$missing and there is no apt-get here."; \
+		echo "$@: missing$$missing and there is no apt-get here."; \
 		echo "  Install Java 11+ and ZooKeeper 3.8, then set ZOOKEEPER_HOME to the unpacked release,"; \
 		echo "  or point the tests at a running server: ZK_TEST_CONNECT=host:port[,host:port...]."; \
 		echo "  The Curator interop tests need Curator 5.4's jars (CURATOR_CLASSPATH=...jar:...jar)."; \
 		exit 1; \
 	fi
+endef
+
+BASE_CHECK := command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	[ -f "$(ZK_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing $(BASE_PKGS)";
+
+TEST_CHECK := command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
+	[ -n "$$CURATOR_CLASSPATH" ] || for j in $(CURATOR_JARS); do [ -f "$$j" ] || { missing="$$missing $(CURATOR_PKGS)"; break; }; done;
+
+# deps-base installs Java and ZooKeeper 3.8 (what the demo, bench and soak need).
+deps-base:
+	$(call install-missing,$(BASE_CHECK),Java and ZooKeeper are)
+
+# deps installs deps-base's packages and what the tests add: a JDK and Curator 5.4's jars.
+deps:
+	$(call install-missing,$(BASE_CHECK) $(TEST_CHECK),Java$(,) ZooKeeper and Curator are)
 
 # test runs every test, integration tests included, against real ZooKeeper servers.
 test: deps
@@ -47,16 +67,16 @@ test: deps
 test-short:
 	$(GO) test -short -count=1 ./...
 
-demo:
+demo: deps-base
 	$(GO) run ./examples/mutex
 
-bench: deps
+bench: deps-base
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
 	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
 
 # soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
 # counts (rounds, faults injected, violations, nodes leaked): make soak SOAK=1h
-soak: deps
+soak: deps-base
 	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
 
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
