@@ -46,6 +46,7 @@
 // the node again in the new session and keeps waiting. If it expires while the member is
 // inside, the node vanishes, the other members no longer wait for it, and this member's
 // Leave returns an error that matches ErrSessionLost.
+//
 // # Requests
 //
 // A member's round costs about 9–10 requests with 8 members (measured by cmd/zkbench):

@@ -34,6 +34,7 @@
 // A holder that opts in with WithRevocationListener is called when someone writes
 // __REVOKE__ into its lock node (Revoke, or Curator's Revoker.attemptRevoke): releasing
 // is up to the listener. Go and Curator holders can revoke each other.
+//
 // # Requests
 //
 // An uncontended acquire and release sends 3 requests, the protocol's minimum: the create,

@@ -25,6 +25,7 @@
 // A lease's Done closes when the lock may have been lost (per the client's error policy)
 // or is released; Token is a fencing token that strictly increases from one write holder
 // to the next.
+//
 // # Requests
 //
 // A read acquire and release costs 3 requests (create, listing pipelined behind it,

@@ -24,6 +24,7 @@
 // The semaphore mutex (NewMutex) is the semaphore with one lease. It is not re-entrant:
 // acquiring it again with a context that carries its lease fails with ErrAlreadyHeld
 // instead of deadlocking.
+//
 // # Requests
 //
 // Each lease costs, uncontended, 6 requests: the inner mutex (create, listing pipelined
