@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,10 @@ func requireEmpty(t *testing.T, connect, path string) {
 	}
 }
 
+// TestNeverMoreThanMaxHolders has nine workers in three clients take a three-lease
+// semaphore five times each. The first holders wait, holding their leases, until max of
+// them are inside at once (so the semaphore is seen full without relying on two holds
+// happening to overlap); no worker ever sees more than max holders.
 func TestNeverMoreThanMaxHolders(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -33,6 +38,8 @@ func TestNeverMoreThanMaxHolders(t *testing.T) {
 	defer cancel()
 	const max = 3
 	var holders, peak, violations atomic.Int64
+	full := make(chan struct{}) // closed when max holders are inside together
+	var fullOnce sync.Once
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for ci := 0; ci < 3; ci++ {
@@ -55,7 +62,17 @@ func TestNeverMoreThanMaxHolders(t *testing.T) {
 					}
 					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 					}
-					time.Sleep(3 * time.Millisecond)
+					if n == max {
+						fullOnce.Do(func() { close(full) })
+					}
+					// Hold until the semaphore has been full once: the first max holders
+					// meet here, every later one passes straight through.
+					select {
+					case <-full:
+					case <-ctx.Done():
+						errs <- fmt.Errorf("waiting for %d holders at once: %w", max, ctx.Err())
+						return
+					}
 					holders.Add(-1)
 					if err := l.Release(ctx); err != nil {
 						errs <- err
@@ -70,8 +87,8 @@ func TestNeverMoreThanMaxHolders(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	assert.Zero(t, violations.Load())
-	assert.Greater(t, peak.Load(), int64(1), "leases were never held together")
+	assert.Zero(t, violations.Load(), "more than max holders at once")
+	assert.Equal(t, int64(max), peak.Load(), "the semaphore was never full")
 	requireEmpty(t, srv.ConnectString(), "/sem/pool")
 }
 
