@@ -420,8 +420,12 @@ func TestSemaphoreRun(t *testing.T) {
 func TestDoubleBarrierRun(t *testing.T) {
 	srv := zktest.NewServer(t)
 	log := filepath.Join(t.TempDir(), "log")
+	// Each member logs its start, then waits (up to 30 s) until both have started before it
+	// logs its end: inside the double barrier both run at once, so neither waits in vain.
 	script := func(i int) string {
-		return fmt.Sprintf(`echo "start %d" >> %s; sleep 0.2; echo "end %d" >> %s; exit %d`, i, log, i, log, i)
+		return fmt.Sprintf(`echo "start %[1]d" >> %[2]s; n=0; `+
+			`while [ "$(grep -c start %[2]s)" -lt 2 ]; do n=$((n+1)); [ $n -lt 600 ] || exit 99; sleep 0.05; done; `+
+			`echo "end %[1]d" >> %[2]s; exit %[1]d`, i, log)
 	}
 	first := start(t, srv.ConnectString(), "doublebarrier", "run", "/cli/double", "--members", "2", "--", "sh", "-c", script(0))
 	time.Sleep(500 * time.Millisecond)

@@ -286,7 +286,11 @@ func TestCuratorSemaphoreInterop(t *testing.T) {
 	assert.ErrorIs(t, err, semaphore.ErrNoLeases)
 	// A Java waiter gets the Go lease when it is returned.
 	require.NoError(t, java.Async(ctx, "jw", "sem.acquire j 1 10000"))
-	time.Sleep(200 * time.Millisecond) // the Java waiter queues
+	// The Java waiter queues: its lease node is there, a third beside the two held.
+	require.Eventually(t, func() bool {
+		kids, err := zktest.Children(ctx, srv.ConnectString(), "/sem/interop/leases")
+		return err == nil && len(kids) == 3
+	}, 20*time.Second, 20*time.Millisecond, "the Java waiter never queued")
 	require.NoError(t, g.Release(ctx))
 	out, err = java.WaitDone(ctx, "jw")
 	require.NoError(t, err)
