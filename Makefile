@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 40m
 
 SOAK      ?= 10m
 
-.PHONY: all deps-base deps test test-short demo bench soak lint fmt vet
+.PHONY: all deps-base deps test test-short demo bench soak lint fmt vet tidy
 
 all: lint test
 
@@ -82,11 +82,18 @@ soak: deps-base
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
 # a dependency of the module).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-lint: fmt vet
+lint: fmt vet tidy
 	$(GO) run $(STATICCHECK) ./...
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# vet covers the nested module zktest/zkcontainer too (go ./... at the root skips it).
 vet:
 	$(GO) vet ./...
+	cd zktest/zkcontainer && $(GO) vet ./...
+
+# tidy fails when go.mod or go.sum (the root's or the nested module's) is not tidy.
+tidy:
+	$(GO) mod tidy -diff
+	cd zktest/zkcontainer && $(GO) mod tidy -diff

@@ -15,8 +15,10 @@
 //  2. A local install: ZOOKEEPER_HOME (its lib/*.jar and zookeeper-*.jar), or the jar that
 //     Debian's zookeeper package installs (/usr/share/java/zookeeper.jar), run with the java
 //     found on PATH (or JAVA_HOME). This is what `make deps` installs.
-//  3. A ZooKeeper container started through testcontainers-go, when a Docker engine answers
-//     (standalone servers only).
+//  3. A ZooKeeper container, when a container provider is registered and a Docker engine
+//     answers (standalone servers only). Importing package zktest/zkcontainer, a module of
+//     its own, registers one that uses testcontainers-go; see RegisterContainerProvider.
+//     This package alone pulls in neither testcontainers nor Docker's client.
 //
 // When none is available, NewServer and NewEnsemble fail the test with a message that says
 // how to get one; under `go test -short` they skip it instead.

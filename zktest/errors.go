@@ -19,4 +19,5 @@ const howToGet = `zktest: no ZooKeeper server found. Any one of these works:
     'apt-get install default-jre-headless zookeeper' yourself;
   - set ZOOKEEPER_HOME to an unpacked ZooKeeper 3.8 release (java on PATH or JAVA_HOME);
   - set ZK_TEST_CONNECT=host:port[,host:port...] to use a running server or ensemble;
-  - have a Docker engine running (a zookeeper:3.8 container is started through testcontainers).`
+  - have a Docker engine running, and import _ "github.com/zoocurator/zoocurator/zktest/zkcontainer"
+    in a test file (a module of its own: a zookeeper:3.8 container through testcontainers-go).`
