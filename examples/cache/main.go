@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/cache"
-	"github.com/zoocurator/zoocurator/examples/internal/demo"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -36,13 +35,31 @@ const (
 	waitForEvent = 15 * time.Second // how long the service waits to hear of a change
 )
 
-func main() { demo.Main(run) }
+func main() { mainWith(run) }
+
+// sessionTimeout is the session timeout this example's clients ask for (framework's
+// default is 60 s, as Curator's). It is how long the server keeps the session of a client
+// that went silent — crashed, paused or cut off — and with it the client's ephemeral
+// nodes: its lock, lease or election nodes. Others wait up to that long before a crashed
+// holder's place is theirs. Shorter means a faster take-over, but a pause or network blip
+// that long costs a holder its session.
+const sessionTimeout = 4 * time.Second
+
+// newClient connects a client to ZooKeeper with the options this example relies on.
+// Close it when done.
+func newClient(ctx context.Context, connect string) (*framework.Client, error) {
+	c, err := framework.Connect(ctx, connect, framework.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", connect, err)
+	}
+	return c, nil
+}
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := demo.NewPrinter(w)
+	out := newPrinter(w)
 
 	// The operator's client: it writes the configuration.
-	op, err := demo.Connect(ctx, connect)
+	op, err := newClient(ctx, connect)
 	if err != nil {
 		return err
 	}
@@ -58,12 +75,12 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	defer op.Delete(context.WithoutCancel(ctx), configPath, framework.WithChildren(), framework.Quietly())
 
 	// The service's client reaches ZooKeeper through a proxy, so that we can cut it off.
-	proxy, viaProxy, err := demo.Proxy(connect)
+	proxy, viaProxy, err := startProxy(connect)
 	if err != nil {
 		return err
 	}
 	defer proxy.Close()
-	svc, err := demo.Connect(ctx, viaProxy)
+	svc, err := newClient(ctx, viaProxy)
 	if err != nil {
 		return err
 	}
@@ -135,7 +152,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 
 // cutOff cuts the service's client off, changes a setting meanwhile, heals the network
 // and checks that the service hears of the change.
-func cutOff(ctx context.Context, out *demo.Printer, proxy *zktest.Proxy,
+func cutOff(ctx context.Context, out *printer, proxy *zktest.Proxy,
 	op *framework.Client, config *cache.TreeCache, heard <-chan cache.Event) error {
 	out.Printf("== the service's client is cut off from ZooKeeper ==")
 	proxy.Stall() // a network partition: the service hears nothing from now on
@@ -222,7 +239,7 @@ func view(config *cache.TreeCache) map[string]string {
 	return settings
 }
 
-func printView(out *demo.Printer, title string, config *cache.TreeCache) {
+func printView(out *printer, title string, config *cache.TreeCache) {
 	settings := view(config)
 	names := make([]string, 0, len(settings))
 	for name := range settings {

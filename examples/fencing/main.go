@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zoocurator/zoocurator/examples/internal/demo"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
@@ -61,24 +60,42 @@ func (s *storage) Records() []string {
 	return append([]string(nil), s.records...)
 }
 
-func main() { demo.Main(run) }
+func main() { mainWith(run) }
+
+// sessionTimeout is the session timeout this example's clients ask for (framework's
+// default is 60 s, as Curator's). It is how long the server keeps the session of a client
+// that went silent — crashed, paused or cut off — and with it the client's ephemeral
+// nodes: its lock, lease or election nodes. Others wait up to that long before a crashed
+// holder's place is theirs. Shorter means a faster take-over, but a pause or network blip
+// that long costs a holder its session.
+const sessionTimeout = 4 * time.Second
+
+// newClient connects a client to ZooKeeper with the options this example relies on.
+// Close it when done.
+func newClient(ctx context.Context, connect string) (*framework.Client, error) {
+	c, err := framework.Connect(ctx, connect, framework.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", connect, err)
+	}
+	return c, nil
+}
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := demo.NewPrinter(w)
+	out := newPrinter(w)
 	store := &storage{}
 
 	// A reaches ZooKeeper through a proxy, so that we can "pause" it.
-	proxy, viaProxy, err := demo.Proxy(connect)
+	proxy, viaProxy, err := startProxy(connect)
 	if err != nil {
 		return err
 	}
 	defer proxy.Close()
-	ca, err := demo.Connect(ctx, viaProxy, framework.WithSessionTimeout(2*time.Second))
+	ca, err := framework.Connect(ctx, viaProxy, framework.WithSessionTimeout(2*time.Second))
 	if err != nil {
 		return err
 	}
 	defer ca.Close()
-	cb, err := demo.Connect(ctx, connect)
+	cb, err := newClient(ctx, connect)
 	if err != nil {
 		return err
 	}

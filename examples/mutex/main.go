@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zoocurator/zoocurator/examples/internal/demo"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
@@ -38,14 +37,32 @@ const (
 	cutSessionTimeout = 2 * time.Second
 )
 
-func main() { demo.Main(run) }
+func main() { mainWith(run) }
+
+// sessionTimeout is the session timeout this example's clients ask for (framework's
+// default is 60 s, as Curator's). It is how long the server keeps the session of a client
+// that went silent — crashed, paused or cut off — and with it the client's ephemeral
+// nodes: its lock, lease or election nodes. Others wait up to that long before a crashed
+// holder's place is theirs. Shorter means a faster take-over, but a pause or network blip
+// that long costs a holder its session.
+const sessionTimeout = 4 * time.Second
+
+// newClient connects a client to ZooKeeper with the options this example relies on.
+// Close it when done.
+func newClient(ctx context.Context, connect string) (*framework.Client, error) {
+	c, err := framework.Connect(ctx, connect, framework.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", connect, err)
+	}
+	return c, nil
+}
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := demo.NewPrinter(w)
+	out := newPrinter(w)
 	cs := make([]*framework.Client, clients)
 	ms := make([]*mutex.Mutex, clients)
 	for i := range cs {
-		c, err := demo.Connect(ctx, connect)
+		c, err := newClient(ctx, connect)
 		if err != nil {
 			return err
 		}
@@ -70,7 +87,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 
 // orderNumbers has the workers take order numbers under the lock and checks that none
 // came out twice.
-func orderNumbers(ctx context.Context, out *demo.Printer, cs []*framework.Client, ms []*mutex.Mutex) error {
+func orderNumbers(ctx context.Context, out *printer, cs []*framework.Client, ms []*mutex.Mutex) error {
 	out.Printf("== order numbers: %d goroutines in %d clients, one lock ==", workers, len(cs))
 	if err := cs[0].Delete(ctx, counterPath, framework.Quietly()); err != nil {
 		return err
@@ -151,7 +168,7 @@ func nextOrderNumber(ctx context.Context, c *framework.Client, m *mutex.Mutex) (
 }
 
 // reentrancy acquires the lock again through the holder's lease context.
-func reentrancy(ctx context.Context, out *demo.Printer, m *mutex.Mutex) error {
+func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 	out.Printf("== re-entrancy ==")
 	lease, err := m.Acquire(ctx)
 	if err != nil {
@@ -186,7 +203,7 @@ func reentrancy(ctx context.Context, out *demo.Printer, m *mutex.Mutex) error {
 }
 
 // tryAndDeadline shows what a contender sees while another client holds the lock.
-func tryAndDeadline(ctx context.Context, out *demo.Printer, holder, other *mutex.Mutex) error {
+func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mutex) error {
 	out.Printf("== TryAcquire and deadlines ==")
 	lease, err := holder.Acquire(ctx)
 	if err != nil {
@@ -224,14 +241,14 @@ func tryAndDeadline(ctx context.Context, out *demo.Printer, holder, other *mutex
 
 // doneOnCut cuts a holder off from ZooKeeper through a proxy: its lease's Done closes,
 // and once the server expires its session another client gets the lock.
-func doneOnCut(ctx context.Context, out *demo.Printer, connect string, other *mutex.Mutex) error {
+func doneOnCut(ctx context.Context, out *printer, connect string, other *mutex.Mutex) error {
 	out.Printf("== a lease's Done when the network is cut ==")
-	proxy, viaProxy, err := demo.Proxy(connect)
+	proxy, viaProxy, err := startProxy(connect)
 	if err != nil {
 		return err
 	}
 	defer proxy.Close()
-	c, err := demo.Connect(ctx, viaProxy, framework.WithSessionTimeout(cutSessionTimeout))
+	c, err := framework.Connect(ctx, viaProxy, framework.WithSessionTimeout(cutSessionTimeout))
 	if err != nil {
 		return err
 	}
