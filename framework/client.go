@@ -27,7 +27,8 @@ type Client struct {
 
 	conn    atomic.Pointer[zk.Conn]
 	closing chan struct{}
-	wg      sync.WaitGroup // every goroutine the client starts
+	wg      sync.WaitGroup // every goroutine the client starts, but those in cbs
+	cbs     *callbacks     // goroutines that run user code: listeners, Go
 	authed  chan struct{}  // closed once credentials were added
 	deleter *deleter
 
@@ -115,6 +116,7 @@ func New(connect string, opts ...Option) (*Client, error) {
 		servers:     servers,
 		prefix:      prefix,
 		closing:     make(chan struct{}),
+		cbs:         newCallbacks(),
 		authed:      make(chan struct{}),
 		lossCh:      make(chan struct{}),
 		connectedCh: make(chan struct{}),
@@ -175,9 +177,9 @@ func (c *Client) Start() error {
 		return fmt.Errorf("framework: connect %v: %w", c.servers, err)
 	}
 	c.conn.Store(conn)
-	c.wg.Add(3)
+	c.wg.Add(2)
 	go c.eventLoop()
-	go c.listenerLoop()
+	c.cbs.spawn(c.listenerLoop)
 	go c.deleter.run()
 	if len(c.opts.auth) == 0 {
 		close(c.authed)
@@ -392,7 +394,6 @@ func (c *Client) AddListener(fn func(State)) (remove func()) {
 }
 
 func (c *Client) listenerLoop() {
-	defer c.wg.Done()
 	for {
 		select {
 		case <-c.closing:
@@ -566,24 +567,27 @@ func (c *Client) Done() <-chan struct{} { return c.closing }
 
 // Close closes the session and waits for the client's goroutines. Pending guaranteed
 // deletes are abandoned (the server removes ephemeral nodes with the session). It may be
-// called more than once.
+// called more than once, and from a state listener or a function given to Go: there it
+// waits for everything but its own goroutine (a Close from elsewhere waits for that too).
 func (c *Client) Close() error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
+	first := !c.closed
+	if first {
+		c.closed = true
+		closeOnce(c.lossCh)
+		if c.expiryTimer != nil {
+			c.expiryTimer.Stop()
+		}
+		close(c.closing)
 	}
-	c.closed = true
-	closeOnce(c.lossCh)
-	if c.expiryTimer != nil {
-		c.expiryTimer.Stop()
-	}
-	close(c.closing)
 	c.mu.Unlock()
-	if conn := c.conn.Load(); conn != nil {
-		conn.Close()
+	if first {
+		if conn := c.conn.Load(); conn != nil {
+			conn.Close()
+		}
 	}
 	c.wg.Wait()
+	c.cbs.wait()
 	return nil
 }
 

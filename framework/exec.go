@@ -100,13 +100,12 @@ func (c *Client) track() bool {
 // (then it returns false and does not run fn). Recipes use it for goroutines that must
 // end with the client, such as a lease's watch.
 func (c *Client) Go(fn func()) bool {
-	if !c.track() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return false
 	}
-	go func() {
-		defer c.wg.Done()
-		fn()
-	}()
+	c.cbs.spawn(fn)
 	return true
 }
 
