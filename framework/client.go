@@ -127,7 +127,9 @@ func New(connect string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Connect creates a client, starts it and waits until it is connected or ctx ends.
+// Connect creates a client, starts it and waits until it is connected or ctx ends. When
+// ctx has no deadline it gives up after the connection timeout (WithConnectionTimeout)
+// with an error wrapping ErrNotConnected that names the servers and the timeout.
 func Connect(ctx context.Context, connect string, opts ...Option) (*Client, error) {
 	c, err := New(connect, opts...)
 	if err != nil {
@@ -136,8 +138,16 @@ func Connect(ctx context.Context, connect string, opts ...Option) (*Client, erro
 	if err := c.Start(); err != nil {
 		return nil, err
 	}
-	if err := c.BlockUntilConnected(ctx); err != nil {
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		wctx, cancel = context.WithTimeout(ctx, c.opts.connectionTimeout)
+	}
+	defer cancel()
+	if err := c.BlockUntilConnected(wctx); err != nil {
 		c.Close()
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return nil, fmt.Errorf("framework: connect %s: no connection within %v: %w", strings.Join(c.servers, ","), c.opts.connectionTimeout, ErrNotConnected)
+		}
 		return nil, err
 	}
 	return c, nil
