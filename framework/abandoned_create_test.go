@@ -56,3 +56,33 @@ func TestAbandonedPlainCreateStays(t *testing.T) {
 	assert.NotNil(t, st, "the late create of a plain path must not be undone")
 	require.NoError(t, c.Delete(ctx, "/barrier"))
 }
+
+// A sequential create that the caller gave up on is undone when it succeeds late: the
+// server gave its name to this call alone.
+func TestAbandonedSequentialCreateUndone(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(10*time.Second),
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	defer c.Close()
+	ctx := testCtx(t)
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	require.NoError(t, c.EnsurePath(ctx, "/seq"))
+
+	lateCreate(t, c, proxy, "/seq/n-", framework.WithMode(framework.PersistentSequential))
+	// The late reply comes back before the answer to this read (same connection, in order).
+	kids, _, err := c.Children(ctx, "/seq")
+	require.NoError(t, err)
+	require.Len(t, kids, 1, "the late create reached the server")
+	require.Eventually(t, func() bool {
+		if c.WaitGuaranteedDeletes(ctx) != nil {
+			return false
+		}
+		kids, _, err := c.Children(ctx, "/seq")
+		return err == nil && len(kids) == 0
+	}, 20*time.Second, 10*time.Millisecond, "the late sequential node must be undone")
+	require.NoError(t, c.Delete(ctx, "/seq"))
+}

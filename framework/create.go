@@ -260,7 +260,10 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 }
 
 // createOnce sends one create. A node created by a request the caller gave up on is
-// deleted when the reply arrives.
+// deleted when the reply arrives only when it is provably this call's own: a protected
+// name (it carries our UUID) or a sequential node (the server gave its name to this
+// request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
+// may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	return call(c, ctx, "create", func() (string, error) {
 		if o.onSend != nil {
@@ -275,7 +278,7 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 			return conn.Create(full, data, o.mode.flags(), acl)
 		}
 	}, func(p string, err error) {
-		if err == nil && !o.orSetData && !o.idempotent {
+		if err == nil && (o.protected || o.mode.sequential()) {
 			c.deleter.add(deleteJob{path: p})
 		}
 	})
