@@ -559,7 +559,7 @@ func (c *Client) Namespace() string { return c.opts.namespace }
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.opts.logger }
 
-// UsesContainers reports whether parents are created as container nodes.
+// UsesContainers reports whether parents made with WithContainerParents are container nodes.
 func (c *Client) UsesContainers() bool { return c.opts.containers }
 
 // Requests returns how many requests the client has sent to ZooKeeper.

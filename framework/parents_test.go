@@ -55,3 +55,25 @@ func TestWithParentsMakesPersistentParents(t *testing.T) {
 	assert.NotNil(t, st, "a parent made by WithParents must be persistent")
 	require.NoError(t, c.Delete(ctx, "/persist", framework.Quietly()))
 }
+
+// WithContainerParents makes container parents (Curator's
+// creatingParentContainersIfNeeded), which the server reaps once empty; EnsurePath makes
+// persistent nodes.
+func TestWithContainerParentsAndEnsurePath(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testCtx(t)
+	require.NoError(t, c.EnsurePath(ctx, "/ensured"))
+	_, err := c.Create(ctx, "/ensured/kid", nil)
+	require.NoError(t, err)
+	_, err = c.Create(ctx, "/cont/kid", nil, framework.WithContainerParents())
+	require.NoError(t, err)
+	require.NoError(t, c.Delete(ctx, "/ensured/kid"))
+	require.NoError(t, c.Delete(ctx, "/cont/kid"))
+	waitReaped(ctx, t, c, "/cont")
+	st, err := c.Exists(ctx, "/ensured")
+	require.NoError(t, err)
+	assert.NotNil(t, st, "EnsurePath makes persistent nodes")
+	require.NoError(t, c.Delete(ctx, "/ensured"))
+}
