@@ -26,6 +26,7 @@ type Client struct {
 	prefix  string // chroot and namespace, "" or "/a/b"
 
 	conn    atomic.Pointer[zk.Conn]
+	connSeq atomic.Uint64 // numbers the zk.Conns: events of a replaced one are ignored
 	closing chan struct{}
 	wg      sync.WaitGroup // every goroutine the client starts, but those in cbs
 	cbs     *callbacks     // goroutines that run user code: listeners, Go
@@ -60,9 +61,10 @@ type Client struct {
 }
 
 type sessionEvent struct {
-	state zk.State
-	sid   int64
-	seq   uint64 // for stateSimulatedExpiry
+	state   zk.State
+	sid     int64
+	seq     uint64 // for stateSimulatedExpiry
+	connSeq uint64 // the zk.Conn it came from (0: the client's own timer)
 }
 
 // queuedState is a state change waiting for the listeners, numbered in order.
@@ -179,12 +181,9 @@ func (c *Client) Start() error {
 	}
 	c.started = true
 	c.negotiated.Store(int64(c.opts.sessionTimeout))
-	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
-		zk.WithDialer(zk.Dialer(c.opts.dialer)),
-		zk.WithLogger(zkLogger{c}),
-		zk.WithEventCallback(c.onEvent))
+	conn, err := c.dial()
 	if err != nil {
-		return fmt.Errorf("framework: connect %v: %w", c.servers, err)
+		return err
 	}
 	c.conn.Store(conn)
 	c.wg.Add(2)
@@ -195,12 +194,50 @@ func (c *Client) Start() error {
 		close(c.authed)
 	} else {
 		c.wg.Add(1)
-		go c.addAuth(conn)
+		go c.addAuth(conn, c.authed)
 	}
 	return nil
 }
 
-func (c *Client) addAuth(conn *zk.Conn) {
+// dial starts a new zk.Conn (a new session); its events are tagged so that those of a
+// connection replaced since are ignored.
+func (c *Client) dial() (*zk.Conn, error) {
+	seq := c.connSeq.Add(1)
+	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
+	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+		zk.WithDialer(zk.Dialer(c.opts.dialer)),
+		zk.WithLogger(zkLogger{c}),
+		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
+	if err != nil {
+		return nil, fmt.Errorf("framework: connect %v: %w", c.servers, err)
+	}
+	self.Store(conn)
+	return conn, nil
+}
+
+// replaceSessionLocked ends the current session and starts a new one: after a simulated
+// Lost nothing of the lost session may linger (its ephemerals go when the server learns
+// of the close, or at the latest when the session times out there). c.mu is held.
+func (c *Client) replaceSessionLocked() {
+	conn, err := c.dial()
+	if err != nil {
+		c.opts.logger.Error("framework: starting a new session after a simulated Lost failed", "err", err)
+		return
+	}
+	old := c.conn.Swap(conn)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		old.Close() // sends closeSession if it can; pending requests fail as connection loss
+	}()
+	if len(c.opts.auth) > 0 {
+		c.authed = make(chan struct{})
+		c.wg.Add(1)
+		go c.addAuth(conn, c.authed)
+	}
+}
+
+func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
 	defer c.wg.Done()
 	for _, a := range c.opts.auth {
 		for {
@@ -220,16 +257,17 @@ func (c *Client) addAuth(conn *zk.Conn) {
 			}
 		}
 	}
-	close(c.authed)
+	close(authed)
 }
 
 // onEvent runs on go-zookeeper's receive loop: it must not block. It queues the event.
-func (c *Client) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
+// An event of a replaced connection is dropped; handle drops those queued before.
+func (c *Client) onEvent(connSeq uint64, conn *zk.Conn, ev zk.Event) {
+	if ev.Type != zk.EventSession || connSeq != c.connSeq.Load() {
 		return
 	}
-	se := sessionEvent{state: ev.State}
-	if conn := c.conn.Load(); conn != nil {
+	se := sessionEvent{state: ev.State, connSeq: connSeq}
+	if conn != nil {
 		se.sid = conn.SessionID()
 	}
 	c.pushEvent(se)
@@ -269,6 +307,9 @@ func (c *Client) handle(se sessionEvent) {
 	defer c.mu.Unlock()
 	if c.closed {
 		return
+	}
+	if se.connSeq != 0 && se.connSeq != c.connSeq.Load() {
+		return // from a connection replaced since
 	}
 	switch se.state {
 	case zk.StateHasSession:
@@ -318,8 +359,9 @@ func (c *Client) handle(se sessionEvent) {
 		c.markLostLocked()
 	case stateSimulatedExpiry:
 		if !c.connected && se.seq == c.suspendSeq {
-			c.opts.logger.Info("framework: suspended longer than the session timeout; assuming the session is lost")
+			c.opts.logger.Info("framework: suspended longer than the session timeout; ending the session and starting a new one")
 			c.markLostLocked()
+			c.replaceSessionLocked()
 		}
 	}
 }
@@ -441,6 +483,7 @@ func (c *Client) callListener(l *listener, s State) {
 // BlockUntilConnected waits until the client is connected, ctx ends or the client is
 // closed.
 func (c *Client) BlockUntilConnected(ctx context.Context) error {
+	var authed chan struct{}
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -452,6 +495,7 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 			return ErrNotStarted
 		}
 		if c.connected {
+			authed = c.authed // replaced with the session after a simulated Lost
 			c.mu.Unlock()
 			break
 		}
@@ -466,7 +510,7 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 		}
 	}
 	select {
-	case <-c.authed:
+	case <-authed:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("framework: waiting for authentication: %w", ctx.Err())
