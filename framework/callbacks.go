@@ -47,13 +47,14 @@ func (cb *callbacks) spawn(fn func()) {
 	}()
 }
 
-// wait waits until every tracked goroutine has ended, except those (the caller among
-// them) that are themselves waiting in Close.
+// wait waits until every tracked goroutine has ended. Called from a tracked goroutine it
+// does not wait for those (itself among them) that are themselves waiting in Close.
 func (cb *callbacks) wait() {
 	id := goroutineID()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	if cb.running[id] > 0 {
+	inside := cb.running[id] > 0
+	if inside {
 		cb.closing[id] = true
 		cb.cond.Broadcast()
 		defer func() {
@@ -61,13 +62,13 @@ func (cb *callbacks) wait() {
 			cb.cond.Broadcast()
 		}()
 	}
-	for !cb.doneLocked() {
+	for !cb.doneLocked(inside) {
 		cb.cond.Wait()
 	}
 }
 
-func (cb *callbacks) doneLocked() bool {
-	if cb.pending > 0 {
+func (cb *callbacks) doneLocked(inside bool) bool {
+	if cb.pending > 0 || (!inside && len(cb.running) > 0) {
 		return false
 	}
 	for id := range cb.running {
