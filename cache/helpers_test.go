@@ -22,7 +22,7 @@ import (
 // unless opts say otherwise, and closes it at cleanup.
 func newClient(t testing.TB, connect string, opts ...framework.Option) *framework.Client {
 	t.Helper()
-	return testutil.ConnectFailFast(t, connect, append([]framework.Option{framework.WithContainerParents(false)}, opts...)...)
+	return testutil.ConnectFailFast(t, connect, append([]framework.Option{framework.WithContainers(false)}, opts...)...)
 }
 
 // recorder keeps every event a listener got, and checks as it goes that the sequence is

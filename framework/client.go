@@ -26,8 +26,10 @@ type Client struct {
 	prefix  string // chroot and namespace, "" or "/a/b"
 
 	conn    atomic.Pointer[zk.Conn]
+	connSeq atomic.Uint64 // numbers the zk.Conns: events of a replaced one are ignored
 	closing chan struct{}
-	wg      sync.WaitGroup // every goroutine the client starts
+	wg      sync.WaitGroup // every goroutine the client starts, but those in cbs
+	cbs     *callbacks     // goroutines that run user code: listeners, Go
 	authed  chan struct{}  // closed once credentials were added
 	deleter *deleter
 
@@ -59,9 +61,10 @@ type Client struct {
 }
 
 type sessionEvent struct {
-	state zk.State
-	sid   int64
-	seq   uint64 // for stateSimulatedExpiry
+	state   zk.State
+	sid     int64
+	seq     uint64 // for stateSimulatedExpiry
+	connSeq uint64 // the zk.Conn it came from (0: the client's own timer)
 }
 
 // queuedState is a state change waiting for the listeners, numbered in order.
@@ -115,6 +118,7 @@ func New(connect string, opts ...Option) (*Client, error) {
 		servers:     servers,
 		prefix:      prefix,
 		closing:     make(chan struct{}),
+		cbs:         newCallbacks(),
 		authed:      make(chan struct{}),
 		lossCh:      make(chan struct{}),
 		connectedCh: make(chan struct{}),
@@ -125,7 +129,9 @@ func New(connect string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Connect creates a client, starts it and waits until it is connected or ctx ends.
+// Connect creates a client, starts it and waits until it is connected or ctx ends. When
+// ctx has no deadline it gives up after the connection timeout (WithConnectionTimeout)
+// with an error wrapping ErrNotConnected that names the servers and the timeout.
 func Connect(ctx context.Context, connect string, opts ...Option) (*Client, error) {
 	c, err := New(connect, opts...)
 	if err != nil {
@@ -134,8 +140,16 @@ func Connect(ctx context.Context, connect string, opts ...Option) (*Client, erro
 	if err := c.Start(); err != nil {
 		return nil, err
 	}
-	if err := c.BlockUntilConnected(ctx); err != nil {
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		wctx, cancel = context.WithTimeout(ctx, c.opts.connectionTimeout)
+	}
+	defer cancel()
+	if err := c.BlockUntilConnected(wctx); err != nil {
 		c.Close()
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return nil, fmt.Errorf("framework: connect %s: no connection within %v: %w", strings.Join(c.servers, ","), c.opts.connectionTimeout, ErrNotConnected)
+		}
 		return nil, err
 	}
 	return c, nil
@@ -167,28 +181,63 @@ func (c *Client) Start() error {
 	}
 	c.started = true
 	c.negotiated.Store(int64(c.opts.sessionTimeout))
-	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
-		zk.WithDialer(zk.Dialer(c.opts.dialer)),
-		zk.WithLogger(zkLogger{c}),
-		zk.WithEventCallback(c.onEvent))
+	conn, err := c.dial()
 	if err != nil {
-		return fmt.Errorf("framework: connect %v: %w", c.servers, err)
+		return err
 	}
 	c.conn.Store(conn)
-	c.wg.Add(3)
+	c.wg.Add(2)
 	go c.eventLoop()
-	go c.listenerLoop()
+	c.cbs.spawn(c.listenerLoop)
 	go c.deleter.run()
 	if len(c.opts.auth) == 0 {
 		close(c.authed)
 	} else {
 		c.wg.Add(1)
-		go c.addAuth(conn)
+		go c.addAuth(conn, c.authed)
 	}
 	return nil
 }
 
-func (c *Client) addAuth(conn *zk.Conn) {
+// dial starts a new zk.Conn (a new session); its events are tagged so that those of a
+// connection replaced since are ignored.
+func (c *Client) dial() (*zk.Conn, error) {
+	seq := c.connSeq.Add(1)
+	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
+	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+		zk.WithDialer(zk.Dialer(c.opts.dialer)),
+		zk.WithLogger(zkLogger{c}),
+		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
+	if err != nil {
+		return nil, fmt.Errorf("framework: connect %v: %w", c.servers, err)
+	}
+	self.Store(conn)
+	return conn, nil
+}
+
+// replaceSessionLocked ends the current session and starts a new one: after a simulated
+// Lost nothing of the lost session may linger (its ephemerals go when the server learns
+// of the close, or at the latest when the session times out there). c.mu is held.
+func (c *Client) replaceSessionLocked() {
+	conn, err := c.dial()
+	if err != nil {
+		c.opts.logger.Error("framework: starting a new session after a simulated Lost failed", "err", err)
+		return
+	}
+	old := c.conn.Swap(conn)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		old.Close() // sends closeSession if it can; pending requests fail as connection loss
+	}()
+	if len(c.opts.auth) > 0 {
+		c.authed = make(chan struct{})
+		c.wg.Add(1)
+		go c.addAuth(conn, c.authed)
+	}
+}
+
+func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
 	defer c.wg.Done()
 	for _, a := range c.opts.auth {
 		for {
@@ -208,16 +257,17 @@ func (c *Client) addAuth(conn *zk.Conn) {
 			}
 		}
 	}
-	close(c.authed)
+	close(authed)
 }
 
 // onEvent runs on go-zookeeper's receive loop: it must not block. It queues the event.
-func (c *Client) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
+// An event of a replaced connection is dropped; handle drops those queued before.
+func (c *Client) onEvent(connSeq uint64, conn *zk.Conn, ev zk.Event) {
+	if ev.Type != zk.EventSession || connSeq != c.connSeq.Load() {
 		return
 	}
-	se := sessionEvent{state: ev.State}
-	if conn := c.conn.Load(); conn != nil {
+	se := sessionEvent{state: ev.State, connSeq: connSeq}
+	if conn != nil {
 		se.sid = conn.SessionID()
 	}
 	c.pushEvent(se)
@@ -257,6 +307,9 @@ func (c *Client) handle(se sessionEvent) {
 	defer c.mu.Unlock()
 	if c.closed {
 		return
+	}
+	if se.connSeq != 0 && se.connSeq != c.connSeq.Load() {
+		return // from a connection replaced since
 	}
 	switch se.state {
 	case zk.StateHasSession:
@@ -306,8 +359,9 @@ func (c *Client) handle(se sessionEvent) {
 		c.markLostLocked()
 	case stateSimulatedExpiry:
 		if !c.connected && se.seq == c.suspendSeq {
-			c.opts.logger.Info("framework: suspended longer than the session timeout; assuming the session is lost")
+			c.opts.logger.Info("framework: suspended longer than the session timeout; ending the session and starting a new one")
 			c.markLostLocked()
+			c.replaceSessionLocked()
 		}
 	}
 }
@@ -392,7 +446,6 @@ func (c *Client) AddListener(fn func(State)) (remove func()) {
 }
 
 func (c *Client) listenerLoop() {
-	defer c.wg.Done()
 	for {
 		select {
 		case <-c.closing:
@@ -430,6 +483,7 @@ func (c *Client) callListener(l *listener, s State) {
 // BlockUntilConnected waits until the client is connected, ctx ends or the client is
 // closed.
 func (c *Client) BlockUntilConnected(ctx context.Context) error {
+	var authed chan struct{}
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -441,6 +495,7 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 			return ErrNotStarted
 		}
 		if c.connected {
+			authed = c.authed // replaced with the session after a simulated Lost
 			c.mu.Unlock()
 			break
 		}
@@ -455,7 +510,7 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 		}
 	}
 	select {
-	case <-c.authed:
+	case <-authed:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("framework: waiting for authentication: %w", ctx.Err())
@@ -548,7 +603,7 @@ func (c *Client) Namespace() string { return c.opts.namespace }
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.opts.logger }
 
-// UsesContainers reports whether parents are created as container nodes.
+// UsesContainers reports whether parents made with WithContainerParents are container nodes.
 func (c *Client) UsesContainers() bool { return c.opts.containers }
 
 // Requests returns how many requests the client has sent to ZooKeeper.
@@ -566,24 +621,27 @@ func (c *Client) Done() <-chan struct{} { return c.closing }
 
 // Close closes the session and waits for the client's goroutines. Pending guaranteed
 // deletes are abandoned (the server removes ephemeral nodes with the session). It may be
-// called more than once.
+// called more than once, and from a state listener or a function given to Go: there it
+// waits for everything but its own goroutine (a Close from elsewhere waits for that too).
 func (c *Client) Close() error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
+	first := !c.closed
+	if first {
+		c.closed = true
+		closeOnce(c.lossCh)
+		if c.expiryTimer != nil {
+			c.expiryTimer.Stop()
+		}
+		close(c.closing)
 	}
-	c.closed = true
-	closeOnce(c.lossCh)
-	if c.expiryTimer != nil {
-		c.expiryTimer.Stop()
-	}
-	close(c.closing)
 	c.mu.Unlock()
-	if conn := c.conn.Load(); conn != nil {
-		conn.Close()
+	if first {
+		if conn := c.conn.Load(); conn != nil {
+			conn.Close()
+		}
 	}
 	c.wg.Wait()
+	c.cbs.wait()
 	return nil
 }
 

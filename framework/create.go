@@ -66,6 +66,7 @@ type createOpts struct {
 	mode       CreateMode
 	acl        []zk.ACL
 	parents    bool
+	containers bool // parents as containers (WithContainerParents)
 	protected  bool
 	ttl        time.Duration
 	orSetData  bool
@@ -79,9 +80,20 @@ func WithMode(m CreateMode) CreateOption { return func(o *createOpts) { o.mode =
 // WithNodeACL sets the node's ACL. The default is the client's ACL provider's.
 func WithNodeACL(acl []zk.ACL) CreateOption { return func(o *createOpts) { o.acl = acl } }
 
-// WithParents creates missing parents (as containers, unless the client says
-// otherwise): Curator's creatingParentsIfNeeded. The default is off.
-func WithParents() CreateOption { return func(o *createOpts) { o.parents = true } }
+// WithParents creates missing parents as persistent nodes: Curator's
+// creatingParentsIfNeeded. They stay when their last child goes. The default is off.
+func WithParents() CreateOption {
+	return func(o *createOpts) { o.parents, o.containers = true, false }
+}
+
+// WithContainerParents creates missing parents as container nodes, which the server
+// deletes some time after their last child is gone (unless the client was configured
+// WithContainers(false); then they are persistent): Curator's
+// creatingParentContainersIfNeeded, what recipes use for their own parents. The chroot
+// and namespace are always persistent. The default is off.
+func WithContainerParents() CreateOption {
+	return func(o *createOpts) { o.parents, o.containers = true, true }
+}
 
 // WithProtection names the node _c_<uuid>-<name>, so that after a connection loss the
 // client finds the node its lost reply was about instead of creating a second one
@@ -205,7 +217,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		}
 		p, err := c.createOnce(ctx, conn, full, data, o, acl)
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
-			if err = c.ensureParents(ctx, conn, parent); err == nil {
+			if err = c.ensureParents(ctx, conn, parent, o.containers); err == nil {
 				p, err = c.createOnce(ctx, conn, full, data, o, acl)
 			}
 		}
@@ -260,7 +272,10 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 }
 
 // createOnce sends one create. A node created by a request the caller gave up on is
-// deleted when the reply arrives.
+// deleted when the reply arrives only when it is provably this call's own: a protected
+// name (it carries our UUID) or a sequential node (the server gave its name to this
+// request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
+// may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	return call(c, ctx, "create", func() (string, error) {
 		if o.onSend != nil {
@@ -275,7 +290,7 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 			return conn.Create(full, data, o.mode.flags(), acl)
 		}
 	}, func(p string, err error) {
-		if err == nil && !o.orSetData && !o.idempotent {
+		if err == nil && (o.protected || o.mode.sequential()) {
 			c.deleter.add(deleteJob{path: p})
 		}
 	})
@@ -322,12 +337,13 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 
 // ensureParents creates every missing node above and including full (a server path),
 // deepest first: only missing levels cost a request. The chroot and namespace are created
-// as persistent nodes, the rest as containers unless the client is configured otherwise.
-func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string) error {
+// as persistent nodes, the rest as containers when asked (and the client allows it), else
+// as persistent nodes.
+func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string, containers bool) error {
 	if full == "/" || full == "" {
 		return nil
 	}
-	container := c.opts.containers && full != c.prefix && !strings.HasPrefix(c.prefix, full+"/")
+	container := containers && c.opts.containers && full != c.prefix && !strings.HasPrefix(c.prefix, full+"/")
 	acl := c.opts.aclProvider.ACLForPath(c.relPath(full))
 	create := func() error {
 		_, err := call(c, ctx, "create", func() (string, error) {
@@ -343,20 +359,20 @@ func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string) 
 	}
 	err := create()
 	if errors.Is(err, zk.ErrNoNode) {
-		if err = c.ensureParents(ctx, conn, ParentPath(full)); err == nil {
+		if err = c.ensureParents(ctx, conn, ParentPath(full), containers); err == nil {
 			err = create()
 		}
 	}
 	return err
 }
 
-// EnsurePath creates path and its missing parents (containers unless configured
-// otherwise), as Curator's EnsureContainers. Existing nodes are fine.
+// EnsurePath creates path and its missing parents as persistent nodes, as Curator's
+// ZKPaths.mkdirs. Existing nodes are fine.
 func (c *Client) EnsurePath(ctx context.Context, path string) error {
 	if err := ValidatePath(path); err != nil {
 		return opErr("ensurePath", path, err)
 	}
 	return opErr("ensurePath", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		return c.ensureParents(ctx, conn, c.fullPath(path))
+		return c.ensureParents(ctx, conn, c.fullPath(path), false)
 	}))
 }

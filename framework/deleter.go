@@ -26,6 +26,9 @@ type deleteJob struct {
 	path   string
 	parent string
 	prefix string
+	// versioned jobs delete path only at version; BadVersion ends them.
+	versioned bool
+	version   int32
 }
 
 func newDeleter(c *Client) *deleter {
@@ -58,6 +61,11 @@ func (d *deleter) run() {
 		var failed []deleteJob
 		for _, j := range jobs {
 			if err := d.do(j); err != nil {
+				if !connectionClass(err) {
+					// It can never succeed by retrying (NotEmpty, NoAuth, ...): give up.
+					d.c.opts.logger.Warn("framework: guaranteed delete gave up", "path", j.path, "parent", j.parent, "err", err)
+					continue
+				}
 				d.c.opts.logger.Debug("framework: guaranteed delete will retry", "path", j.path, "parent", j.parent, "err", err)
 				failed = append(failed, j)
 			}
@@ -88,7 +96,17 @@ func (d *deleter) run() {
 	}
 }
 
-// do runs one job once. NoNode counts as done.
+// connectionClass reports whether a failed delete may still succeed when retried:
+// connection loss, an operation timeout, a moved session, or a caller's context that
+// ended while the request may have been in flight. Only these go to the background
+// worker (Curator's failed-delete manager does the same).
+func connectionClass(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved) ||
+		errors.Is(err, zk.ErrNoServer) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// do runs one job once. NoNode counts as done, and so does BadVersion for a versioned job.
 func (d *deleter) do(j deleteJob) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.c.opts.connectionTimeout)
 	defer cancel()
@@ -97,8 +115,12 @@ func (d *deleter) do(j deleteJob) error {
 	}
 	conn := d.c.conn.Load()
 	if j.prefix == "" {
-		_, err := call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(j.path, -1) }, nil)
-		if err == nil || errors.Is(err, zk.ErrNoNode) {
+		version := int32(-1)
+		if j.versioned {
+			version = j.version
+		}
+		_, err := call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(j.path, version) }, nil)
+		if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
 			return nil
 		}
 		return err

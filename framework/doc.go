@@ -5,7 +5,10 @@
 //
 //   - Every operation takes a context.Context and returns promptly when it ends. A request
 //     abandoned this way is not recalled from the server: its late result is discarded, and a
-//     node it created is deleted where that can be known (ephemeral and sequential creates).
+//     node it created is deleted only where it is provably that call's own (a protected
+//     name carrying the call's UUID, or a sequential node whose name came back to it). A
+//     plain path's late create stays, as in ZooKeeper and Curator: a cancelled write's
+//     outcome is unknown, and a later call may have found and relied on that node.
 //   - Operations run under a retry policy (package retry) and wait up to the connection
 //     timeout for a connection before they fail with a connection loss.
 //   - Connection states as Curator defines them (Connected, Suspended, Reconnected, Lost,

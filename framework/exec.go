@@ -100,13 +100,12 @@ func (c *Client) track() bool {
 // (then it returns false and does not run fn). Recipes use it for goroutines that must
 // end with the client, such as a lease's watch.
 func (c *Client) Go(fn func()) bool {
-	if !c.track() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return false
 	}
-	go func() {
-		defer c.wg.Done()
-		fn()
-	}()
+	c.cbs.spawn(fn)
 	return true
 }
 
@@ -158,7 +157,7 @@ func call[T any](c *Client, ctx context.Context, op string, req func() (T, error
 	var stop error
 	select {
 	case r := <-done:
-		return r.v, mapErr(r.err)
+		return r.v, c.mapErr(r.err)
 	case <-ctx.Done():
 		stop = ctx.Err()
 	case <-c.closing:
@@ -169,10 +168,20 @@ func call[T any](c *Client, ctx context.Context, op string, req func() (T, error
 	gone = true
 	select {
 	case r := <-done: // answered just before we gave up
-		return r.v, mapErr(r.err)
+		return r.v, c.mapErr(r.err)
 	default:
 	}
 	return zero, stop
+}
+
+// mapErr is the package mapErr, but go-zookeeper's "closing" of a connection the client
+// replaced (after a simulated Lost) while it stays open is a connection loss, which the
+// retry policy retries on the new session.
+func (c *Client) mapErr(err error) error {
+	if errors.Is(err, zk.ErrClosing) && !isClosed(c.closing) {
+		return fmt.Errorf("%w (session replaced: %v)", zk.ErrConnectionClosed, err)
+	}
+	return mapErr(err)
 }
 
 // mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed, and a raw

@@ -33,9 +33,12 @@ func WithChildren() DeleteOption { return func(o *deleteOpts) { o.children = tru
 // Quietly makes deleting a missing node succeed. The default is to return ErrNoNode.
 func Quietly() DeleteOption { return func(o *deleteOpts) { o.quietly = true } }
 
-// Guaranteed hands a failed delete to the client's background worker, which keeps
-// deleting until the node is gone or the client closes (Curator's guaranteed delete). The
-// caller still gets the error.
+// Guaranteed hands a delete that failed for a connection-class reason (connection loss,
+// an operation timeout, a moved session, or ctx ending while the request may have been in
+// flight) to the client's background worker, which keeps deleting until the node is gone
+// or the client closes (Curator's guaranteed delete). Any other error (NotEmpty, NoAuth,
+// BadVersion, ...) is returned and nothing is queued. A versioned delete keeps its version
+// in the background: BadVersion ends the job. The caller still gets the error.
 func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = true } }
 
 // Delete deletes the node at path.
@@ -65,8 +68,8 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if errors.Is(err, zk.ErrNoNode) && o.quietly {
 		return nil
 	}
-	if err != nil && o.guaranteed && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full})
+	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version})
 	}
 	return opErr("delete", path, err)
 }

@@ -151,10 +151,11 @@ func WithAuth(scheme string, auth []byte) Option {
 	}
 }
 
-// WithContainerParents says whether parents created for a node (WithParents) are
-// container nodes, which the server deletes once their last child is gone. The default is
-// true, as Curator's.
-func WithContainerParents(on bool) Option {
+// WithContainers says whether parents created with the create option
+// WithContainerParents (what recipes use for their own parents) are container nodes,
+// which the server deletes once their last child is gone; off makes them persistent.
+// Parents made with WithParents are always persistent. The default is true, as Curator's.
+func WithContainers(on bool) Option {
 	return func(o *options) error { o.containers = on; return nil }
 }
 

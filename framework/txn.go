@@ -2,7 +2,10 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -40,8 +43,42 @@ type OpResult struct {
 	Err  error  // this operation's error when the transaction failed
 }
 
+// ErrRolledBack is the error of each op of a failed transaction other than the one that
+// failed: the op itself was fine, but the transaction applied nothing.
+var ErrRolledBack = errors.New("framework: rolled back")
+
+// TxnError is the error of a failed transaction: which op failed (its index in the
+// transaction, its kind and path) and why. The other ops were rolled back. It unwraps to
+// the failed op's cause, so errors.Is(err, ErrNoNode) and the like work.
+type TxnError struct {
+	Index int    // the index of the op that failed
+	Op    string // its kind: create, delete, setData or check
+	Path  string // its path (without namespace)
+	Err   error  // why it failed
+	N     int    // how many ops the transaction had
+}
+
+// Error says which op failed, why, and that the others were rolled back.
+func (e *TxnError) Error() string {
+	var others []string
+	for i := range e.N {
+		if i != e.Index {
+			others = append(others, strconv.Itoa(i))
+		}
+	}
+	msg := fmt.Sprintf("framework: transaction op %d (%s %s) failed: %v", e.Index, e.Op, e.Path, e.Err)
+	if len(others) > 0 {
+		msg += "; ops " + strings.Join(others, ", ") + " rolled back"
+	}
+	return msg
+}
+
+// Unwrap returns the failed op's cause.
+func (e *TxnError) Unwrap() error { return e.Err }
+
 // Transaction runs ops atomically: all of them or none. It returns a result per op; when
-// it fails, the error names the first failing op and each result carries its own error.
+// it fails, the error is a *TxnError naming the op that failed; that op's result carries
+// its cause and every other op's result carries an error wrapping ErrRolledBack.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
@@ -88,20 +125,32 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		return err
 	})
 	results := make([]OpResult, len(ops))
-	var first error
+	failed := -1
 	for i := range results {
 		if i < len(resp) {
 			results[i] = OpResult{Path: c.relPath(resp[i].String), Stat: resp[i].Stat, Err: resp[i].Error}
-			if resp[i].Error != nil && first == nil {
-				first = opErr("transaction "+ops[i].kind, ops[i].path, resp[i].Error)
+			if resp[i].Error != nil && failed < 0 && !isRolledBackCode(resp[i].Error) {
+				failed = i
 			}
 		}
 	}
-	if err != nil {
-		if first != nil {
-			return results, first
+	if failed >= 0 {
+		te := &TxnError{Index: failed, Op: ops[failed].kind, Path: ops[failed].path, Err: resp[failed].Error, N: len(ops)}
+		for i := range results {
+			if i != failed {
+				results[i] = OpResult{Err: fmt.Errorf("%w: op %d (%s %s) failed", ErrRolledBack, failed, te.Op, te.Path)}
+			}
 		}
+		return results, te
+	}
+	if err != nil {
 		return results, opErr("transaction", ops[0].path, err)
 	}
 	return results, nil
+}
+
+// isRolledBackCode reports ZooKeeper's RUNTIMEINCONSISTENCY (-2), which it gives the ops
+// of a failed transaction after the one that failed; go-zookeeper has no name for it.
+func isRolledBackCode(err error) bool {
+	return err.Error() == "unknown error: -2"
 }

@@ -77,7 +77,7 @@ func runCache(t *testing.T, f fault) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, p := range []string{root + "/a/x", root + "/a/y", root + "/b"} {
-		_, err := w.Create(ctx, p, []byte("v0"), framework.WithParents())
+		_, err := w.Create(ctx, p, []byte("v0"), framework.WithContainerParents())
 		require.NoError(t, err)
 	}
 	tc, err := cache.NewTreeCache(e.victim, root, cache.WithStartMode(cache.BuildInitialCache))

@@ -255,7 +255,7 @@ func TestLivenessAndCleanlinessNegativeControl(t *testing.T) {
 	defer cancel()
 	// A persistent impostor lock node, first in line, that no session owns.
 	_, err := e.victim.Create(ctx, e.base+"/m/_c_00000000-0000-4000-8000-000000000000-lock-", nil,
-		framework.WithMode(framework.PersistentSequential), framework.WithParents())
+		framework.WithMode(framework.PersistentSequential), framework.WithContainerParents())
 	require.NoError(t, err)
 	m, err := mutex.New(e.victim, e.base+"/m")
 	require.NoError(t, err)

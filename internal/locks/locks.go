@@ -280,7 +280,7 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 	cch := make(chan created, 1)
 	go func() {
 		node, err := c.Create(ctx, framework.JoinPath(parent, name), data,
-			framework.WithMode(mode), framework.WithProtection(), framework.WithParents(),
+			framework.WithMode(mode), framework.WithProtection(), framework.WithContainerParents(),
 			framework.WithOnSend(func() { once.Do(func() { close(sent) }) }))
 		cch <- created{node, err}
 	}()

@@ -42,7 +42,7 @@ func (b *Barrier) Path() string { return b.path }
 // Set sets the barrier: it creates the barrier node, and its missing parents. A barrier
 // that is set already is not an error.
 func (b *Barrier) Set(ctx context.Context) error {
-	_, err := b.client.Create(ctx, b.path, nil, framework.WithParents())
+	_, err := b.client.Create(ctx, b.path, nil, framework.WithContainerParents())
 	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return fmt.Errorf("barrier: set %s: %w", b.path, err)
 	}

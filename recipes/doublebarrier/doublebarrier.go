@@ -151,7 +151,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		if len(members) >= d.memberQty {
-			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithParents())
+			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents())
 			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 				return 0, err
 			}
@@ -179,7 +179,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 // node only when the create says there is one.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
+		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents())
 		if err == nil {
 			return nil
 		}

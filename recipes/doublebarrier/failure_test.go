@@ -22,7 +22,7 @@ func marker(t testing.TB, c *framework.Client, path string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := c.Create(ctx, path, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
+	_, err := c.Create(ctx, path, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents())
 	require.NoError(t, err)
 }
 

@@ -179,7 +179,7 @@ func (l *Latch) poke() {
 func (l *Latch) create(ctx context.Context) (string, uint64, error) {
 	gen := l.client.Generation()
 	node, err := l.client.Create(ctx, framework.JoinPath(l.path, latchName), []byte(l.id),
-		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithParents())
+		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithContainerParents())
 	if err != nil {
 		return "", 0, fmt.Errorf("leader: create latch node under %s: %w", l.path, err)
 	}

@@ -101,7 +101,7 @@ func SetCount(ctx context.Context, c *framework.Client, countPath string, n int)
 	if n < 1 || n > math.MaxInt32 {
 		return fmt.Errorf("semaphore: %w: count must be at least 1, got %d", framework.ErrInvalidArgument, n)
 	}
-	_, err := c.Create(ctx, countPath, encodeCount(n), framework.WithParents(), framework.OrSetData())
+	_, err := c.Create(ctx, countPath, encodeCount(n), framework.WithContainerParents(), framework.OrSetData())
 	if err != nil {
 		return fmt.Errorf("semaphore: set count %s: %w", countPath, err)
 	}
@@ -131,7 +131,7 @@ func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, <-chan framewo
 		}
 		if errors.Is(err, framework.ErrNoNode) {
 			// No count yet: the first participant seeds it; then read it again.
-			_, err = s.client.Create(ctx, s.countPath, encodeCount(s.maxLeases), framework.WithParents())
+			_, err = s.client.Create(ctx, s.countPath, encodeCount(s.maxLeases), framework.WithContainerParents())
 			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 				return 0, nil, err
 			}
