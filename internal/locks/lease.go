@@ -90,6 +90,35 @@ func (l *Lease) watch(onRevoke func()) {
 	}
 }
 
+// Czxid returns the czxid of the lease's node (Held.Czxid), the base of fencing tokens.
+// Once Done is closed it fails with ErrLeaseLost: a token must not answer for a node that
+// is released or may be lost, even when its czxid was read before.
+func (l *Lease) Czxid(ctx context.Context) (int64, error) {
+	if l.ended() {
+		return 0, fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	z, err := l.Held.Czxid(ctx, l.client)
+	if err != nil {
+		return 0, err
+	}
+	if l.ended() {
+		return 0, fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	return z, nil
+}
+
+// ended reports whether the lease was fully released or Done is closed.
+func (l *Lease) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	case <-l.released:
+		return true
+	default:
+		return false
+	}
+}
+
 // Done is closed when the lease is released or may have been lost.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 

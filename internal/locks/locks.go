@@ -300,6 +300,10 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 		if pre != nil {
 			<-pre
 		}
+		if errors.Is(cr.err, framework.ErrClosed) {
+			// The node was never created: name no path (the caller names the lock's).
+			return "", nil, framework.ErrClosed
+		}
 		return "", nil, cr.err
 	}
 	ours := framework.NodeName(cr.node)

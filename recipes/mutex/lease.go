@@ -53,7 +53,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	defer l.m.passTurn()
 	l.m.held.Add(-1)
 	if err := l.core.DeleteNode(ctx); err != nil {
-		return fmt.Errorf("mutex: release %s: %w", l.core.Held.Path, err)
+		return fmt.Errorf("mutex: release: %w", err)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 // calls and locally handed-over leases reuse it), so that acquisitions that never fence
 // do not pay for it. It fails with ErrLeaseLost when the node is no longer this session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.m.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("mutex: token of %s: %w", l.core.Held.Path, err)
 	}

@@ -215,7 +215,7 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 // The first call reads the czxid (one request); it fails with ErrLeaseLost when the node
 // is no longer this session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.lock.rw.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: token of %s: %w", l.core.Held.Path, err)
 	}

@@ -368,7 +368,7 @@ func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 // the czxid (one request); it fails with ErrLeaseLost when the node is no longer this
 // session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.sem.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: token of %s: %w", l.core.Held.Path, err)
 	}
