@@ -221,6 +221,10 @@ func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
 	}
 }
 
+// testHookInnerLocked, when set (by the package's internal tests only), runs right after
+// an attempt took the inner lock.
+var testHookInnerLocked func(*Semaphore)
+
 // attempt is one try at one lease: inner mutex, lease node, wait for room.
 func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	c := s.client
@@ -236,6 +240,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		_ = s.inner.Release(cctx, lock.Path)
 		cancel()
 	}()
+	if testHookInnerLocked != nil {
+		testHookInnerLocked(s)
+	}
 	gen := c.Generation()
 	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.opts.data, true)
 	if err != nil {
