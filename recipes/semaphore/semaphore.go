@@ -243,7 +243,14 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	if testHookInnerLocked != nil {
 		testHookInnerLocked(s)
 	}
-	gen := c.Generation()
+	// The lease node must be created in the inner lock's session: only then does the
+	// inner lock serialise it. Should the session have changed since, the inner lock went
+	// with it: start over (the final session check below catches a change during the
+	// create).
+	gen := lock.Gen
+	if c.Generation() != gen {
+		return nil, errLeaseNodeLost
+	}
 	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.opts.data, true)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
