@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,29 @@ func TestErrorTextsNameThePath(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "lock-", "acquire error: %v", err)
 	assert.Contains(t, err.Error(), "/locks/texts", "acquire error: %v", err)
+}
+
+// TestRevocableLeaseSeesItsNodeDeleted: another client deletes a revocable lease's node
+// and takes the lock; the lease's Done closes and its Release reports ErrLeaseLost
+// (issue 16.3).
+func TestRevocableLeaseSeesItsNodeDeleted(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testutil.Context(t, 60*time.Second)
+	ca := testutil.Connect(t, srv.ConnectString())
+	cb := testutil.Connect(t, srv.ConnectString())
+	ma := newMutex(t, ca, "/locks/revdel", mutex.WithRevocationListener(func(*mutex.Lease) {}))
+	mb := newMutex(t, cb, "/locks/revdel")
+	la, err := ma.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cb.Delete(ctx, la.Node()))
+	lb, err := mb.Acquire(ctx)
+	require.NoError(t, err)
+	testutil.WaitClosed(t, la.Done(), 10*time.Second, "A's lease.Done after its node was deleted")
+	assert.ErrorIs(t, la.Release(ctx), mutex.ErrLeaseLost)
+	st, err := cb.Exists(ctx, lb.Node())
+	require.NoError(t, err)
+	assert.NotNil(t, st, "A's release must not touch B's node")
+	require.NoError(t, lb.Release(ctx))
+	assertNoChildren(t, srv.ConnectString(), "/locks/revdel", ca, cb)
 }
