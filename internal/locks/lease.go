@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -29,6 +30,8 @@ type Lease struct {
 	Held   *Held
 	client *framework.Client
 	loss   <-chan struct{}
+
+	deleted atomic.Bool // the node was deleted while the lease was held (revocable leases)
 
 	mu       sync.Mutex
 	count    int
@@ -65,6 +68,10 @@ func (l *Lease) watch(onRevoke func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+		if errors.Is(err, framework.ErrNoNode) {
+			l.nodeGone()
+			return
+		}
 		if err != nil {
 			return
 		}
@@ -74,6 +81,9 @@ func (l *Lease) watch(onRevoke func()) {
 		revoke = ch
 	}
 	arm()
+	if l.deleted.Load() {
+		return
+	}
 	for {
 		select {
 		case <-l.released:
@@ -85,8 +95,25 @@ func (l *Lease) watch(onRevoke func()) {
 				revoke = nil // the session ended: the loss signal follows
 				continue
 			}
-			arm()
+			if ev.Type == zk.EventNodeDeleted {
+				l.nodeGone()
+			} else {
+				arm()
+			}
+			if l.deleted.Load() {
+				return
+			}
 		}
+	}
+}
+
+// nodeGone records that the lease's node is gone while the lease was not released: it was
+// deleted by someone else, and the lock may be someone else's now.
+func (l *Lease) nodeGone() {
+	select {
+	case <-l.released: // our own release deleted it
+	default:
+		l.deleted.Store(true)
 	}
 }
 
@@ -122,8 +149,12 @@ func (l *Lease) ended() bool {
 // Done is closed when the lease is released or may have been lost.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
-// Lost reports whether the client's loss signal for the lease's generation fired.
+// Lost reports whether the client's loss signal for the lease's generation fired, or
+// (revocable leases, which watch their node) the node was deleted while held.
 func (l *Lease) Lost() bool {
+	if l.deleted.Load() {
+		return true
+	}
 	select {
 	case <-l.loss:
 		return true

@@ -83,7 +83,8 @@ func (l *Lease) next() *locks.Held {
 
 // Done returns a channel that is closed when the lease is released or may have been
 // lost (per the client's error policy; always when the session changes or the client
-// closes). Critical work should stop when it closes.
+// closes; for a revocable lock, also when someone else deletes its node: Release then
+// reports ErrLeaseLost). Critical work should stop when it closes.
 func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 
 // Token returns the lease's fencing token. It strictly increases from one holder of the
