@@ -17,6 +17,8 @@ var (
 	ErrNotHeld = errors.New("not held")
 	// ErrLeaseLost is returned when a lease may have been lost before it was released.
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrReleased is the cause of a lease context's end when the lease was released.
+	ErrReleased = errors.New("lease released")
 )
 
 // RevokeData is what a revocation request writes into a holder's node (Curator's
@@ -37,6 +39,20 @@ type Lease struct {
 	count    int
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
+	cause    error         // why the lease ended; written before done is closed
+}
+
+// endCause says why the lease ended: lost (ErrLeaseLost) or released (ErrReleased).
+func (l *Lease) endCause() error {
+	if l.Lost() {
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	select {
+	case <-l.released:
+		return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
+	default:
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
 }
 
 // NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
@@ -52,6 +68,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		done:     make(chan struct{}),
 	}
 	if !c.Go(func() { l.watch(onRevoke) }) {
+		l.cause = fmt.Errorf("%w: %s", ErrLeaseLost, h.Path)
 		close(l.done) // the client closed: the lease ends at once
 	}
 	return l
@@ -59,6 +76,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 
 func (l *Lease) watch(onRevoke func()) {
 	defer close(l.done)
+	defer func() { l.cause = l.endCause() }()
 	var revoke <-chan framework.Event
 	arm := func() {
 		revoke = nil
@@ -232,15 +250,27 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // Context returns a context derived from parent that carries value under key (recipes
-// put their lease there, for re-entrancy) and is cancelled when the lease ends.
+// put their lease there, for re-entrancy) and is cancelled when the lease ends, with the
+// cause ErrReleased or ErrLeaseLost. On an ended lease it is cancelled before it is
+// returned.
 func (l *Lease) Context(parent context.Context, key, value any) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithValue(parent, key, value))
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, key, value))
+	stop := func() { cancel(context.Canceled) }
+	select {
+	case <-l.done:
+		cancel(l.cause)
+		return ctx, stop
+	case <-l.released:
+		cancel(fmt.Errorf("%w: %s", ErrReleased, l.Held.Path))
+		return ctx, stop
+	default:
+	}
 	go func() {
 		select {
 		case <-l.done:
-			cancel()
+			cancel(l.cause)
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, cancel
+	return ctx, stop
 }

@@ -14,6 +14,9 @@ var (
 	// ErrLeaseLost is returned by Release (after cleaning up) and by a re-entrant Acquire
 	// when the lease may have been lost before it was released.
 	ErrLeaseLost = locks.ErrLeaseLost
+	// ErrReleased is the cause (context.Cause) of a lease context that ended because the
+	// lease was released.
+	ErrReleased = locks.ErrReleased
 	// ErrNodeVanished is returned when the lock node vanished while waiting (the session
 	// was lost) more often than the client's retry policy allows.
 	ErrNodeVanished = locks.ErrNodeLost

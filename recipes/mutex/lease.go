@@ -109,7 +109,9 @@ type leaseKey struct{ m *Mutex }
 
 // Context returns a context derived from parent that carries the lease (acquiring the
 // same Mutex with it is re-entrant) and is cancelled when the lease ends (Done), so that
-// work under the lock stops when the lock may be lost. Call cancel when done with it.
+// work under the lock stops when the lock may be lost. Its context.Cause says why:
+// ErrReleased or ErrLeaseLost. On an ended lease it is cancelled before it is returned.
+// Call cancel when done with it.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return l.core.Context(parent, leaseKey{l.m}, l)
 }

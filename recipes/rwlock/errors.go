@@ -17,4 +17,7 @@ var (
 	// ErrLeaseLost is returned by Release (after cleaning up) when the lease may have
 	// been lost before it was released.
 	ErrLeaseLost = locks.ErrLeaseLost
+	// ErrReleased is the cause (context.Cause) of a lease context that ended because the
+	// lease was released.
+	ErrReleased = locks.ErrReleased
 )
