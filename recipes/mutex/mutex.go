@@ -31,9 +31,10 @@ type options struct {
 // token reserves 8 bits for it.
 const maxHandovers = 255
 
-// WithNodeData sets the data written into each lock node. The default is none.
+// WithNodeData sets the data written into each lock node (empty: none). The default is
+// what Curator writes by default: the host's IP address, as text.
 func WithNodeData(b []byte) Option {
-	return func(o *options) { o.data = append([]byte(nil), b...) }
+	return func(o *options) { o.data = append([]byte{}, b...) }
 }
 
 // WithRevocationListener makes the lock revocable: fn is called (on a goroutine of the

@@ -23,8 +23,9 @@ type Option func(*options)
 
 type options struct{ data []byte }
 
-// WithNodeData sets the data written into each lock node. The default is none.
-func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+// WithNodeData sets the data written into each lock node (empty: none). The default is
+// what Curator writes by default: the host's IP address, as text.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte{}, b...) } }
 
 // RWLock is a distributed read-write lock on one path. It is safe for concurrent use and
 // holds no per-acquisition state.

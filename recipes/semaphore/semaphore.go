@@ -27,9 +27,10 @@ type Option func(*options)
 
 type options struct{ data []byte }
 
-// WithNodeData sets the data written into each lease node (Lease.Data reads it back).
-// The default is none.
-func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+// WithNodeData sets the data written into each lease node (Lease.Data reads it back;
+// empty: none). The default is what Curator writes by default: the host's IP address, as
+// text.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte{}, b...) } }
 
 // Semaphore is a distributed counting semaphore. It holds no per-acquisition state and is
 // safe for concurrent use.
@@ -221,6 +222,14 @@ func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
 	}
 }
 
+// leaseData is the lease nodes' data: the option's, or Curator's default.
+func (s *Semaphore) leaseData() []byte {
+	if s.opts.data != nil {
+		return s.opts.data
+	}
+	return locks.DefaultNodeData()
+}
+
 // testHookInnerLocked, when set (by the package's internal tests only), runs right after
 // an attempt took the inner lock.
 var testHookInnerLocked func(*Semaphore)
@@ -251,7 +260,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	if c.Generation() != gen {
 		return nil, errLeaseNodeLost
 	}
-	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.opts.data, true)
+	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.leaseData(), true)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
