@@ -189,6 +189,31 @@ func (l *Lease) IsHeld() bool {
 	return l.count > 0
 }
 
+// Live reports whether the lease is held and has not ended (Done is open).
+func (l *Lease) Live() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count > 0 && !l.ended()
+}
+
+// LeaseKey is implemented by the context keys under which recipes put their leases
+// (Lease.Context), so that WithoutLeases can hide them.
+type LeaseKey interface{ IsLeaseKey() }
+
+// WithoutLeases returns a context with ctx's values and cancellation, except that no
+// lease put there by a recipe (a LeaseKey) is visible: for work that outlives, or runs
+// apart from, the holder (a selector started from within a critical section).
+func WithoutLeases(ctx context.Context) context.Context { return noLeases{ctx} }
+
+type noLeases struct{ context.Context }
+
+func (c noLeases) Value(key any) any {
+	if _, ok := key.(LeaseKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
+}
+
 // Reenter counts the lease up once more (re-entrant acquisition).
 func (l *Lease) Reenter() error {
 	l.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
 
@@ -104,7 +105,10 @@ func (s *Selector) Start(ctx context.Context) error {
 	default:
 	}
 	s.state = stateStarted
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The selector outlives Start: it keeps ctx's values but not its cancellation, nor
+	// a lease ctx may carry (a lease context would make its own lock refuse the selector,
+	// or tie the selector to a holder it outlives).
+	runCtx, cancel := context.WithCancel(locks.WithoutLeases(context.WithoutCancel(ctx)))
 	s.cancel = cancel
 	s.runDone = make(chan struct{})
 	s.queued = true

@@ -3,6 +3,7 @@ package mutex
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/internal/locks"
@@ -14,7 +15,8 @@ const cleanupTimeout = 10 * time.Second
 type Lease struct {
 	m     *Mutex
 	core  *locks.Lease
-	index int // how often the node was handed over before this lease
+	index int         // how often the node was handed over before this lease
+	gone  atomic.Bool // this counted lease was released
 }
 
 func newLease(m *Mutex, h *locks.Held, index int) *Lease {
@@ -27,18 +29,31 @@ func newLease(m *Mutex, h *locks.Held, index int) *Lease {
 	return l
 }
 
-func (l *Lease) reenter() error {
-	if err := l.core.Reenter(); err != nil {
-		return fmt.Errorf("mutex: %w", err)
+// Reenter re-enters the lock through this lease, without a round trip: it returns
+// another counted lease of the same holding (same node, Done and Token), to be released
+// once like this one; the node goes with the last release. It fails with ErrNotHeld once
+// the holding was fully released and with ErrLeaseLost once it may have been lost.
+//
+// Re-entry goes through the lease only: Acquire with a context carrying the lease fails
+// with ErrAlreadyHeld, since a context reaches every goroutine it is handed to.
+func (l *Lease) Reenter() (*Lease, error) {
+	if l.gone.Load() {
+		return nil, fmt.Errorf("mutex: reenter: %w: %s", ErrNotHeld, l.core.Held.Path)
 	}
-	return nil
+	if err := l.core.Reenter(); err != nil {
+		return nil, fmt.Errorf("mutex: reenter: %w", err)
+	}
+	return &Lease{m: l.m, core: l.core, index: l.index}, nil
 }
 
-// Release gives the lease back: with re-entrant holds, the node goes with the last
-// release. Releasing more often than acquiring returns ErrNotHeld. When the lease may
+// Release gives the lease back; each lease (Reenter's too) is released once, and the node
+// goes with the last release. Releasing again returns ErrNotHeld. When the lease may
 // have been lost before it was released, Release still removes the node if this session
 // still owns it, never anyone else's, and returns ErrLeaseLost.
 func (l *Lease) Release(ctx context.Context) error {
+	if !l.gone.CompareAndSwap(false, true) {
+		return fmt.Errorf("mutex: release: %w: %s", ErrNotHeld, l.core.Held.Path)
+	}
 	last, err := l.core.End()
 	if err != nil {
 		return fmt.Errorf("mutex: release: %w", err)
@@ -107,8 +122,12 @@ func (l *Lease) Node() string { return l.core.Held.Path }
 
 type leaseKey struct{ m *Mutex }
 
+// IsLeaseKey marks leaseKey as a lease's context key (locks.WithoutLeases).
+func (leaseKey) IsLeaseKey() {}
+
 // Context returns a context derived from parent that carries the lease (acquiring the
-// same Mutex with it is re-entrant) and is cancelled when the lease ends (Done), so that
+// same Mutex with it fails with ErrAlreadyHeld, not to let in every goroutine it reaches;
+// re-enter with Reenter) and is cancelled when the lease ends (Done), so that
 // work under the lock stops when the lock may be lost. Its context.Cause says why:
 // ErrReleased or ErrLeaseLost. On an ended lease it is cancelled before it is returned.
 // Call cancel when done with it.

@@ -161,8 +161,10 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	return ls[0], nil
 }
 
-// AcquireN takes n leases. On failure or cancellation, the leases it took are returned
-// and no node is left.
+// AcquireN takes n leases, one after the other. On failure or cancellation, the leases
+// it took are returned and no node is left. As with Curator's acquire(n), concurrent
+// AcquireN calls on one semaphore can each hold part of what they need and wait for the
+// rest until their contexts end: give it a deadline, or serialise multi-lease takers.
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
@@ -399,6 +401,9 @@ func (l *Lease) Token(ctx context.Context) (int64, error) {
 }
 
 type leaseKey struct{ s *Semaphore }
+
+// IsLeaseKey marks leaseKey as a lease's context key (locks.WithoutLeases).
+func (leaseKey) IsLeaseKey() {}
 
 // Context returns a context derived from parent that carries the lease and is cancelled
 // when the lease ends.
