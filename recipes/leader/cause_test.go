@@ -52,7 +52,10 @@ func TestSelectorDropsCallersLease(t *testing.T) {
 	s, err := leader.NewSelector(c, "/leader/sel", "a", func(fctx context.Context) error {
 		_, err := m.TryAcquire(fctx)
 		got <- err
-		<-fctx.Done()
+		select {
+		case <-fctx.Done(): // Close ends the leadership
+		case <-time.After(30 * time.Second):
+		}
 		return nil
 	})
 	require.NoError(t, err)
