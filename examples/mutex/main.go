@@ -167,7 +167,8 @@ func nextOrderNumber(ctx context.Context, c *framework.Client, m *mutex.Mutex) (
 	return n, nil
 }
 
-// reentrancy acquires the lock again through the holder's lease context.
+// reentrancy re-enters the lock through the holder's lease; a context carrying the lease
+// lets nobody in.
 func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 	out.Printf("== re-entrancy ==")
 	lease, err := m.Acquire(ctx)
@@ -176,11 +177,15 @@ func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 	}
 	lctx, stop := lease.Context(ctx) // carries the lease
 	defer stop()
-	again, err := m.Acquire(lctx) // counts up, no round trip
+	if _, err := m.Acquire(lctx); !errors.Is(err, mutex.ErrAlreadyHeld) {
+		return fmt.Errorf("Acquire with the lease's context: want ErrAlreadyHeld, got %v", err)
+	}
+	out.Printf("acquiring with lease.Context is refused: ErrAlreadyHeld (it would let every goroutine in)")
+	again, err := lease.Reenter() // counts up, no round trip
 	if err != nil {
 		return err
 	}
-	out.Printf("acquiring again with lease.Context returns the same lease: %v", again == lease)
+	out.Printf("lease.Reenter holds the same node: %v", again.Node() == lease.Node())
 	parts, err := m.Participants(ctx)
 	if err != nil {
 		return err

@@ -117,9 +117,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	out.Printf("a reader cannot get in meanwhile: %v", rwlock.ErrLocked)
 
 	out.Printf("== downgrade ==")
-	wctx, stop := wlease.Context(ctx) // carries the write lease
-	defer stop()
-	rlease, err := writer.ReadLock().Acquire(wctx) // a downgrade, not a deadlock
+	rlease, err := wlease.Downgrade(ctx) // through the write lease: granted at once
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -16,6 +17,8 @@ var (
 	ErrNotHeld = errors.New("not held")
 	// ErrLeaseLost is returned when a lease may have been lost before it was released.
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrReleased is the cause of a lease context's end when the lease was released.
+	ErrReleased = errors.New("lease released")
 )
 
 // RevokeData is what a revocation request writes into a holder's node (Curator's
@@ -30,10 +33,26 @@ type Lease struct {
 	client *framework.Client
 	loss   <-chan struct{}
 
+	deleted atomic.Bool // the node was deleted while the lease was held (revocable leases)
+
 	mu       sync.Mutex
 	count    int
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
+	cause    error         // why the lease ended; written before done is closed
+}
+
+// endCause says why the lease ended: lost (ErrLeaseLost) or released (ErrReleased).
+func (l *Lease) endCause() error {
+	if l.Lost() {
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	select {
+	case <-l.released:
+		return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
+	default:
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
 }
 
 // NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
@@ -49,6 +68,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		done:     make(chan struct{}),
 	}
 	if !c.Go(func() { l.watch(onRevoke) }) {
+		l.cause = fmt.Errorf("%w: %s", ErrLeaseLost, h.Path)
 		close(l.done) // the client closed: the lease ends at once
 	}
 	return l
@@ -56,6 +76,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 
 func (l *Lease) watch(onRevoke func()) {
 	defer close(l.done)
+	defer func() { l.cause = l.endCause() }()
 	var revoke <-chan framework.Event
 	arm := func() {
 		revoke = nil
@@ -65,6 +86,10 @@ func (l *Lease) watch(onRevoke func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+		if errors.Is(err, framework.ErrNoNode) {
+			l.nodeGone()
+			return
+		}
 		if err != nil {
 			return
 		}
@@ -74,6 +99,9 @@ func (l *Lease) watch(onRevoke func()) {
 		revoke = ch
 	}
 	arm()
+	if l.deleted.Load() {
+		return
+	}
 	for {
 		select {
 		case <-l.released:
@@ -85,16 +113,66 @@ func (l *Lease) watch(onRevoke func()) {
 				revoke = nil // the session ended: the loss signal follows
 				continue
 			}
-			arm()
+			if ev.Type == zk.EventNodeDeleted {
+				l.nodeGone()
+			} else {
+				arm()
+			}
+			if l.deleted.Load() {
+				return
+			}
 		}
+	}
+}
+
+// nodeGone records that the lease's node is gone while the lease was not released: it was
+// deleted by someone else, and the lock may be someone else's now.
+func (l *Lease) nodeGone() {
+	select {
+	case <-l.released: // our own release deleted it
+	default:
+		l.deleted.Store(true)
+	}
+}
+
+// Czxid returns the czxid of the lease's node (Held.Czxid), the base of fencing tokens.
+// Once Done is closed it fails with ErrLeaseLost: a token must not answer for a node that
+// is released or may be lost, even when its czxid was read before.
+func (l *Lease) Czxid(ctx context.Context) (int64, error) {
+	if l.ended() {
+		return 0, fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	z, err := l.Held.Czxid(ctx, l.client)
+	if err != nil {
+		return 0, err
+	}
+	if l.ended() {
+		return 0, fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	return z, nil
+}
+
+// ended reports whether the lease was fully released or Done is closed.
+func (l *Lease) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	case <-l.released:
+		return true
+	default:
+		return false
 	}
 }
 
 // Done is closed when the lease is released or may have been lost.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
-// Lost reports whether the client's loss signal for the lease's generation fired.
+// Lost reports whether the client's loss signal for the lease's generation fired, or
+// (revocable leases, which watch their node) the node was deleted while held.
 func (l *Lease) Lost() bool {
+	if l.deleted.Load() {
+		return true
+	}
 	select {
 	case <-l.loss:
 		return true
@@ -109,6 +187,31 @@ func (l *Lease) IsHeld() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.count > 0
+}
+
+// Live reports whether the lease is held and has not ended (Done is open).
+func (l *Lease) Live() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count > 0 && !l.ended()
+}
+
+// LeaseKey is implemented by the context keys under which recipes put their leases
+// (Lease.Context), so that WithoutLeases can hide them.
+type LeaseKey interface{ IsLeaseKey() }
+
+// WithoutLeases returns a context with ctx's values and cancellation, except that no
+// lease put there by a recipe (a LeaseKey) is visible: for work that outlives, or runs
+// apart from, the holder (a selector started from within a critical section).
+func WithoutLeases(ctx context.Context) context.Context { return noLeases{ctx} }
+
+type noLeases struct{ context.Context }
+
+func (c noLeases) Value(key any) any {
+	if _, ok := key.(LeaseKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
 }
 
 // Reenter counts the lease up once more (re-entrant acquisition).
@@ -172,15 +275,27 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // Context returns a context derived from parent that carries value under key (recipes
-// put their lease there, for re-entrancy) and is cancelled when the lease ends.
+// put their lease there, for re-entrancy) and is cancelled when the lease ends, with the
+// cause ErrReleased or ErrLeaseLost. On an ended lease it is cancelled before it is
+// returned.
 func (l *Lease) Context(parent context.Context, key, value any) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithValue(parent, key, value))
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, key, value))
+	stop := func() { cancel(context.Canceled) }
+	select {
+	case <-l.done:
+		cancel(l.cause)
+		return ctx, stop
+	case <-l.released:
+		cancel(fmt.Errorf("%w: %s", ErrReleased, l.Held.Path))
+		return ctx, stop
+	default:
+	}
 	go func() {
 		select {
 		case <-l.done:
-			cancel()
+			cancel(l.cause)
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, cancel
+	return ctx, stop
 }

@@ -50,7 +50,7 @@ type Config struct {
 	Path      string // the lock's parent node
 	LockName  string // the marker in node names, e.g. "lock-"
 	MaxLeases int    // 1 for a mutex
-	Data      []byte // node data
+	Data      []byte // node data; nil means DefaultNodeData (Curator's default)
 	Predicate Predicate
 	// SortKey returns the key children are sorted by; the default is the text after the
 	// last LockName (framework.SequenceSuffix).
@@ -86,6 +86,9 @@ func New(cfg Config) (*Internals, error) {
 	}
 	if cfg.FastHandoff && (cfg.Predicate != nil || cfg.SortKey != nil || cfg.MaxLeases != 1) {
 		return nil, fmt.Errorf("%w: fast hand-off needs the standard predicate, sort and one lease", framework.ErrInvalidArgument)
+	}
+	if cfg.Data == nil {
+		cfg.Data = DefaultNodeData()
 	}
 	if cfg.Predicate == nil {
 		cfg.Predicate = StandardPredicate
@@ -180,7 +183,7 @@ func (l *Internals) AcquireWith(ctx context.Context, try bool, data []byte) (*He
 // Config: the read-write lock's downgrade creates a plain node named after the writer's
 // sequence number, holds only while that writer's node is there, and is not retried.
 type Spec struct {
-	Data       []byte
+	Data       []byte    // nil: the Config's
 	Name       string    // the node's name after the protected prefix
 	Sequential bool      // a sequence number is appended
 	Predicate  Predicate // nil: the Config's
@@ -191,6 +194,9 @@ type Spec struct {
 // AcquireSpec is Acquire as spec says.
 func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (*Held, error) {
 	c := l.cfg.Client
+	if spec.Data == nil {
+		spec.Data = l.cfg.Data
+	}
 	start := time.Now()
 	for retries := 0; ; retries++ {
 		h, err := l.attempt(ctx, try, spec)
@@ -299,6 +305,10 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 	if cr.err != nil {
 		if pre != nil {
 			<-pre
+		}
+		if errors.Is(cr.err, framework.ErrClosed) {
+			// The node was never created: name no path (the caller names the lock's).
+			return "", nil, framework.ErrClosed
 		}
 		return "", nil, cr.err
 	}

@@ -79,6 +79,7 @@ type Latch struct {
 	kick      chan struct{} // a connection state changed: look again
 	dispStop  chan struct{}
 	dispDone  chan struct{}
+	dispGoID  atomic.Int64 // the listener goroutine's id (Close from a listener)
 	listenMu  sync.Mutex
 	listeners []*latchListener
 	events    []bool
@@ -496,6 +497,7 @@ func (l *Latch) queueEvent(isLeader bool) {
 // and ends.
 func (l *Latch) dispatch() {
 	defer close(l.dispDone)
+	l.dispGoID.Store(goid())
 	for {
 		l.listenMu.Lock()
 		if len(l.events) == 0 {
@@ -536,8 +538,9 @@ func (l *Latch) call(ln *latchListener, isLeader bool) {
 // Done closes before the node goes, so that the next leader never overlaps with this
 // one), tells the listeners per the close mode, and deletes the latch node (guaranteed:
 // a failed delete is retried in the background, and its error returned). The next
-// participant in line becomes leader at once. Close may be called more than once; it
-// must not be called from a listener.
+// participant in line becomes leader at once. Close may be called more than once, also
+// from a listener: it then returns without waiting for the listener goroutine (that
+// listener's own call is still running), which ends once the listener returns.
 func (l *Latch) Close() error {
 	l.mu.Lock()
 	prev := l.state
@@ -567,7 +570,9 @@ func (l *Latch) Close() error {
 		}
 	}
 	close(l.dispStop)
-	<-l.dispDone
+	if goid() != l.dispGoID.Load() {
+		<-l.dispDone
+	}
 	return err
 }
 

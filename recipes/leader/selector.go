@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
 
@@ -37,6 +39,8 @@ type Selector struct {
 	fn     func(ctx context.Context) error
 	opts   selectorOptions
 	m      *mutex.Mutex
+
+	runGoID atomic.Int64 // the selector goroutine's id (Close from fn)
 
 	mu        sync.Mutex
 	state     int
@@ -104,7 +108,10 @@ func (s *Selector) Start(ctx context.Context) error {
 	default:
 	}
 	s.state = stateStarted
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The selector outlives Start: it keeps ctx's values but not its cancellation, nor
+	// a lease ctx may carry (a lease context would make its own lock refuse the selector,
+	// or tie the selector to a holder it outlives).
+	runCtx, cancel := context.WithCancel(locks.WithoutLeases(context.WithoutCancel(ctx)))
 	s.cancel = cancel
 	s.runDone = make(chan struct{})
 	s.queued = true
@@ -138,6 +145,7 @@ func (s *Selector) Requeue() error {
 
 func (s *Selector) run(ctx context.Context) {
 	defer close(s.runDone)
+	s.runGoID.Store(goid())
 	for {
 		select {
 		case <-ctx.Done():
@@ -274,22 +282,21 @@ func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 
 // Close leaves the election: it cancels fn's context or the waiting, waits for fn to
 // return and for the node to be deleted (guaranteed), and stops the selector's goroutine.
-// Close may be called more than once; it must not be called from fn (return from fn
-// instead, or call Close on another goroutine).
+// Close may be called more than once. Called from fn, it cancels fn's context and
+// returns at once: the node is deleted once fn returns (a Close from another goroutine
+// waits for that).
 func (s *Selector) Close() error {
 	s.mu.Lock()
-	if s.state == stateClosed {
-		s.mu.Unlock()
-		return nil
-	}
 	prev := s.state
 	s.state = stateClosed
 	cancel, runDone := s.cancel, s.runDone
 	s.mu.Unlock()
-	if prev == stateLatent {
+	if prev == stateLatent || runDone == nil {
 		return nil
 	}
 	cancel()
-	<-runDone
+	if goid() != s.runGoID.Load() {
+		<-runDone
+	}
 	return nil
 }

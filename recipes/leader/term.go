@@ -62,16 +62,23 @@ func (t *Term) Token(ctx context.Context) (int64, error) {
 	return t.czxid << 8, nil
 }
 
-// Context returns a context derived from parent that is cancelled when the term ends.
-// Call cancel when done with it.
+// Context returns a context derived from parent that is cancelled when the term ends,
+// with the cause ErrLeadershipLost (context.Cause); on an ended term it is cancelled
+// before it is returned. Call cancel when done with it.
 func (t *Term) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := func() { cancel(context.Canceled) }
+	lost := fmt.Errorf("%w: %s", ErrLeadershipLost, t.node)
+	if isClosed(t.done) {
+		cancel(lost)
+		return ctx, stop
+	}
 	go func() {
 		select {
 		case <-t.done:
-			cancel()
+			cancel(lost)
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, cancel
+	return ctx, stop
 }

@@ -101,8 +101,10 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 // On failure the locks taken are released in reverse order and nothing is held.
 //
 // A lease that can carry itself in a context (the leases of mutex, rwlock and semaphore
-// have Context) is passed on to the acquisitions after it: a read lock after the write
-// lock of the same RWLock is a downgrade, not a deadlock.
+// have Context) is passed on to the acquisitions after it: a lock listed twice, or a read
+// lock after the write lock of the same RWLock, fails at once with that recipe's
+// ErrAlreadyHeld instead of waiting for itself forever (acquisitions never re-enter or
+// downgrade through a context).
 func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 	var parts []Lease
 	acquireCtx := ctx
@@ -134,7 +136,8 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 	return ml, nil
 }
 
-// contextCarrier is a lease that can put itself into a context (for re-entrancy).
+// contextCarrier is a lease that can put itself into a context (so that a later
+// acquisition of the same lock fails with ErrAlreadyHeld rather than deadlocking).
 type contextCarrier interface {
 	Context(parent context.Context) (context.Context, context.CancelFunc)
 }

@@ -23,11 +23,13 @@
 //
 // # Re-entrancy
 //
-// Go has no thread identity, so re-entrancy goes through the context: Lease.Context
-// returns a context that carries the lease. Acquiring the same Mutex with that context
-// (or one derived from it) only counts up, without a round trip to ZooKeeper, and the
-// node goes with the last Release. Any other acquisition, from any goroutine, contends
-// like another process, even from the goroutine that holds the lock.
+// Go has no thread identity, and a context reaches every goroutine it is handed to, so
+// re-entrancy goes through the lease: Lease.Reenter returns another counted lease of the
+// same holding, without a round trip to ZooKeeper; each is released once and the node
+// goes with the last Release. Acquire and TryAcquire never re-enter: with a context that
+// carries a live lease of the same Mutex (Lease.Context) they fail at once with
+// ErrAlreadyHeld; a context carrying an ended lease is ignored. Any other acquisition,
+// from any goroutine, contends like another process.
 //
 // # Revocation
 //

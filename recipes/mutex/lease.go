@@ -3,6 +3,7 @@ package mutex
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/internal/locks"
@@ -14,7 +15,8 @@ const cleanupTimeout = 10 * time.Second
 type Lease struct {
 	m     *Mutex
 	core  *locks.Lease
-	index int // how often the node was handed over before this lease
+	index int         // how often the node was handed over before this lease
+	gone  atomic.Bool // this counted lease was released
 }
 
 func newLease(m *Mutex, h *locks.Held, index int) *Lease {
@@ -27,18 +29,31 @@ func newLease(m *Mutex, h *locks.Held, index int) *Lease {
 	return l
 }
 
-func (l *Lease) reenter() error {
-	if err := l.core.Reenter(); err != nil {
-		return fmt.Errorf("mutex: %w", err)
+// Reenter re-enters the lock through this lease, without a round trip: it returns
+// another counted lease of the same holding (same node, Done and Token), to be released
+// once like this one; the node goes with the last release. It fails with ErrNotHeld once
+// the holding was fully released and with ErrLeaseLost once it may have been lost.
+//
+// Re-entry goes through the lease only: Acquire with a context carrying the lease fails
+// with ErrAlreadyHeld, since a context reaches every goroutine it is handed to.
+func (l *Lease) Reenter() (*Lease, error) {
+	if l.gone.Load() {
+		return nil, fmt.Errorf("mutex: reenter: %w: %s", ErrNotHeld, l.core.Held.Path)
 	}
-	return nil
+	if err := l.core.Reenter(); err != nil {
+		return nil, fmt.Errorf("mutex: reenter: %w", err)
+	}
+	return &Lease{m: l.m, core: l.core, index: l.index}, nil
 }
 
-// Release gives the lease back: with re-entrant holds, the node goes with the last
-// release. Releasing more often than acquiring returns ErrNotHeld. When the lease may
+// Release gives the lease back; each lease (Reenter's too) is released once, and the node
+// goes with the last release. Releasing again returns ErrNotHeld. When the lease may
 // have been lost before it was released, Release still removes the node if this session
 // still owns it, never anyone else's, and returns ErrLeaseLost.
 func (l *Lease) Release(ctx context.Context) error {
+	if !l.gone.CompareAndSwap(false, true) {
+		return fmt.Errorf("mutex: release: %w: %s", ErrNotHeld, l.core.Held.Path)
+	}
 	last, err := l.core.End()
 	if err != nil {
 		return fmt.Errorf("mutex: release: %w", err)
@@ -53,7 +68,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	defer l.m.passTurn()
 	l.m.held.Add(-1)
 	if err := l.core.DeleteNode(ctx); err != nil {
-		return fmt.Errorf("mutex: release %s: %w", l.core.Held.Path, err)
+		return fmt.Errorf("mutex: release: %w", err)
 	}
 	return nil
 }
@@ -83,7 +98,8 @@ func (l *Lease) next() *locks.Held {
 
 // Done returns a channel that is closed when the lease is released or may have been
 // lost (per the client's error policy; always when the session changes or the client
-// closes). Critical work should stop when it closes.
+// closes; for a revocable lock, also when someone else deletes its node: Release then
+// reports ErrLeaseLost). Critical work should stop when it closes.
 func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 
 // Token returns the lease's fencing token. It strictly increases from one holder of the
@@ -94,7 +110,7 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 // calls and locally handed-over leases reuse it), so that acquisitions that never fence
 // do not pay for it. It fails with ErrLeaseLost when the node is no longer this session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.m.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("mutex: token of %s: %w", l.core.Held.Path, err)
 	}
@@ -106,9 +122,15 @@ func (l *Lease) Node() string { return l.core.Held.Path }
 
 type leaseKey struct{ m *Mutex }
 
+// IsLeaseKey marks leaseKey as a lease's context key (locks.WithoutLeases).
+func (leaseKey) IsLeaseKey() {}
+
 // Context returns a context derived from parent that carries the lease (acquiring the
-// same Mutex with it is re-entrant) and is cancelled when the lease ends (Done), so that
-// work under the lock stops when the lock may be lost. Call cancel when done with it.
+// same Mutex with it fails with ErrAlreadyHeld, not to let in every goroutine it reaches;
+// re-enter with Reenter) and is cancelled when the lease ends (Done), so that
+// work under the lock stops when the lock may be lost. Its context.Cause says why:
+// ErrReleased or ErrLeaseLost. On an ended lease it is cancelled before it is returned.
+// Call cancel when done with it.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return l.core.Context(parent, leaseKey{l.m}, l)
 }

@@ -31,9 +31,10 @@ type options struct {
 // token reserves 8 bits for it.
 const maxHandovers = 255
 
-// WithNodeData sets the data written into each lock node. The default is none.
+// WithNodeData sets the data written into each lock node (empty: none). The default is
+// what Curator writes by default: the host's IP address, as text.
 func WithNodeData(b []byte) Option {
-	return func(o *options) { o.data = append([]byte(nil), b...) }
+	return func(o *options) { o.data = append([]byte{}, b...) }
 }
 
 // WithRevocationListener makes the lock revocable: fn is called (on a goroutine of the
@@ -106,23 +107,22 @@ func (m *Mutex) Path() string { return m.path }
 // deadline on ctx is Curator's acquire(time, unit). On failure it returns the error
 // (ctx.Err() wrapped, on cancellation) and leaves no node behind.
 //
-// If ctx carries a live lease of this Mutex (see Lease.Context), Acquire counts up that
-// lease and returns it without a round trip.
+// Acquire never re-enters: if ctx carries a live lease of this Mutex (Lease.Context), it
+// fails at once with ErrAlreadyHeld (re-enter with Lease.Reenter). A context carrying an
+// ended lease is ignored.
 func (m *Mutex) Acquire(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, false)
 }
 
 // TryAcquire takes the lock if nobody holds it, and returns ErrLocked at once otherwise.
+// Like Acquire, it fails with ErrAlreadyHeld when ctx carries a live lease of this Mutex.
 func (m *Mutex) TryAcquire(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
-	if l := leaseFrom(ctx, m); l != nil {
-		if err := l.reenter(); err != nil {
-			return nil, err
-		}
-		return l, nil
+	if l := leaseFrom(ctx, m); l != nil && l.core.Live() {
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, m.path)
 	}
 	if m.opts.localQueue {
 		l, err := m.queue(ctx, try)

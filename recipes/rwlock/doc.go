@@ -13,11 +13,14 @@
 //
 // # Re-entrancy, downgrade and upgrade
 //
-// Both locks are re-entrant through the context, as the mutex is: Lease.Context returns
-// a context that carries the lease. A write holder may take the read lock with its
-// write lease's context (downgrade) and then release the write lock: its reader node is a
-// plain ephemeral node named after the writer's sequence number, so it sorts right next to
-// the writer and a queued writer cannot slip in between. Taking the write lock while
+// Both locks are re-entrant through the lease, as the mutex is (Lease.Reenter); Acquire
+// with a context carrying a live lease of the same RWLock fails with ErrAlreadyHeld. A
+// write holder downgrades through its write lease (Lease.Downgrade) and then releases
+// the write lock: its reader node is a plain ephemeral node named after the writer's
+// sequence number, so it sorts right next to the writer and a queued writer cannot slip
+// in between. That holds when the downgrader is a Go holder: Curator 5.4's downgrade
+// makes an ordinary sequential read node, and a writer queued before it (Go or Java) gets
+// in once Curator releases its write lock, while Curator's read lock is still held. Taking the write lock while
 // holding only the read lock (upgrade) would deadlock; it is refused with ErrUpgrade.
 //
 // # Loss

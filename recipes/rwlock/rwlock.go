@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
@@ -23,8 +24,9 @@ type Option func(*options)
 
 type options struct{ data []byte }
 
-// WithNodeData sets the data written into each lock node. The default is none.
-func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+// WithNodeData sets the data written into each lock node (empty: none). The default is
+// what Curator writes by default: the host's IP address, as text.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte{}, b...) } }
 
 // RWLock is a distributed read-write lock on one path. It is safe for concurrent use and
 // holds no per-acquisition state.
@@ -135,34 +137,29 @@ func (l *Lock) Participants(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Acquire blocks until this side of the lock is held, ctx ends or the client closes. With
-// a context that carries a lease of the same side, it counts that lease up. The read lock
-// with a context that carries a write lease is a downgrade; the write lock with a context
-// that carries only a read lease fails with ErrUpgrade. On failure no node is left.
+// Acquire blocks until this side of the lock is held, ctx ends or the client closes. It
+// never re-enters: with a context that carries a live lease of this RWLock on the same
+// side, or a live write lease when asking for the read lock, it fails at once with
+// ErrAlreadyHeld (re-enter with Lease.Reenter, downgrade with Lease.Downgrade). The write
+// lock with a context that carries a live read lease fails with ErrUpgrade. A context
+// carrying an ended lease is ignored. On failure no node is left.
 func (l *Lock) Acquire(ctx context.Context) (*Lease, error) { return l.acquire(ctx, false) }
 
 // TryAcquire is Acquire that returns ErrLocked at once when the lock cannot be had.
 func (l *Lock) TryAcquire(ctx context.Context) (*Lease, error) { return l.acquire(ctx, true) }
 
 func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
-	if own := leaseFrom(ctx, l); own != nil && own.core.IsHeld() {
-		if err := own.core.Reenter(); err != nil {
-			return nil, fmt.Errorf("rwlock: %s lock: %w", l.name(), err)
-		}
-		return own, nil
+	if own := leaseFrom(ctx, l); own != nil && own.core.Live() {
+		return nil, fmt.Errorf("%w: %s lock of %s", ErrAlreadyHeld, l.name(), l.rw.path)
 	}
-	var h *locks.Held
-	var err error
 	if l.write {
-		if r := leaseFrom(ctx, l.rw.read); r != nil && r.core.IsHeld() {
+		if r := leaseFrom(ctx, l.rw.read); r != nil && r.core.Live() {
 			return nil, fmt.Errorf("%w: %s", ErrUpgrade, l.rw.path)
 		}
-		h, err = l.lk.Acquire(ctx, try)
-	} else if w := leaseFrom(ctx, l.rw.write); w != nil && w.core.IsHeld() {
-		h, err = l.downgrade(ctx, try, w)
-	} else {
-		h, err = l.lk.Acquire(ctx, try)
+	} else if w := leaseFrom(ctx, l.rw.write); w != nil && w.core.Live() {
+		return nil, fmt.Errorf("%w: write lock of %s (downgrade with Lease.Downgrade)", ErrAlreadyHeld, l.rw.path)
 	}
+	h, err := l.lk.Acquire(ctx, try)
 	if errors.Is(err, locks.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s lock of %s", ErrLocked, l.name(), l.rw.path)
 	}
@@ -170,6 +167,46 @@ func (l *Lock) acquire(ctx context.Context, try bool) (*Lease, error) {
 		return nil, fmt.Errorf("rwlock: %s lock of %s: %w", l.name(), l.rw.path, err)
 	}
 	return &Lease{lock: l, core: locks.NewLease(l.rw.client, h, nil)}, nil
+}
+
+// Downgrade takes the read lock while this write lease holds the write lock, and returns
+// the read lease: granted at once, whoever waits. Its node sorts right after the
+// writer's, so that no writer queued behind this one gets in before the read lease is
+// released, even once the write lease is. (A Curator 5.4 peer's downgrade makes an
+// ordinary read node: a Go writer queued behind it may get in while its read lock is
+// held.) It fails with ErrNotHeld on a read lease or a released one, and with ErrLeaseLost
+// when the write lease may have been lost.
+func (l *Lease) Downgrade(ctx context.Context) (*Lease, error) {
+	if !l.lock.write {
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %s is a read lease", ErrNotHeld, l.Node())
+	}
+	if l.gone.Load() || !l.core.IsHeld() {
+		return nil, fmt.Errorf("rwlock: downgrade: %w: %s", ErrNotHeld, l.Node())
+	}
+	r := l.lock.rw.read
+	h, err := r.downgrade(ctx, false, l)
+	if err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			return nil, fmt.Errorf("rwlock: downgrade: %w", err)
+		}
+		return nil, fmt.Errorf("rwlock: downgrade %s: %w", l.Node(), err)
+	}
+	return &Lease{lock: r, core: locks.NewLease(r.rw.client, h, nil)}, nil
+}
+
+// Reenter re-enters this side of the lock through this lease, without a round trip: it
+// returns another counted lease of the same holding (same node, Done and Token), to be
+// released once like this one; the node goes with the last release. It fails with
+// ErrNotHeld once the holding was fully released and ErrLeaseLost once it may have been
+// lost.
+func (l *Lease) Reenter() (*Lease, error) {
+	if l.gone.Load() {
+		return nil, fmt.Errorf("rwlock: reenter: %w: %s", ErrNotHeld, l.Node())
+	}
+	if err := l.core.Reenter(); err != nil {
+		return nil, fmt.Errorf("rwlock: reenter: %w", err)
+	}
+	return &Lease{lock: l.lock, core: l.core}, nil
 }
 
 // downgrade takes the read lock while holding the write lease w: a plain node named after
@@ -195,12 +232,16 @@ func (l *Lock) downgrade(ctx context.Context, try bool, w *Lease) (*locks.Held, 
 type Lease struct {
 	lock *Lock
 	core *locks.Lease
+	gone atomic.Bool // this counted lease was released
 }
 
-// Release gives the lease back; with re-entrant holds, the node goes with the last
-// release. Releasing more often than acquiring returns ErrNotHeld; a lease that may have
+// Release gives the lease back; each lease (Reenter's too) is released once, and the node
+// goes with the last release. Releasing again returns ErrNotHeld; a lease that may have
 // been lost returns ErrLeaseLost (after removing its node if this session still owns it).
 func (l *Lease) Release(ctx context.Context) error {
+	if !l.gone.CompareAndSwap(false, true) {
+		return fmt.Errorf("rwlock: release: %w: %s", ErrNotHeld, l.Node())
+	}
 	if err := l.core.Release(ctx); err != nil {
 		return fmt.Errorf("rwlock: release: %w", err)
 	}
@@ -215,7 +256,7 @@ func (l *Lease) Done() <-chan struct{} { return l.core.Done() }
 // The first call reads the czxid (one request); it fails with ErrLeaseLost when the node
 // is no longer this session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.lock.rw.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("rwlock: token of %s: %w", l.core.Held.Path, err)
 	}
@@ -230,8 +271,11 @@ func (l *Lease) IsWrite() bool { return l.lock.write }
 
 type leaseKey struct{ l *Lock }
 
-// Context returns a context derived from parent that carries the lease (for re-entrancy
-// and downgrade) and is cancelled when the lease ends.
+// IsLeaseKey marks leaseKey as a lease's context key (locks.WithoutLeases).
+func (leaseKey) IsLeaseKey() {}
+
+// Context returns a context derived from parent that carries the lease (acquiring the
+// same RWLock with it fails with ErrAlreadyHeld) and is cancelled when the lease ends.
 func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	return l.core.Context(parent, leaseKey{l.lock}, l)
 }

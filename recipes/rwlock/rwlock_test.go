@@ -192,7 +192,7 @@ func TestDowngradeWithQueuedWriter(t *testing.T) {
 		return err == nil && len(p) == 2
 	}, 10*time.Second, 10*time.Millisecond)
 
-	r, err := rw.ReadLock().Acquire(wctx) // downgrade: granted at once although a writer waits
+	r, err := w.Downgrade(wctx) // granted at once although a writer waits
 	require.NoError(t, err)
 	require.NoError(t, w.Release(ctx))
 	all, err := rw.Participants(ctx)
@@ -219,12 +219,17 @@ func TestUpgradeRefusedAndMisuse(t *testing.T) {
 	defer cancel()
 	_, err = rw.WriteLock().Acquire(rctx)
 	assert.ErrorIs(t, err, rwlock.ErrUpgrade)
-	again, err := rw.ReadLock().Acquire(rctx)
+	_, err = rw.ReadLock().Acquire(rctx)
+	assert.ErrorIs(t, err, rwlock.ErrAlreadyHeld, "no re-entry through the context")
+	_, err = r.Downgrade(ctx)
+	assert.ErrorIs(t, err, rwlock.ErrNotHeld, "a read lease does not downgrade")
+	again, err := r.Reenter()
 	require.NoError(t, err)
-	assert.Same(t, r, again, "the read lock is re-entrant")
+	assert.Equal(t, r.Node(), again.Node(), "the read lock is re-entrant through the lease")
 	require.NoError(t, r.Release(ctx))
-	require.NoError(t, r.Release(ctx))
+	require.NoError(t, again.Release(ctx))
 	assert.ErrorIs(t, r.Release(ctx), rwlock.ErrNotHeld)
+	assert.ErrorIs(t, again.Release(ctx), rwlock.ErrNotHeld)
 
 	_, err = rwlock.New(nil, "/rw/x")
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
@@ -267,9 +272,8 @@ func TestWriterSessionLost(t *testing.T) {
 	}
 	require.NotNil(t, l)
 	assert.Greater(t, testutil.Token(l), tokenW)
-	stale, err := w.Token(ctx)
-	require.NoError(t, err, "a lost lease keeps the token it had: a fenced store rejects it")
-	assert.Equal(t, tokenW, stale)
+	_, err = w.Token(ctx)
+	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "a lost lease answers no token (issue 16.2)")
 	proxy.Heal()
 	assert.ErrorIs(t, w.Release(ctx), rwlock.ErrLeaseLost)
 	require.NoError(t, l.Release(ctx))
@@ -341,9 +345,9 @@ func TestDowngradeWithLostWriteLease(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the write lease did not end")
 	}
-	_, err = rw.ReadLock().Acquire(context.WithoutCancel(wctx))
+	_, err = w.Downgrade(context.WithoutCancel(wctx))
 	assert.ErrorIs(t, err, rwlock.ErrLeaseLost)
-	_, err = rw.WriteLock().Acquire(context.WithoutCancel(wctx))
+	_, err = w.Reenter()
 	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "re-entering a lost lease is refused, not queued behind itself")
 	_ = w.Release(ctx)
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/lostdown")

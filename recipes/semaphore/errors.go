@@ -21,6 +21,9 @@ var (
 	// ErrLeaseLost is returned by Release (after cleaning up) when the lease may have
 	// been lost before it was released.
 	ErrLeaseLost = locks.ErrLeaseLost
+	// ErrReleased is the cause (context.Cause) of a lease context that ended because the
+	// lease was released.
+	ErrReleased = locks.ErrReleased
 	// ErrNodeVanished is returned when a lease node vanished while waiting (the session
 	// was lost) more often than the retry policy allows.
 	ErrNodeVanished = locks.ErrNodeLost

@@ -27,9 +27,10 @@ type Option func(*options)
 
 type options struct{ data []byte }
 
-// WithNodeData sets the data written into each lease node (Lease.Data reads it back).
-// The default is none.
-func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte(nil), b...) } }
+// WithNodeData sets the data written into each lease node (Lease.Data reads it back;
+// empty: none). The default is what Curator writes by default: the host's IP address, as
+// text.
+func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte{}, b...) } }
 
 // Semaphore is a distributed counting semaphore. It holds no per-acquisition state and is
 // safe for concurrent use.
@@ -160,8 +161,10 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	return ls[0], nil
 }
 
-// AcquireN takes n leases. On failure or cancellation, the leases it took are returned
-// and no node is left.
+// AcquireN takes n leases, one after the other. On failure or cancellation, the leases
+// it took are returned and no node is left. As with Curator's acquire(n), concurrent
+// AcquireN calls on one semaphore can each hold part of what they need and wait for the
+// rest until their contexts end: give it a deadline, or serialise multi-lease takers.
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
@@ -221,6 +224,18 @@ func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
 	}
 }
 
+// leaseData is the lease nodes' data: the option's, or Curator's default.
+func (s *Semaphore) leaseData() []byte {
+	if s.opts.data != nil {
+		return s.opts.data
+	}
+	return locks.DefaultNodeData()
+}
+
+// testHookInnerLocked, when set (by the package's internal tests only), runs right after
+// an attempt took the inner lock.
+var testHookInnerLocked func(*Semaphore)
+
 // attempt is one try at one lease: inner mutex, lease node, wait for room.
 func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	c := s.client
@@ -236,8 +251,18 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		_ = s.inner.Release(cctx, lock.Path)
 		cancel()
 	}()
-	gen := c.Generation()
-	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.opts.data, true)
+	if testHookInnerLocked != nil {
+		testHookInnerLocked(s)
+	}
+	// The lease node must be created in the inner lock's session: only then does the
+	// inner lock serialise it. Should the session have changed since, the inner lock went
+	// with it: start over (the final session check below catches a change during the
+	// create).
+	gen := lock.Gen
+	if c.Generation() != gen {
+		return nil, errLeaseNodeLost
+	}
+	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.leaseData(), true)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
@@ -368,7 +393,7 @@ func (l *Lease) Data(ctx context.Context) ([]byte, error) {
 // the czxid (one request); it fails with ErrLeaseLost when the node is no longer this
 // session's.
 func (l *Lease) Token(ctx context.Context) (int64, error) {
-	z, err := l.core.Held.Czxid(ctx, l.sem.client)
+	z, err := l.core.Czxid(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("semaphore: token of %s: %w", l.core.Held.Path, err)
 	}
@@ -376,6 +401,9 @@ func (l *Lease) Token(ctx context.Context) (int64, error) {
 }
 
 type leaseKey struct{ s *Semaphore }
+
+// IsLeaseKey marks leaseKey as a lease's context key (locks.WithoutLeases).
+func (leaseKey) IsLeaseKey() {}
 
 // Context returns a context derived from parent that carries the lease and is cancelled
 // when the lease ends.

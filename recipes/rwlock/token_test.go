@@ -1,0 +1,34 @@
+package rwlock_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/rwlock"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// TestTokenAfterReleaseFails: once Done is closed, Token fails with ErrLeaseLost, even
+// when the czxid was read before the release (issue 16.2).
+func TestTokenAfterReleaseFails(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := context.Background()
+	rw := newRW(t, testutil.Connect(t, srv.ConnectString()), "/rw/token")
+	for _, lk := range []*rwlock.Lock{rw.WriteLock(), rw.ReadLock()} {
+		l, err := lk.Acquire(ctx)
+		require.NoError(t, err)
+		_, err = l.Token(ctx)
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctx))
+		<-l.Done()
+		tok, err := l.Token(ctx)
+		assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "token %d after release", tok)
+	}
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/rw/token")
+}
