@@ -122,6 +122,9 @@ func New(connect string, opts ...Option) (*Client, error) {
 		stateSig:    make(chan struct{}, 1),
 	}
 	c.deleter = newDeleter(c)
+	for _, fn := range o.stateListeners {
+		c.AddListener(fn)
+	}
 	return c, nil
 }
 

@@ -250,7 +250,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 
 // statOnce reads a node's Stat; ErrNoNode when it does not exist.
 func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.Stat, error) {
-	return call(c, ctx, "exists", func() (*zk.Stat, error) {
+	return callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 		ok, st, err := conn.Exists(full)
 		if err == nil && !ok {
 			err = zk.ErrNoNode
@@ -262,7 +262,7 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // createOnce sends one create. A node created by a request the caller gave up on is
 // deleted when the reply arrives.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
-	return call(c, ctx, "create", func() (string, error) {
+	return callAt(c, ctx, "create", full, func() (string, error) {
 		if o.onSend != nil {
 			o.onSend()
 		}
@@ -285,7 +285,7 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 // node of an ephemeral mode owned by another session (ours expired in between) is
 // deleted and not returned.
 func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefix string, mode CreateMode) (string, error) {
-	kids, err := call(c, ctx, "getChildren", func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
+	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
 	}
@@ -311,7 +311,7 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 			return found, nil
 		}
 		c.opts.logger.Info("framework: protected node belongs to an older session; deleting it", "path", found)
-		_, err = call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
+		_, err = callAt(c, ctx, "delete", found, func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return "", err
 		}

@@ -41,6 +41,8 @@ type options struct {
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)
+	requestObservers  []func(RequestInfo)
+	stateListeners    []func(State)
 	cleanupTimeout    time.Duration
 }
 
