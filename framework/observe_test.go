@@ -1,8 +1,12 @@
 package framework_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,4 +87,50 @@ func TestRequestObserverSeesOpPathDurationAndError(t *testing.T) {
 	require.ErrorIs(t, err, framework.ErrInvalidArgument)
 	_, err = framework.New(srv.ConnectString(), framework.WithStateListener(nil))
 	require.ErrorIs(t, err, framework.ErrInvalidArgument)
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestLogLinesUseAttributes checks that the client's log lines carry what they are about
+// in slog attributes, not in a "framework: " prefix inside the message.
+func TestLogLinesUseAttributes(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	var buf lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithLogger(logger))
+	require.NoError(t, c.Close())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	sawState := false
+	for _, line := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		msg, _ := rec["msg"].(string)
+		if rec["component"] != "go-zookeeper" { // go-zookeeper's own lines are passed on as they are
+			assert.NotRegexp(t, `^[a-z-]+: `, msg, "a package prefix in the message: %s", line)
+		}
+		assert.NotEmpty(t, rec["component"], "no component attribute: %s", line)
+		if msg == "connection state" {
+			sawState = true
+			assert.Equal(t, "framework", rec["component"])
+			assert.NotEmpty(t, rec["state"])
+		}
+	}
+	assert.True(t, sawState, "no connection state line in %v", lines)
 }
