@@ -154,7 +154,7 @@ func (l zkLogger) Printf(format string, args ...any) {
 			l.c.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 		}
 	}
-	l.c.opts.logger.Debug("zk: " + fmt.Sprintf(format, args...))
+	l.c.opts.logger.Debug(fmt.Sprintf(format, args...), "component", "go-zookeeper")
 }
 
 // Start connects in the background. Operations wait for the connection (up to the
@@ -200,7 +200,7 @@ func (c *Client) addAuth(conn *zk.Conn) {
 			if err == nil {
 				break
 			}
-			c.opts.logger.Warn("framework: adding auth failed", "scheme", a.scheme, "err", err)
+			c.opts.logger.Warn("adding auth failed", "component", "framework", "scheme", a.scheme, "err", err)
 			if errors.Is(err, zk.ErrAuthFailed) {
 				break // the server will have closed the session: operations report it
 			}
@@ -309,7 +309,7 @@ func (c *Client) handle(se sessionEvent) {
 		c.markLostLocked()
 	case stateSimulatedExpiry:
 		if !c.connected && se.seq == c.suspendSeq {
-			c.opts.logger.Info("framework: suspended longer than the session timeout; assuming the session is lost")
+			c.opts.logger.Info("suspended longer than the session timeout; assuming the session is lost", "component", "framework")
 			c.markLostLocked()
 		}
 	}
@@ -342,7 +342,7 @@ func (c *Client) markLostLocked() {
 
 func (c *Client) emitLocked(s State) {
 	c.state = s
-	c.opts.logger.Info("framework: connection state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
+	c.opts.logger.Info("connection state", "component", "framework", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
 	c.lmu.Lock()
 	c.queued++
 	c.stateQ = append(c.stateQ, queuedState{s, c.queued})
@@ -424,7 +424,7 @@ func (c *Client) listenerLoop() {
 func (c *Client) callListener(l *listener, s State) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.opts.logger.Error("framework: state listener panicked", "state", s.String(), "panic", r)
+			c.opts.logger.Error("state listener panicked", "component", "framework", "state", s.String(), "panic", r)
 		}
 	}()
 	l.fn(s)

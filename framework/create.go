@@ -310,7 +310,7 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 		if st.EphemeralOwner == conn.SessionID() {
 			return found, nil
 		}
-		c.opts.logger.Info("framework: protected node belongs to an older session; deleting it", "path", found)
+		c.opts.logger.Info("protected node belongs to an older session; deleting it", "component", "framework", "op", "create", "path", found)
 		_, err = callAt(c, ctx, "delete", found, func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return "", err

@@ -58,7 +58,7 @@ func (d *deleter) run() {
 		var failed []deleteJob
 		for _, j := range jobs {
 			if err := d.do(j); err != nil {
-				d.c.opts.logger.Debug("framework: guaranteed delete will retry", "path", j.path, "parent", j.parent, "err", err)
+				d.c.opts.logger.Debug("guaranteed delete will retry", "component", "framework", "op", "delete", "path", j.path, "parent", j.parent, "err", err)
 				failed = append(failed, j)
 			}
 		}

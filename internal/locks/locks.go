@@ -199,7 +199,7 @@ func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (*Held
 		}
 		// Our node vanished: our session was lost while we waited. Start over if the
 		// retry policy allows, after the sleep it asks for.
-		c.Logger().Info("locks: lock node vanished while waiting; starting over", "path", l.cfg.Path, "retry", retries)
+		c.Logger().Info("lock node vanished while waiting; starting over", "component", "locks", "path", l.cfg.Path, "retry", retries)
 		sleep, ok := c.RetryPolicy().AllowRetry(retries, time.Since(start))
 		if !ok {
 			return nil, err
