@@ -59,3 +59,69 @@ func (c *Client) observeRequest(op, fullPath string, start time.Time, err error)
 		obs(info)
 	}
 }
+
+// LockEvent is what a lock observer is told about (WithLockObserver).
+type LockEvent int
+
+// The lock events.
+const (
+	// LockAcquired: a lock or lease was acquired; Duration is how long it took.
+	LockAcquired LockEvent = iota + 1
+	// LockFailed: an acquisition failed, timed out or found the lock busy (TryAcquire);
+	// Duration is how long it tried, Err why it failed.
+	LockFailed
+	// LockReleased: a lock or lease was released for the last time (re-entrant holds
+	// count as one); Duration is how long it was held.
+	LockReleased
+)
+
+// String returns "acquired", "failed" or "released".
+func (e LockEvent) String() string {
+	switch e {
+	case LockAcquired:
+		return "acquired"
+	case LockFailed:
+		return "failed"
+	case LockReleased:
+		return "released"
+	}
+	return fmt.Sprintf("LockEvent(%d)", int(e))
+}
+
+// LockInfo describes an acquisition or a release for a lock observer.
+type LockInfo struct {
+	Event LockEvent
+	// Recipe is "mutex", "rwlock-read", "rwlock-write" or "semaphore".
+	Recipe string
+	// Path is the lock's or semaphore's path (without namespace).
+	Path string
+	// Duration is the wait (LockAcquired, LockFailed) or the hold (LockReleased).
+	Duration time.Duration
+	// Err is why an acquisition failed (LockFailed only).
+	Err error
+}
+
+// WithLockObserver calls observe when a lock recipe built on the client (mutex, rwlock,
+// semaphore, and what is built on them) acquires, fails to acquire or releases a lock or
+// lease, with how long it waited or held. It runs on the goroutine that acquired or
+// released: it must be fast and must not block. The default is none.
+func WithLockObserver(observe func(LockInfo)) Option {
+	return func(o *options) error {
+		if observe == nil {
+			return fmt.Errorf("%w: nil lock observer", ErrInvalidArgument)
+		}
+		o.lockObservers = append(o.lockObservers, observe)
+		return nil
+	}
+}
+
+// ObservesLocks reports whether the client has a lock observer, so that recipes measure
+// only when someone listens.
+func (c *Client) ObservesLocks() bool { return len(c.opts.lockObservers) > 0 }
+
+// ObserveLock passes info to the client's lock observers. It is for lock recipes.
+func (c *Client) ObserveLock(info LockInfo) {
+	for _, obs := range c.opts.lockObservers {
+		obs(info)
+	}
+}

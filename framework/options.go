@@ -43,6 +43,7 @@ type options struct {
 	requestHook       func(op string)
 	requestObservers  []func(RequestInfo)
 	stateListeners    []func(State)
+	lockObservers     []func(LockInfo)
 	cleanupTimeout    time.Duration
 }
 

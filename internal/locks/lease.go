@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -34,6 +35,7 @@ type Lease struct {
 	count    int
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
+	since    time.Time     // when it was acquired, for the lock observer
 }
 
 // NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
@@ -45,6 +47,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		client:   c,
 		loss:     c.LossSignal(h.Gen),
 		count:    1,
+		since:    time.Now(),
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -141,6 +144,7 @@ func (l *Lease) End() (last bool, err error) {
 		return false, nil
 	}
 	close(l.released)
+	l.observeHold()
 	return true, nil
 }
 
