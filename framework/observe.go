@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -124,4 +126,47 @@ func (c *Client) ObserveLock(info LockInfo) {
 	for _, obs := range c.opts.lockObservers {
 		obs(info)
 	}
+}
+
+// errorCodes names ZooKeeper's errors by their code, as the server's KeeperException.Code
+// spells them.
+var errorCodes = []struct {
+	err  error
+	code string
+}{
+	{ErrNoNode, "NONODE"},
+	{ErrNodeExists, "NODEEXISTS"},
+	{ErrBadVersion, "BADVERSION"},
+	{ErrNotEmpty, "NOTEMPTY"},
+	{ErrNoAuth, "NOAUTH"},
+	{ErrAuthFailed, "AUTHFAILED"},
+	{ErrInvalidACL, "INVALIDACL"},
+	{ErrSessionExpired, "SESSIONEXPIRED"},
+	{ErrSessionMoved, "SESSIONMOVED"},
+	{ErrNoChildrenForEph, "NOCHILDRENFOREPHEMERALS"},
+	{ErrInvalidFlags, "INVALIDFLAGS"},
+	{ErrNotConnected, "CONNECTIONLOSS"},
+	{ErrConnectionClosed, "CONNECTIONLOSS"},
+	{ErrNoServer, "NOSERVER"},
+	{ErrClosed, "CLOSED"},
+	{ErrDataTooLarge, "DATATOOLARGE"},
+	{ErrInvalidArgument, "BADARGUMENTS"},
+	{context.Canceled, "CANCELED"},
+	{context.DeadlineExceeded, "DEADLINEEXCEEDED"},
+}
+
+// ErrorCode returns a short, stable name for err, for metrics and logs: ZooKeeper's code
+// name ("NONODE", "CONNECTIONLOSS", "SESSIONEXPIRED", …), "CLOSED" for a closed client,
+// "CANCELED" or "DEADLINEEXCEEDED" for an ended context, "OK" for nil and "OTHER" for the
+// rest.
+func ErrorCode(err error) string {
+	if err == nil {
+		return "OK"
+	}
+	for _, e := range errorCodes {
+		if errors.Is(err, e.err) {
+			return e.code
+		}
+	}
+	return "OTHER"
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -133,4 +134,24 @@ func TestLogLinesUseAttributes(t *testing.T) {
 		}
 	}
 	assert.True(t, sawState, "no connection state line in %v", lines)
+}
+
+func TestErrorCode(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{nil, "OK"},
+		{zk.ErrNoNode, "NONODE"},
+		{fmt.Errorf("framework: create /a: %w", zk.ErrNodeExists), "NODEEXISTS"},
+		{framework.ErrNotConnected, "CONNECTIONLOSS"},
+		{zk.ErrConnectionClosed, "CONNECTIONLOSS"},
+		{zk.ErrSessionExpired, "SESSIONEXPIRED"},
+		{framework.ErrClosed, "CLOSED"},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), "DEADLINEEXCEEDED"},
+		{errors.New("something"), "OTHER"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, framework.ErrorCode(c.err), "%v", c.err)
+	}
 }
