@@ -98,7 +98,7 @@ func (d *dispatcher) run(stop, engineDone <-chan struct{}) {
 func (d *dispatcher) call(l *listener, ev Event) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.log.Error("cache: listener panicked", "event", ev.String(), "panic", r)
+			d.log.Error("listener panicked", "component", "cache", "event", ev.String(), "panic", r)
 		}
 	}()
 	l.fn(ev)

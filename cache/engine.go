@@ -304,7 +304,7 @@ func (e *engine) scheduleRetry(err error) {
 	} else {
 		e.backoff = min(2*e.backoff, maxBackoff)
 	}
-	e.log.Debug("cache: read failed; retrying", "cache", e.cfg.name, "path", e.cfg.root, "in", e.backoff, "err", err)
+	e.log.Debug("read failed; retrying", "component", "cache", "cache", e.cfg.name, "path", e.cfg.root, "in", e.backoff, "err", err)
 	if e.retry == nil {
 		e.retry = time.NewTimer(e.backoff)
 	} else {

@@ -126,6 +126,9 @@ func New(connect string, opts ...Option) (*Client, error) {
 		stateSig:    make(chan struct{}, 1),
 	}
 	c.deleter = newDeleter(c)
+	for _, fn := range o.stateListeners {
+		c.AddListener(fn)
+	}
 	return c, nil
 }
 
@@ -165,7 +168,7 @@ func (l zkLogger) Printf(format string, args ...any) {
 			l.c.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
 		}
 	}
-	l.c.opts.logger.Debug("zk: " + fmt.Sprintf(format, args...))
+	l.c.opts.logger.Debug(fmt.Sprintf(format, args...), "component", "go-zookeeper")
 }
 
 // Start connects in the background. Operations wait for the connection (up to the
@@ -221,7 +224,7 @@ func (c *Client) dial() (*zk.Conn, error) {
 func (c *Client) replaceSessionLocked() {
 	conn, err := c.dial()
 	if err != nil {
-		c.opts.logger.Error("framework: starting a new session after a simulated Lost failed", "err", err)
+		c.opts.logger.Error("starting a new session after a simulated Lost failed", "component", "framework", "err", err)
 		return
 	}
 	old := c.conn.Swap(conn)
@@ -246,7 +249,7 @@ func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
 			if err == nil {
 				break
 			}
-			c.opts.logger.Warn("framework: adding auth failed", "scheme", a.scheme, "err", err)
+			c.opts.logger.Warn("adding auth failed", "component", "framework", "scheme", a.scheme, "err", err)
 			if errors.Is(err, zk.ErrAuthFailed) {
 				break // the server will have closed the session: operations report it
 			}
@@ -359,7 +362,7 @@ func (c *Client) handle(se sessionEvent) {
 		c.markLostLocked()
 	case stateSimulatedExpiry:
 		if !c.connected && se.seq == c.suspendSeq {
-			c.opts.logger.Info("framework: suspended longer than the session timeout; ending the session and starting a new one")
+			c.opts.logger.Info("suspended longer than the session timeout; ending the session and starting a new one", "component", "framework")
 			c.markLostLocked()
 			c.replaceSessionLocked()
 		}
@@ -393,7 +396,7 @@ func (c *Client) markLostLocked() {
 
 func (c *Client) emitLocked(s State) {
 	c.state = s
-	c.opts.logger.Info("framework: connection state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
+	c.opts.logger.Info("connection state", "component", "framework", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID))
 	c.lmu.Lock()
 	c.queued++
 	c.stateQ = append(c.stateQ, queuedState{s, c.queued})
@@ -474,7 +477,7 @@ func (c *Client) listenerLoop() {
 func (c *Client) callListener(l *listener, s State) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.opts.logger.Error("framework: state listener panicked", "state", s.String(), "panic", r)
+			c.opts.logger.Error("state listener panicked", "component", "framework", "state", s.String(), "panic", r)
 		}
 	}()
 	l.fn(s)

@@ -262,7 +262,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 
 // statOnce reads a node's Stat; ErrNoNode when it does not exist.
 func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.Stat, error) {
-	return call(c, ctx, "exists", func() (*zk.Stat, error) {
+	return callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 		ok, st, err := conn.Exists(full)
 		if err == nil && !ok {
 			err = zk.ErrNoNode
@@ -277,7 +277,7 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
 // may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
-	return call(c, ctx, "create", func() (string, error) {
+	return callAt(c, ctx, "create", full, func() (string, error) {
 		if o.onSend != nil {
 			o.onSend()
 		}
@@ -300,7 +300,7 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 // node of an ephemeral mode owned by another session (ours expired in between) is
 // deleted and not returned.
 func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefix string, mode CreateMode) (string, error) {
-	kids, err := call(c, ctx, "getChildren", func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
+	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
 	}
@@ -325,8 +325,8 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 		if st.EphemeralOwner == conn.SessionID() {
 			return found, nil
 		}
-		c.opts.logger.Info("framework: protected node belongs to an older session; deleting it", "path", found)
-		_, err = call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
+		c.opts.logger.Info("protected node belongs to an older session; deleting it", "component", "framework", "op", "create", "path", found)
+		_, err = callAt(c, ctx, "delete", found, func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return "", err
 		}

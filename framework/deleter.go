@@ -63,10 +63,10 @@ func (d *deleter) run() {
 			if err := d.do(j); err != nil {
 				if !connectionClass(err) {
 					// It can never succeed by retrying (NotEmpty, NoAuth, ...): give up.
-					d.c.opts.logger.Warn("framework: guaranteed delete gave up", "path", j.path, "parent", j.parent, "err", err)
+					d.c.opts.logger.Warn("guaranteed delete gave up", "component", "framework", "op", "delete", "path", j.path, "parent", j.parent, "err", err)
 					continue
 				}
-				d.c.opts.logger.Debug("framework: guaranteed delete will retry", "path", j.path, "parent", j.parent, "err", err)
+				d.c.opts.logger.Debug("guaranteed delete will retry", "component", "framework", "op", "delete", "path", j.path, "parent", j.parent, "err", err)
 				failed = append(failed, j)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -126,11 +127,21 @@ func (c *Client) usable() error {
 // that arrives after call returned is passed to abandoned (when not nil), which can undo
 // it (delete a created node).
 func call[T any](c *Client, ctx context.Context, op string, req func() (T, error), abandoned func(T, error)) (T, error) {
+	return callAt(c, ctx, op, "", req, abandoned)
+}
+
+// callAt is call for a request on the node at fullPath (with chroot and namespace), which
+// request observers are told (without them).
+func callAt[T any](c *Client, ctx context.Context, op, fullPath string, req func() (T, error), abandoned func(T, error)) (_ T, err error) {
 	var zero T
 	if !c.track() {
 		return zero, ErrClosed
 	}
 	c.countRequest(op)
+	if len(c.opts.requestObservers) > 0 {
+		start := time.Now()
+		defer func() { c.observeRequest(op, fullPath, start, err) }()
+	}
 	type result struct {
 		v   T
 		err error

@@ -62,7 +62,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 				return err
 			}
 		}
-		_, err := call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
+		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
 		return err
 	})
 	if errors.Is(err, zk.ErrNoNode) && o.quietly {
@@ -75,7 +75,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 }
 
 func (c *Client) deleteChildren(ctx context.Context, conn *zk.Conn, full string) error {
-	kids, err := call(c, ctx, "getChildren", func() ([]string, error) { k, _, err := conn.Children(full); return k, err }, nil)
+	kids, err := callAt(c, ctx, "getChildren", full, func() ([]string, error) { k, _, err := conn.Children(full); return k, err }, nil)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (c *Client) deleteChildren(ctx context.Context, conn *zk.Conn, full string)
 		if err := c.deleteChildren(ctx, conn, child); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
-		_, err := call(c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(child, -1) }, nil)
+		_, err := callAt(c, ctx, "delete", child, func() (struct{}, error) { return struct{}{}, conn.Delete(child, -1) }, nil)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
@@ -118,7 +118,7 @@ func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, 
 	var r res
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
-		r, err = call(c, ctx, "getData", func() (res, error) {
+		r, err = callAt(c, ctx, "getData", full, func() (res, error) {
 			if watch {
 				d, st, ch, err := conn.GetW(full)
 				return res{d, st, ch}, err
@@ -146,7 +146,7 @@ func (c *Client) SetData(ctx context.Context, path string, data []byte, version 
 	var st *zk.Stat
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
-		st, err = call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
+		st, err = callAt(c, ctx, "setData", full, func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
 		return err
 	})
 	if err != nil {
@@ -180,7 +180,7 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, <-
 			st *zk.Stat
 			ch <-chan zk.Event
 		}
-		r, err := call(c, ctx, "exists", func() (res, error) {
+		r, err := callAt(c, ctx, "exists", full, func() (res, error) {
 			if watch {
 				ok, st, ch, err := conn.ExistsW(full)
 				return res{ok, st, ch}, err
@@ -229,7 +229,7 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	var r res
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
-		r, err = call(c, ctx, "getChildren", func() (res, error) {
+		r, err = callAt(c, ctx, "getChildren", full, func() (res, error) {
 			if watch {
 				k, st, ch, err := conn.ChildrenW(full)
 				return res{k, st, ch}, err
@@ -253,7 +253,7 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 	}
 	full := c.fullPath(path)
 	return opErr("sync", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		_, err := call(c, ctx, "sync", func() (string, error) { return conn.Sync(full) }, nil)
+		_, err := callAt(c, ctx, "sync", full, func() (string, error) { return conn.Sync(full) }, nil)
 		return err
 	}))
 }
@@ -271,7 +271,7 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, erro
 			acl []zk.ACL
 			st  *zk.Stat
 		}
-		r, err := call(c, ctx, "getACL", func() (res, error) { a, st, err := conn.GetACL(full); return res{a, st}, err }, nil)
+		r, err := callAt(c, ctx, "getACL", full, func() (res, error) { a, st, err := conn.GetACL(full); return res{a, st}, err }, nil)
 		acl, st = r.acl, r.st
 		return err
 	})
@@ -293,7 +293,7 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersi
 	var st *zk.Stat
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
-		st, err = call(c, ctx, "setACL", func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
+		st, err = callAt(c, ctx, "setACL", full, func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
 		return err
 	})
 	if err != nil {

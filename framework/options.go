@@ -41,6 +41,9 @@ type options struct {
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)
+	requestObservers  []func(RequestInfo)
+	stateListeners    []func(State)
+	lockObservers     []func(LockInfo)
 	cleanupTimeout    time.Duration
 }
 
@@ -222,7 +225,8 @@ func WithMaxPacketSize(n int) Option {
 
 // WithRequestHook calls hook (with the operation's name, e.g. "create") for every request
 // the client sends to ZooKeeper, retries included: a small metrics hook. Client.Requests
-// counts them too. The hook must be fast and must not block.
+// counts them too. The hook must be fast and must not block. WithRequestObserver also
+// gives each request's path, duration and error.
 func WithRequestHook(hook func(op string)) Option {
 	return func(o *options) error { o.requestHook = hook; return nil }
 }

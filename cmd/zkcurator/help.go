@@ -21,6 +21,8 @@ Commands:
         ask the holder of lock node <node> to let go (holders made --revocable do)
   semaphore run <path> --leases N [--timeout D] [--grace D] -- <command...>
         run a command while holding one of the N leases of the semaphore at <path>
+  semaphore holders <path> [--leases N]
+        list who holds a lease of the semaphore at <path> and who waits
   barrier set|remove|wait <path> [--timeout D]
         set a barrier, remove it (which releases its waiters), or wait until it is removed
   doublebarrier run <path> --members N [--timeout D] -- <command...>
@@ -40,7 +42,8 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
   0    barrier, holders and revoke commands succeeded
-  1    error: ZooKeeper unreachable, a request failed, ...
+  1    error: ZooKeeper unreachable, a request failed, holders of a path that does
+       not exist or is not that recipe's, ...
   2    usage error
   70   the lock or lease was lost (or revoked) while the command ran; it was stopped
   75   --timeout expired before the lock, lease or barrier was had
@@ -97,8 +100,12 @@ const helpLockHolders = `Usage: zkcurator lock holders <path>
 
 Lists the nodes of the lock at <path> in lock order, one a line: "holder" or "waiting",
 the node's path, and its data (host:pid for zkcurator, the host's address for Curator).
-Works for locks taken by Curator's InterProcessMutex, the Go mutex and zkcurator. An
-unknown or free lock lists nothing.
+Works for locks taken by Curator's InterProcessMutex, the Go mutex and zkcurator (and
+for a LeaderSelector's path: its holder is the leader).
+
+A free lock lists nothing (and says so on stderr) and exits 0. A path that does not
+exist, or that is a semaphore, a leader latch, a read-write lock or no lock at all,
+is reported on stderr with what it looks like, and the exit status is 1.
 `
 
 const helpLockRevoke = `Usage: zkcurator lock revoke <node> [--wait D]
@@ -128,6 +135,18 @@ once; every participant must use the same N.
 
 The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost lease
 stops the command as a lost lock does (exit 70).
+`
+
+const helpSemaphoreHolders = `Usage: zkcurator semaphore holders <path> [--leases N]
+
+Lists the lease nodes of the semaphore at <path> (Curator's InterProcessSemaphoreV2, the
+Go semaphore, zkcurator semaphore run) in order, one a line: "holder" or "waiting", the
+node's path and its data; then the acquirers queued on the semaphore's inner lock as
+"waiting". With --leases N (the semaphore's number of leases), a lease node beyond the
+first N is shown as "waiting": its owner made it and waits for a lease to free.
+
+A semaphore nobody holds lists nothing (and says so on stderr) and exits 0. A path that
+does not exist or is not a semaphore is reported on stderr, and the exit status is 1.
 `
 
 const helpBarrier = `Usage: zkcurator barrier set <path>
@@ -163,8 +182,9 @@ var helpTopics = map[string]string{
 	"participants":      helpLockHolders,
 	"lock revoke":       helpLockRevoke,
 	"revoke":            helpLockRevoke,
-	"semaphore":         helpSemaphoreRun,
+	"semaphore":         helpSemaphoreRun + "\n" + helpSemaphoreHolders,
 	"semaphore run":     helpSemaphoreRun,
+	"semaphore holders": helpSemaphoreHolders,
 	"barrier":           helpBarrier,
 	"barrier set":       helpBarrier,
 	"barrier remove":    helpBarrier,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,16 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	kids, _, err := c.Children(ctx, path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return exitWith(exitError, "%s does not exist: no lock there", path)
+	}
+	if err != nil {
+		return err
+	}
+	if err := notALock(path, kids); err != nil {
+		return err
+	}
 	m, err := mutex.New(c, path)
 	if err != nil {
 		return err
@@ -141,6 +152,33 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, p, printable(data))
 		role = "waiting"
+	}
+	if role == "holder" {
+		fmt.Fprintf(a.stderr, "zkcurator: nobody holds the lock at %s\n", path)
+	}
+	return nil
+}
+
+// notALock says what path is when its children show that it is not a lock: a
+// semaphore, a leader latch, a read-write lock, or something else.
+func notALock(path string, kids []string) error {
+	has := func(marker string) bool {
+		for _, k := range kids {
+			if strings.Contains(k, marker) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case slices.Contains(kids, "leases") && slices.Contains(kids, "locks"):
+		return exitWith(exitError, "%s is a semaphore (it has leases and locks children), not a lock: try 'zkcurator semaphore holders %s'", path, path)
+	case has("latch-"):
+		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: its first node in sequence order is the leader", path)
+	case has("__WRIT__") || has("__READ__"):
+		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes), not a lock", path)
+	case len(kids) > 0 && !has("lock-"):
+		return exitWith(exitError, "%s is not a lock: none of its %d children is a lock node", path, len(kids))
 	}
 	return nil
 }

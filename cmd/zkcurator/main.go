@@ -147,7 +147,7 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return a.lockRevoke(ctx, rest)
 	case "semaphore":
 		return a.sub(ctx, "semaphore", rest, map[string]func(context.Context, []string) error{
-			"run": a.semaphoreRun,
+			"run": a.semaphoreRun, "holders": a.semaphoreHolders,
 		})
 	case "barrier":
 		return a.sub(ctx, "barrier", rest, map[string]func(context.Context, []string) error{

@@ -2,7 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
 
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
 )
@@ -56,4 +62,96 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 		return runErr
 	}
 	return &statusError{code: code}
+}
+
+// semaphoreHolders is `zkcurator semaphore holders <path> [--leases N]`.
+func (a *app) semaphoreHolders(ctx context.Context, args []string) error {
+	const topic = "semaphore holders"
+	fs := a.newFlagSet(topic)
+	leases := fs.Int("leases", 0, "the semaphore's number of leases: lease nodes beyond it are shown as waiting")
+	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>"}, false)
+	if err != nil {
+		return err
+	}
+	path := pos[0]
+	if err := checkPath(topic, "path", path); err != nil {
+		return err
+	}
+	if *leases < 0 {
+		return usagef(topic, "%s: --leases must not be negative", topic)
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	kids, _, err := c.Children(ctx, path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return exitWith(exitError, "%s does not exist: no semaphore there", path)
+	}
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(kids, "leases") && !slices.Contains(kids, "locks") {
+		if len(kids) == 0 {
+			fmt.Fprintf(a.stderr, "zkcurator: nobody holds a lease of the semaphore at %s\n", path)
+			return nil
+		}
+		if err := notALock(path, kids); err != nil {
+			return exitWith(exitError, "%s is not a semaphore (no leases or locks child)", path)
+		}
+		return exitWith(exitError, "%s is a lock, not a semaphore: try 'zkcurator lock holders %s'", path, path)
+	}
+	nodes := func(dir, marker string) ([]string, error) {
+		names, _, err := c.Children(ctx, framework.JoinPath(path, dir))
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil, nil
+		}
+		framework.SortBySequence(names, marker)
+		return names, err
+	}
+	leaseNodes, err := nodes("leases", "lease-")
+	if err != nil {
+		return err
+	}
+	lockNodes, err := nodes("locks", "lock-")
+	if err != nil {
+		return err
+	}
+	shown := 0
+	show := func(role, node string) error {
+		data, _, err := c.GetData(ctx, node)
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil // released meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, node, printable(data))
+		shown++
+		return nil
+	}
+	for i, k := range leaseNodes {
+		role := "holder"
+		if *leases > 0 && i >= *leases {
+			role = "waiting" // made while holding the inner lock, waiting for a lease to free
+		}
+		if err := show(role, framework.JoinPath(path, "leases", k)); err != nil {
+			return err
+		}
+	}
+	// The first inner lock node belongs to the acquirer making or waiting on its lease
+	// node (listed above); the others queue behind it.
+	for i, k := range lockNodes {
+		if i == 0 || !strings.Contains(k, "lock-") {
+			continue
+		}
+		if err := show("waiting", framework.JoinPath(path, "locks", k)); err != nil {
+			return err
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintf(a.stderr, "zkcurator: nobody holds a lease of the semaphore at %s\n", path)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -40,6 +41,7 @@ type Lease struct {
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
 	cause    error         // why the lease ended; written before done is closed
+	since    time.Time     // when it was acquired, for the lock observer
 }
 
 // endCause says why the lease ended: lost (ErrLeaseLost) or released (ErrReleased).
@@ -64,6 +66,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		client:   c,
 		loss:     c.LossSignal(h.Gen),
 		count:    1,
+		since:    time.Now(),
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -244,6 +247,7 @@ func (l *Lease) End() (last bool, err error) {
 		return false, nil
 	}
 	close(l.released)
+	l.observeHold()
 	return true, nil
 }
 

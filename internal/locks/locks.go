@@ -61,6 +61,9 @@ type Config struct {
 	// sequence number (no node can later appear ahead of ours), so only for the standard
 	// predicate with one lease and the default sort key.
 	FastHandoff bool
+	// Unobserved keeps this lock's waits from the client's lock observer: the
+	// semaphore's inner lock, whose semaphore reports its own.
+	Unobserved bool
 }
 
 // Internals runs the lock algorithm for one Config. It holds no per-acquisition state
@@ -192,12 +195,13 @@ type Spec struct {
 }
 
 // AcquireSpec is Acquire as spec says.
-func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (*Held, error) {
+func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (_ *Held, err error) {
 	c := l.cfg.Client
 	if spec.Data == nil {
 		spec.Data = l.cfg.Data
 	}
 	start := time.Now()
+	defer func() { l.observeWait(start, err) }()
 	for retries := 0; ; retries++ {
 		h, err := l.attempt(ctx, try, spec)
 		if !errors.Is(err, ErrNodeLost) || spec.NoRetry {
@@ -205,7 +209,7 @@ func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (*Held
 		}
 		// Our node vanished: our session was lost while we waited. Start over if the
 		// retry policy allows, after the sleep it asks for.
-		c.Logger().Info("locks: lock node vanished while waiting; starting over", "path", l.cfg.Path, "retry", retries)
+		c.Logger().Info("lock node vanished while waiting; starting over", "component", "locks", "path", l.cfg.Path, "retry", retries)
 		sleep, ok := c.RetryPolicy().AllowRetry(retries, time.Since(start))
 		if !ok {
 			return nil, err

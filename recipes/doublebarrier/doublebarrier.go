@@ -304,7 +304,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	// Every member is out: a failure to delete ready does not change that (the client's
 	// background worker keeps trying).
 	if err := d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.Guaranteed()); err != nil {
-		d.client.Logger().Warn("doublebarrier: deleting the ready node failed", "path", d.readyPath, "err", err)
+		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
 	return nil
 }

@@ -218,7 +218,7 @@ func (l *Latch) run(ctx context.Context) {
 			backoff = minBackoff
 			continue
 		}
-		l.client.Logger().Warn("leader: latch election step failed", "path", l.path, "id", l.id, "err", err)
+		l.client.Logger().Warn("latch election step failed", "component", "leader", "path", l.path, "id", l.id, "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -528,7 +528,7 @@ func (l *Latch) dispatch() {
 func (l *Latch) call(ln *latchListener, isLeader bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			l.client.Logger().Error("leader: latch listener panicked", "path", l.path, "id", l.id, "panic", r)
+			l.client.Logger().Error("latch listener panicked", "component", "leader", "path", l.path, "id", l.id, "panic", r)
 		}
 	}()
 	ln.fn(isLeader)

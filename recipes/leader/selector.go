@@ -171,7 +171,7 @@ func (s *Selector) run(ctx context.Context) {
 				}
 				break
 			}
-			s.client.Logger().Warn("leader: selector could not take leadership; trying again",
+			s.client.Logger().Warn("selector could not take leadership; trying again", "component", "leader",
 				"path", s.path, "id", s.id, "err", err)
 			select {
 			case <-ctx.Done():
@@ -213,13 +213,13 @@ func (s *Selector) lead(ctx context.Context) error {
 	interrupt()
 	stopLease()
 	if err != nil && !errors.Is(err, context.Canceled) {
-		s.client.Logger().Warn("leader: leadership function failed", "path", s.path, "id", s.id, "err", err)
+		s.client.Logger().Warn("leadership function failed", "component", "leader", "path", s.path, "id", s.id, "err", err)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if err := lease.Release(cctx); err != nil && !errors.Is(err, mutex.ErrLeaseLost) {
 		// The delete is guaranteed: it goes on in the background.
-		s.client.Logger().Warn("leader: giving up leadership", "path", s.path, "id", s.id, "err", err)
+		s.client.Logger().Warn("giving up leadership", "component", "leader", "path", s.path, "id", s.id, "err", err)
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func SelectorToken(ctx context.Context) (int64, error) {
 func (s *Selector) call(ctx context.Context) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.client.Logger().Error("leader: leadership function panicked", "path", s.path, "id", s.id, "panic", r)
+			s.client.Logger().Error("leadership function panicked", "component", "leader", "path", s.path, "id", s.id, "panic", r)
 			err = fmt.Errorf("leader: leadership function panicked: %v", r)
 		}
 	}()

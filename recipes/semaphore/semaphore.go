@@ -82,7 +82,7 @@ func newSemaphore(c *framework.Client, path string, maxLeases int, countPath str
 	if path == "/" || framework.IsReservedPath(path) {
 		return nil, fmt.Errorf("semaphore: %w: %q cannot be a semaphore path", framework.ErrInvalidArgument, path)
 	}
-	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true})
+	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true, Unobserved: true})
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
@@ -205,8 +205,9 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	return got, nil
 }
 
-func (s *Semaphore) acquireOne(ctx context.Context, try bool) (*Lease, error) {
+func (s *Semaphore) acquireOne(ctx context.Context, try bool) (_ *Lease, err error) {
 	start := time.Now()
+	defer func() { locks.ObserveWait(s.client, "semaphore", s.path, start, err) }()
 	for retries := 0; ; retries++ {
 		l, err := s.attempt(ctx, try)
 		if !errors.Is(err, errLeaseNodeLost) {
