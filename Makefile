@@ -59,8 +59,13 @@ deps:
 	$(call install-missing,$(BASE_CHECK) $(TEST_CHECK),Java$(,) ZooKeeper and Curator are)
 
 # test runs every test, integration tests included, against real ZooKeeper servers.
+# The nested modules (zktest/zkcontainer, otelzk) are separate modules, so ./... at the root
+# skips them; their tests run here too (zkcontainer's skip without a Docker engine).
+NESTED    := zktest/zkcontainer otelzk
+
 test: deps
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	set -e; for m in $(NESTED); do (cd $$m && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...); done
 
 # test-short installs nothing; where no ZooKeeper can be found, tests that need one skip
 # (under -short) instead of failing.
@@ -88,12 +93,12 @@ lint: fmt vet tidy
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# vet covers the nested module zktest/zkcontainer too (go ./... at the root skips it).
+# vet covers the nested modules too (go ./... at the root skips them).
 vet:
 	$(GO) vet ./...
-	cd zktest/zkcontainer && $(GO) vet ./...
+	set -e; for m in $(NESTED); do (cd $$m && $(GO) vet ./...); done
 
-# tidy fails when go.mod or go.sum (the root's or the nested module's) is not tidy.
+# tidy fails when go.mod or go.sum (the root's or a nested module's) is not tidy.
 tidy:
 	$(GO) mod tidy -diff
-	cd zktest/zkcontainer && $(GO) mod tidy -diff
+	set -e; for m in $(NESTED); do (cd $$m && $(GO) mod tidy -diff); done
