@@ -178,7 +178,7 @@ func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 	lctx, stop := lease.Context(ctx) // carries the lease
 	defer stop()
 	if _, err := m.Acquire(lctx); !errors.Is(err, mutex.ErrAlreadyHeld) {
-		return fmt.Errorf("Acquire with the lease's context: want ErrAlreadyHeld, got %v", err)
+		return fmt.Errorf("acquire with the lease's context: want ErrAlreadyHeld, got %v", err)
 	}
 	out.Printf("acquiring with lease.Context is refused: ErrAlreadyHeld (it would let every goroutine in)")
 	again, err := lease.Reenter() // counts up, no round trip
