@@ -157,7 +157,10 @@ func (p *process) running() bool {
 	}
 }
 
-// signal sends sig (SIGSTOP or SIGCONT) to the running process.
+// signal sends sig (SIGSTOP or SIGCONT) to the running process and returns once the
+// kernel has carried it out: every thread stopped, or every thread running again. A signal
+// is delivered asynchronously, so without the wait a JVM on a loaded machine can still
+// answer a request for a moment after "Pause" returned.
 func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -168,6 +171,9 @@ func (p *process) signal(sig syscall.Signal) error {
 		return err
 	}
 	p.paused = sig == syscall.SIGSTOP
+	if err := waitStopState(p.cmd.Process.Pid, p.paused, p.done); err != nil {
+		return fmt.Errorf("zktest: %v: %w", sig, err)
+	}
 	return nil
 }
 
