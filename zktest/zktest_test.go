@@ -222,3 +222,30 @@ func TestLocalServerIsControllable(t *testing.T) {
 	require.NoError(t, s.Stop())
 	require.NoError(t, s.Restart(context.Background()))
 }
+
+// The proxy's dialer must route a client that was given a host name, which go-zookeeper
+// resolves before it dials, through the proxy: the stall reaches the client.
+func TestProxyDialerHostNameTarget(t *testing.T) {
+	s := zktest.NewServer(t)
+	_, port, err := net.SplitHostPort(s.Addr())
+	require.NoError(t, err)
+	named := net.JoinHostPort("localhost", port)
+	p := zktest.NewProxy(t, named)
+	_, events := connect(t, named, 2*time.Second, p.Dialer())
+	p.Stall()
+	waitState(t, events, zk.StateDisconnected, 20*time.Second)
+	p.Heal()
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+}
+
+// An address the proxy does not front is not dialled behind the test's back.
+func TestProxyDialerUnknownAddressFails(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, err := p.Dialer()("tcp", "127.0.0.1:1", time.Second)
+	if conn != nil {
+		conn.Close()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not front")
+}
