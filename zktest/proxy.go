@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,11 @@ func StartProxy(targets ...string) (*Proxy, error) {
 	p.cond = sync.NewCond(&p.mu)
 	for _, t := range targets {
 		t = strings.TrimSpace(t)
+		addrs, err := resolve(t)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			p.Close()
@@ -60,7 +66,13 @@ func StartProxy(targets ...string) (*Proxy, error) {
 		}
 		p.targets = append(p.targets, t)
 		p.listeners = append(p.listeners, ln)
-		p.byTarget[t] = ln.Addr().String()
+		for _, a := range append([]string{t}, addrs...) {
+			if prev, ok := p.byTarget[a]; ok && prev != ln.Addr().String() {
+				p.Close()
+				return nil, fmt.Errorf("zktest: proxy targets overlap: %s is given twice (as %s)", t, a)
+			}
+			p.byTarget[a] = ln.Addr().String()
+		}
 	}
 	for i, ln := range p.listeners {
 		p.wg.Add(1)
@@ -91,15 +103,38 @@ func (p *Proxy) ConnectString() string {
 	return strings.Join(addrs, ",")
 }
 
+// resolve returns the addresses a client may dial for target (host:port): go-zookeeper
+// resolves a host name before it dials, so a dialer sees 127.0.0.1:2181 for
+// localhost:2181.
+func resolve(target string) ([]string, error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy target %q: %w", target, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy target %q: %w", target, err)
+	}
+	var addrs []string
+	for _, ip := range ips {
+		addrs = append(addrs, net.JoinHostPort(ip, port))
+	}
+	return addrs, nil
+}
+
 // Dialer returns a dialer for go-zookeeper's WithDialer (and the framework's dialer
-// option): a client that dials a target server's address reaches it through the proxy.
-// Addresses the proxy does not front are dialled directly.
+// option): a client that dials a target server, by the address given to the proxy or by
+// one its host name resolves to, reaches it through the proxy. Dialling any other address
+// fails with an error, so that no client bypasses the proxy unnoticed.
 func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		if a, ok := p.byTarget[address]; ok {
-			address = a
+		a, ok := p.byTarget[address]
+		if !ok {
+			return nil, fmt.Errorf("zktest: the proxy does not front %s (it fronts %s)", address, strings.Join(p.targets, ","))
 		}
-		return net.DialTimeout(network, address, timeout)
+		return net.DialTimeout(network, a, timeout)
 	}
 }
 
