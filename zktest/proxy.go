@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,9 +26,10 @@ const (
 const maxFrame = 16 << 20
 
 // Proxy is a TCP proxy between clients and ZooKeeper servers that injects network faults:
-// it closes connections, stalls all traffic (a partition the client sees only as silence;
-// long enough and the server expires the session), and loses the reply to a create (the
-// request is applied, the client never hears of it). It listens on one loopback port per
+// it closes connections, stalls all traffic (a partition or a hung server: the client sees
+// only silence; long enough and the server expires the session), refuses new connections
+// (a server whose process is gone), and loses the reply to a create (the request is
+// applied, the client never hears of it). It listens on one loopback port per
 // server. Its methods are safe for concurrent use.
 type Proxy struct {
 	targets   []string
@@ -37,6 +39,7 @@ type Proxy struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
 	stalled    bool
+	refusing   bool
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
 	links      map[*link]struct{}
@@ -134,6 +137,12 @@ func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (n
 		if !ok {
 			return nil, fmt.Errorf("zktest: the proxy does not front %s (it fronts %s)", address, strings.Join(p.targets, ","))
 		}
+		p.mu.Lock()
+		refusing := p.refusing
+		p.mu.Unlock()
+		if refusing {
+			return nil, fmt.Errorf("zktest: dial %s: %w", address, syscall.ECONNREFUSED)
+		}
 		return net.DialTimeout(network, a, timeout)
 	}
 }
@@ -154,7 +163,9 @@ func (p *Proxy) DropConnections() {
 
 // Stall stops all traffic through the proxy, on existing and new connections, until
 // Heal. Bytes sent meanwhile are held and delivered after Heal, like TCP after a
-// partition; a side that closes meanwhile is seen as closed only after Heal.
+// partition; a side that closes meanwhile is seen as closed only after Heal. New
+// connections are still accepted, as a hung server's kernel accepts them: a client waits
+// for an answer that does not come. Refuse is the other shape of outage.
 func (p *Proxy) Stall() {
 	p.mu.Lock()
 	p.stalled = true
@@ -162,6 +173,17 @@ func (p *Proxy) Stall() {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
 	}
+	p.mu.Unlock()
+}
+
+// Refuse makes the proxy refuse new connections until Heal, like a host whose server
+// process is gone: a dial through Dialer fails at once with an error wrapping
+// syscall.ECONNREFUSED, and a connection made to the proxy's own address is reset at once,
+// before the server hears of it. Connections already open are left as they are; with
+// DropConnections as well, it is a server that died.
+func (p *Proxy) Refuse() {
+	p.mu.Lock()
+	p.refusing = true
 	p.mu.Unlock()
 }
 
@@ -173,10 +195,11 @@ func (p *Proxy) StallFor(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// Heal ends a stall.
+// Heal ends a stall and a refusal.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.stalled = false
+	p.refusing = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
@@ -224,6 +247,16 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 		c, err := ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		refusing := p.refusing
+		p.mu.Unlock()
+		if refusing {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close with a reset, as a port nobody listens on answers
+			}
+			c.Close()
+			continue
 		}
 		s, err := net.DialTimeout("tcp", target, 5*time.Second)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -248,4 +249,50 @@ func TestProxyDialerUnknownAddressFails(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not front")
+}
+
+// Refuse is a dead host: new connections are refused (through the dialer) or reset (at
+// the proxy's address), open ones carry on, and Heal lets clients back in.
+func TestProxyRefuse(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	dialErrs := make(chan error, 100)
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := p.Dialer()(network, address, timeout)
+		if err != nil {
+			select {
+			case dialErrs <- err:
+			default:
+			}
+		}
+		return c, err
+	}
+	conn, events := connect(t, s.ConnectString(), 10*time.Second, dial)
+	sid := conn.SessionID()
+
+	p.Refuse()
+	_, err := conn.Create("/open-link", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "a connection opened before Refuse carries on")
+
+	raw, err := net.DialTimeout("tcp", p.ConnectString(), 10*time.Second)
+	require.NoError(t, err, "the kernel completes the handshake; the proxy then resets it")
+	require.NoError(t, raw.SetReadDeadline(time.Now().Add(20*time.Second)))
+	_, err = raw.Read(make([]byte, 1))
+	raw.Close()
+	require.Error(t, err)
+	var ne net.Error
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection must be closed, not left hanging: %v", err)
+
+	p.DropConnections()
+	waitState(t, events, zk.StateDisconnected, 10*time.Second)
+	select {
+	case err := <-dialErrs:
+		assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client never tried to reconnect")
+	}
+
+	p.Heal()
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+	assert.Equal(t, sid, conn.SessionID(), "the session outlived a short refusal")
 }
