@@ -42,6 +42,7 @@ type Proxy struct {
 	refusing   bool
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
+	accepted   int // connections passed on to a server
 	links      map[*link]struct{}
 	closed     bool
 	wg         sync.WaitGroup
@@ -145,6 +146,15 @@ func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (n
 		}
 		return net.DialTimeout(network, a, timeout)
 	}
+}
+
+// Accepted returns how many client connections the proxy has passed on to its servers
+// so far (not those it refused): a test waits on it to know that a client has come to a
+// server.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
 }
 
 // DropConnections closes every connection through the proxy now, in both directions.
@@ -272,6 +282,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			return
 		}
 		p.links[l] = struct{}{}
+		p.accepted++
 		p.mu.Unlock()
 		up := &pipe{l: l, src: c, dst: s, up: true}
 		down := &pipe{l: l, src: s, dst: c}

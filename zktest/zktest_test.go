@@ -269,6 +269,8 @@ func TestProxyRefuse(t *testing.T) {
 	}
 	conn, events := connect(t, s.ConnectString(), 10*time.Second, dial)
 	sid := conn.SessionID()
+	accepted := p.Accepted()
+	assert.Positive(t, accepted)
 
 	p.Refuse()
 	_, err := conn.Create("/open-link", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
@@ -292,7 +294,10 @@ func TestProxyRefuse(t *testing.T) {
 		t.Fatal("the client never tried to reconnect")
 	}
 
+	assert.Equal(t, accepted, p.Accepted(), "refused connections are not counted")
+
 	p.Heal()
 	waitState(t, events, zk.StateHasSession, 20*time.Second)
 	assert.Equal(t, sid, conn.SessionID(), "the session outlived a short refusal")
+	assert.Greater(t, p.Accepted(), accepted)
 }
