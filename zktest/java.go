@@ -157,7 +157,8 @@ func (p *process) running() bool {
 	}
 }
 
-// signal sends sig (SIGSTOP or SIGCONT) to the running process.
+// signal sends sig (SIGSTOP or SIGCONT) to the running process and waits until it has
+// taken effect: every thread stopped, or none.
 func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -168,7 +169,7 @@ func (p *process) signal(sig syscall.Signal) error {
 		return err
 	}
 	p.paused = sig == syscall.SIGSTOP
-	return nil
+	return waitStopped(p.cmd.Process.Pid, p.paused, 30*time.Second)
 }
 
 // exited is closed when the current process exits (nil when not started).
