@@ -208,7 +208,7 @@ func (c *Client) dial() (*zk.Conn, error) {
 	seq := c.connSeq.Add(1)
 	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
 	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
-		zk.WithDialer(zk.Dialer(c.opts.dialer)),
+		zk.WithDialer(c.zkDialer()),
 		zk.WithLogger(zkLogger{c}),
 		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
 	if err != nil {

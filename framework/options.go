@@ -88,7 +88,11 @@ func WithSessionTimeout(d time.Duration) Option {
 }
 
 // WithConnectionTimeout sets how long an operation waits for a connection before it fails
-// with a connection loss (which the retry policy may retry). The default is 15 s.
+// with a connection loss (which the retry policy may retry). It also bounds each attempt
+// to connect to a server, from the dial to the server's answer, to this or to the session
+// timeout divided by the number of servers, whichever is shorter (as ZooKeeper's Java
+// client does): a server that accepts connections but does not answer (a hung machine)
+// is left for the next one while the session can still be saved. The default is 15 s.
 func WithConnectionTimeout(d time.Duration) Option {
 	return func(o *options) error { o.connectionTimeout = d; return positive("connection timeout", d) }
 }
@@ -185,7 +189,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithDialer sets how the client dials servers (e.g. through a proxy). The default is
+// WithDialer sets how the client dials servers (e.g. through a proxy). The client bounds
+// the handshake on the connections it returns (see WithConnectionTimeout). The default is
 // net.DialTimeout.
 func WithDialer(d Dialer) Option {
 	return func(o *options) error {

@@ -217,7 +217,8 @@ func (e *Ensemble) Restart(i int) error {
 	return m.start()
 }
 
-// Pause stops member i with SIGSTOP (a hung machine: sockets open, nothing answers).
+// Pause stops member i with SIGSTOP (a hung machine: sockets open, nothing answers). It
+// returns once the process has stopped.
 func (e *Ensemble) Pause(i int) error {
 	m, err := e.member(i)
 	if err != nil {

@@ -157,10 +157,8 @@ func (p *process) running() bool {
 	}
 }
 
-// signal sends sig (SIGSTOP or SIGCONT) to the running process and returns once the
-// kernel has carried it out: every thread stopped, or every thread running again. A signal
-// is delivered asynchronously, so without the wait a JVM on a loaded machine can still
-// answer a request for a moment after "Pause" returned.
+// signal sends sig (SIGSTOP or SIGCONT) to the running process and waits until it has
+// taken effect: every thread stopped, or none.
 func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -171,10 +169,7 @@ func (p *process) signal(sig syscall.Signal) error {
 		return err
 	}
 	p.paused = sig == syscall.SIGSTOP
-	if err := waitStopState(p.cmd.Process.Pid, p.paused, p.done); err != nil {
-		return fmt.Errorf("zktest: %v: %w", sig, err)
-	}
-	return nil
+	return waitStopped(p.cmd.Process.Pid, p.paused, 30*time.Second)
 }
 
 // exited is closed when the current process exits (nil when not started).

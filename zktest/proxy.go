@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,9 +26,10 @@ const (
 const maxFrame = 16 << 20
 
 // Proxy is a TCP proxy between clients and ZooKeeper servers that injects network faults:
-// it closes connections, stalls all traffic (a partition the client sees only as silence;
-// long enough and the server expires the session), and loses the reply to a create (the
-// request is applied, the client never hears of it). It listens on one loopback port per
+// it closes connections, stalls all traffic (a partition or a hung server: the client sees
+// only silence; long enough and the server expires the session), refuses new connections
+// (a server whose process is gone), and loses the reply to a create (the request is
+// applied, the client never hears of it). It listens on one loopback port per
 // server. Its methods are safe for concurrent use.
 type Proxy struct {
 	targets   []string
@@ -36,8 +39,10 @@ type Proxy struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
 	stalled    bool
+	refusing   bool
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
+	accepted   int // connections passed on to a server
 	links      map[*link]struct{}
 	closed     bool
 	wg         sync.WaitGroup
@@ -53,6 +58,11 @@ func StartProxy(targets ...string) (*Proxy, error) {
 	p.cond = sync.NewCond(&p.mu)
 	for _, t := range targets {
 		t = strings.TrimSpace(t)
+		addrs, err := resolve(t)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			p.Close()
@@ -60,7 +70,13 @@ func StartProxy(targets ...string) (*Proxy, error) {
 		}
 		p.targets = append(p.targets, t)
 		p.listeners = append(p.listeners, ln)
-		p.byTarget[t] = ln.Addr().String()
+		for _, a := range append([]string{t}, addrs...) {
+			if prev, ok := p.byTarget[a]; ok && prev != ln.Addr().String() {
+				p.Close()
+				return nil, fmt.Errorf("zktest: proxy targets overlap: %s is given twice (as %s)", t, a)
+			}
+			p.byTarget[a] = ln.Addr().String()
+		}
 	}
 	for i, ln := range p.listeners {
 		p.wg.Add(1)
@@ -91,16 +107,54 @@ func (p *Proxy) ConnectString() string {
 	return strings.Join(addrs, ",")
 }
 
+// resolve returns the addresses a client may dial for target (host:port): go-zookeeper
+// resolves a host name before it dials, so a dialer sees 127.0.0.1:2181 for
+// localhost:2181.
+func resolve(target string) ([]string, error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy target %q: %w", target, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy target %q: %w", target, err)
+	}
+	var addrs []string
+	for _, ip := range ips {
+		addrs = append(addrs, net.JoinHostPort(ip, port))
+	}
+	return addrs, nil
+}
+
 // Dialer returns a dialer for go-zookeeper's WithDialer (and the framework's dialer
-// option): a client that dials a target server's address reaches it through the proxy.
-// Addresses the proxy does not front are dialled directly.
+// option): a client that dials a target server, by the address given to the proxy or by
+// one its host name resolves to, reaches it through the proxy. Dialling any other address
+// fails with an error, so that no client bypasses the proxy unnoticed.
 func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (net.Conn, error) {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		if a, ok := p.byTarget[address]; ok {
-			address = a
+		a, ok := p.byTarget[address]
+		if !ok {
+			return nil, fmt.Errorf("zktest: the proxy does not front %s (it fronts %s)", address, strings.Join(p.targets, ","))
 		}
-		return net.DialTimeout(network, address, timeout)
+		p.mu.Lock()
+		refusing := p.refusing
+		p.mu.Unlock()
+		if refusing {
+			return nil, fmt.Errorf("zktest: dial %s: %w", address, syscall.ECONNREFUSED)
+		}
+		return net.DialTimeout(network, a, timeout)
 	}
+}
+
+// Accepted returns how many client connections the proxy has passed on to its servers
+// so far (not those it refused): a test waits on it to know that a client has come to a
+// server.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
 }
 
 // DropConnections closes every connection through the proxy now, in both directions.
@@ -119,7 +173,9 @@ func (p *Proxy) DropConnections() {
 
 // Stall stops all traffic through the proxy, on existing and new connections, until
 // Heal. Bytes sent meanwhile are held and delivered after Heal, like TCP after a
-// partition; a side that closes meanwhile is seen as closed only after Heal.
+// partition; a side that closes meanwhile is seen as closed only after Heal. New
+// connections are still accepted, as a hung server's kernel accepts them: a client waits
+// for an answer that does not come. Refuse is the other shape of outage.
 func (p *Proxy) Stall() {
 	p.mu.Lock()
 	p.stalled = true
@@ -127,6 +183,17 @@ func (p *Proxy) Stall() {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
 	}
+	p.mu.Unlock()
+}
+
+// Refuse makes the proxy refuse new connections until Heal, like a host whose server
+// process is gone: a dial through Dialer fails at once with an error wrapping
+// syscall.ECONNREFUSED, and a connection made to the proxy's own address is reset at once,
+// before the server hears of it. Connections already open are left as they are; with
+// DropConnections as well, it is a server that died.
+func (p *Proxy) Refuse() {
+	p.mu.Lock()
+	p.refusing = true
 	p.mu.Unlock()
 }
 
@@ -138,10 +205,11 @@ func (p *Proxy) StallFor(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// Heal ends a stall.
+// Heal ends a stall and a refusal.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.stalled = false
+	p.refusing = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
@@ -190,6 +258,16 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 		if err != nil {
 			return
 		}
+		p.mu.Lock()
+		refusing := p.refusing
+		p.mu.Unlock()
+		if refusing {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close with a reset, as a port nobody listens on answers
+			}
+			c.Close()
+			continue
+		}
 		s, err := net.DialTimeout("tcp", target, 5*time.Second)
 		if err != nil {
 			c.Close()
@@ -204,6 +282,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			return
 		}
 		p.links[l] = struct{}{}
+		p.accepted++
 		p.mu.Unlock()
 		up := &pipe{l: l, src: c, dst: s, up: true}
 		down := &pipe{l: l, src: s, dst: c}

@@ -179,7 +179,8 @@ func (s *Server) Restart(ctx context.Context) error {
 }
 
 // Pause stops the server process with SIGSTOP: it holds its sockets open and answers
-// nothing, like a hung machine. Resume continues it.
+// nothing, like a hung machine. It returns once the process has stopped. Resume
+// continues it.
 func (s *Server) Pause() error {
 	if s.proc == nil {
 		return ErrUnsupported

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,15 +206,18 @@ func TestProxyGhostCreate(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 }
 
+// Pause has taken effect when it returns: the very next request goes unanswered.
 func TestPauseResume(t *testing.T) {
-	s := zktest.NewServer(t)
-	require.NoError(t, s.Pause())
-	_, err := zktest.FourLetterWord(s.Addr(), "ruok", 300*time.Millisecond)
-	assert.Error(t, err, "a paused server answers nothing")
-	require.NoError(t, s.Resume())
-	out, err := zktest.FourLetterWord(s.Addr(), "ruok", 5*time.Second)
-	require.NoError(t, err)
-	assert.Equal(t, "imok", out)
+	s := zktest.NewLocalServer(t)
+	for i := 0; i < 10; i++ {
+		require.NoError(t, s.Pause())
+		_, err := zktest.FourLetterWord(s.Addr(), "ruok", 300*time.Millisecond)
+		require.Error(t, err, "a paused server answers nothing (round %d)", i)
+		require.NoError(t, s.Resume())
+		out, err := zktest.FourLetterWord(s.Addr(), "ruok", 5*time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, "imok", out)
+	}
 }
 
 func TestLocalServerIsControllable(t *testing.T) {
@@ -221,4 +225,82 @@ func TestLocalServerIsControllable(t *testing.T) {
 	assert.True(t, s.Controllable())
 	require.NoError(t, s.Stop())
 	require.NoError(t, s.Restart(context.Background()))
+}
+
+// The proxy's dialer must route a client that was given a host name, which go-zookeeper
+// resolves before it dials, through the proxy: the stall reaches the client.
+func TestProxyDialerHostNameTarget(t *testing.T) {
+	s := zktest.NewServer(t)
+	_, port, err := net.SplitHostPort(s.Addr())
+	require.NoError(t, err)
+	named := net.JoinHostPort("localhost", port)
+	p := zktest.NewProxy(t, named)
+	_, events := connect(t, named, 2*time.Second, p.Dialer())
+	p.Stall()
+	waitState(t, events, zk.StateDisconnected, 20*time.Second)
+	p.Heal()
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+}
+
+// An address the proxy does not front is not dialled behind the test's back.
+func TestProxyDialerUnknownAddressFails(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	conn, err := p.Dialer()("tcp", "127.0.0.1:1", time.Second)
+	if conn != nil {
+		conn.Close()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not front")
+}
+
+// Refuse is a dead host: new connections are refused (through the dialer) or reset (at
+// the proxy's address), open ones carry on, and Heal lets clients back in.
+func TestProxyRefuse(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	dialErrs := make(chan error, 100)
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := p.Dialer()(network, address, timeout)
+		if err != nil {
+			select {
+			case dialErrs <- err:
+			default:
+			}
+		}
+		return c, err
+	}
+	conn, events := connect(t, s.ConnectString(), 10*time.Second, dial)
+	sid := conn.SessionID()
+	accepted := p.Accepted()
+	assert.Positive(t, accepted)
+
+	p.Refuse()
+	_, err := conn.Create("/open-link", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "a connection opened before Refuse carries on")
+
+	raw, err := net.DialTimeout("tcp", p.ConnectString(), 10*time.Second)
+	require.NoError(t, err, "the kernel completes the handshake; the proxy then resets it")
+	require.NoError(t, raw.SetReadDeadline(time.Now().Add(20*time.Second)))
+	_, err = raw.Read(make([]byte, 1))
+	raw.Close()
+	require.Error(t, err)
+	var ne net.Error
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection must be closed, not left hanging: %v", err)
+
+	p.DropConnections()
+	waitState(t, events, zk.StateDisconnected, 10*time.Second)
+	select {
+	case err := <-dialErrs:
+		assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client never tried to reconnect")
+	}
+
+	assert.Equal(t, accepted, p.Accepted(), "refused connections are not counted")
+
+	p.Heal()
+	waitState(t, events, zk.StateHasSession, 20*time.Second)
+	assert.Equal(t, sid, conn.SessionID(), "the session outlived a short refusal")
+	assert.Greater(t, p.Accepted(), accepted)
 }
