@@ -46,3 +46,26 @@ func TestLeaseContextCause(t *testing.T) {
 	assert.ErrorIs(t, l2.Release(ctx), mutex.ErrLeaseLost)
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/cause")
 }
+
+// TestLeaseReleasedThenClientClosedSaysReleased: a lease released cleanly says
+// ErrReleased even when its client closes right after, before the lease's watcher ran
+// (the common `defer c.Close()` after `defer lease.Release(...)`). The watcher saw both
+// ends ready and used to take the loss first.
+func TestLeaseReleasedThenClientClosedSaysReleased(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testutil.Context(t, 60*time.Second)
+	for i := 0; i < 20; i++ {
+		c := testutil.Connect(t, srv.ConnectString())
+		m := newMutex(t, c, "/locks/cause-close")
+		l, err := m.Acquire(ctx)
+		require.NoError(t, err)
+		lctx, cancel := l.Context(ctx)
+		require.NoError(t, l.Release(ctx))
+		require.NoError(t, c.Close())
+		testutil.WaitClosed(t, lctx.Done(), 10*time.Second, "the lease context")
+		require.ErrorIs(t, context.Cause(lctx), mutex.ErrReleased, "round %d", i)
+		cancel()
+	}
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/cause-close")
+}
