@@ -41,20 +41,24 @@ type Lease struct {
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
 	cause    error         // why the lease ended; written before done is closed
-	since    time.Time     // when it was acquired, for the lock observer
+	// lostAtRelease: the lease was already lost at its last release; written before
+	// released is closed.
+	lostAtRelease bool
+	since         time.Time // when it was acquired, for the lock observer
 }
 
-// endCause says why the lease ended: lost (ErrLeaseLost) or released (ErrReleased).
+// endCause says why the lease ended: released (ErrReleased) when its last release came
+// while it was not lost, otherwise lost (ErrLeaseLost). A loss that comes after the
+// release (the client closing right after it) does not change what happened.
 func (l *Lease) endCause() error {
-	if l.Lost() {
-		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
-	}
 	select {
 	case <-l.released:
-		return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
+		if !l.lostAtRelease {
+			return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
+		}
 	default:
-		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 	}
+	return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 }
 
 // NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
@@ -246,6 +250,7 @@ func (l *Lease) End() (last bool, err error) {
 	if l.count > 0 {
 		return false, nil
 	}
+	l.lostAtRelease = l.Lost()
 	close(l.released)
 	l.observeHold()
 	return true, nil
