@@ -88,13 +88,14 @@ func TestHungMemberClientMovesOn(t *testing.T) {
 	// ... and must not wait there for the healthy one, which serves from now on.
 	proxies[other].Heal()
 
-	failAt := time.After(3 * session)
+	// Reconnected or Lost decides; the bound only stops a test that hangs.
+	failAt := time.After(2 * time.Minute)
 	for !slices.Contains(rec.get(), framework.Reconnected) {
 		require.NotContains(t, rec.get(), framework.Lost, "the client lost its session although a quorum was healthy")
 		select {
 		case <-rec.signal:
 		case <-failAt:
-			t.Fatalf("not reconnected within %v; states %v", 3*session, rec.get())
+			t.Fatalf("neither reconnected nor lost within 2m; states %v", rec.get())
 		}
 	}
 	_, sid2 := c.Session()
