@@ -517,11 +517,11 @@ func (e *engine) gone(ctx context.Context, p string, fail func(string, dirt, err
 	}
 }
 
-func (e *engine) arm(k watchKey, ch <-chan framework.Event) {
-	if ch == nil {
+func (e *engine) arm(k watchKey, fw *framework.Watch) {
+	if fw == nil {
 		return
 	}
-	w := &watch{key: k, ch: ch}
+	w := &watch{key: k, w: fw}
 	e.armed[k] = w
 	e.ws.add(w)
 }
@@ -530,7 +530,7 @@ func (e *engine) arm(k watchKey, ch <-chan framework.Event) {
 // armed.
 func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 	res := make([]dataRes, len(paths))
-	chans := make([]<-chan framework.Event, len(paths))
+	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
 		watch[i] = e.armed[watchKey{p, dataWatch}] == nil
@@ -553,7 +553,7 @@ func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 // armed.
 func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 	res := make([]kidsRes, len(paths))
-	chans := make([]<-chan framework.Event, len(paths))
+	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
 		watch[i] = e.armed[watchKey{p, childWatch}] == nil

@@ -26,7 +26,3 @@ func ZKWatchers(c *Client, path string) int {
 	}
 	return n
 }
-
-// WatchFired returns a channel closed once the watch fired. It adapts the tests to the
-// type GetDataW, ExistsW and ChildrenW return.
-func WatchFired(ch <-chan Event) <-chan Event { return ch }

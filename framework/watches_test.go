@@ -45,7 +45,7 @@ func TestWatchesSharedAcrossWaitersAndCalls(t *testing.T) {
 	require.NoError(t, err)
 
 	const waiters, calls = 4, 25
-	type held struct{ data, exists, kids <-chan framework.Event }
+	type held struct{ data, exists, kids *framework.Watch }
 	last := make([]held, waiters)
 	errs := make(chan error, waiters)
 	var wg sync.WaitGroup
@@ -89,11 +89,11 @@ func TestWatchesSharedAcrossWaitersAndCalls(t *testing.T) {
 	assert.LessOrEqual(t, wchcLines(t, srv, "/w"), 2, "server watches on /w (data, child)")
 
 	// Every waiter still hears the change.
-	fired := func(ch <-chan framework.Event, want zk.EventType, what string) {
+	fired := func(w *framework.Watch, want zk.EventType, what string) {
 		t.Helper()
 		select {
-		case ev := <-framework.WatchFired(ch):
-			assert.Equal(t, want, ev.Type, what)
+		case <-w.Done():
+			assert.Equal(t, want, w.Event().Type, what)
 		case <-time.After(30 * time.Second): // failure bound only
 			t.Fatalf("%s watch did not fire", what)
 		}
@@ -130,10 +130,10 @@ func TestWatchFiresOnClose(t *testing.T) {
 	_, _, b, err := c.GetDataW(ctx, "/wc")
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	for _, ch := range []<-chan framework.Event{a, b} {
+	for _, w := range []*framework.Watch{a, b} {
 		select {
-		case ev := <-framework.WatchFired(ch):
-			assert.Equal(t, zk.EventNotWatching, ev.Type)
+		case <-w.Done():
+			assert.Equal(t, zk.EventNotWatching, w.Event().Type)
 		case <-time.After(30 * time.Second): // failure bound only
 			t.Fatal("watch did not fire on Close")
 		}
