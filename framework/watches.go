@@ -188,3 +188,7 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 		return v, w, nil
 	}
 }
+
+// Watches returns how many watches the client has set that have not fired yet: at most
+// one per node and kind (data, exists, children), however many callers wait on them.
+func (c *Client) Watches() int { return c.watches.len() }
