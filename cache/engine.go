@@ -27,6 +27,7 @@ const (
 	kSuspended
 	kReconnected
 	kLost
+	kUnreadable
 	numKinds
 )
 
