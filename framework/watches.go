@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -85,11 +86,15 @@ func (ws *watches) get(key watchKey) (w *Watch, arm bool) {
 	return w, true
 }
 
-// armed records the outcome of the request that set w. On an error no watch was set: w
-// is forgotten, and those waiting to share it try again.
+// armed records the outcome of the request that set w (the first outcome recorded
+// counts). On an error no watch was set: w is forgotten, and those waiting to share it
+// try again.
 func (ws *watches) armed(key watchKey, w *Watch, err error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if isClosed(w.armed) {
+		return
+	}
 	w.armErr = err
 	close(w.armed)
 	if err != nil && ws.m[key] == w {
@@ -166,6 +171,9 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 				c.watches.armed(key, w, err)
 				return v, err
 			}, nil)
+			if errors.Is(err, ErrClosed) {
+				c.watches.armed(key, w, err) // the request may never have been sent
+			}
 			if err != nil {
 				return v, nil, err
 			}
