@@ -43,10 +43,14 @@
 // again every node it holds, sets its watches again where the old ones are gone (on a
 // new session, all of them), and reports the differences as ordinary events: nothing
 // that changed while the client was away is silently missed, though several changes to
-// one node collapse into one event. Reads that fail are retried with backoff until they
-// succeed, the cache is closed, or the client is closed.
+// one node collapse into one event. Reads that fail for a connection-class reason are
+// retried with backoff until they succeed, the cache is closed, or the client is closed;
+// a node that cannot be read for another reason (its ACL denies this client: NoAuth) is
+// reported as Unreadable with its error and not held. Initialized (and the return of Start
+// under BuildInitialCache) means every node the cache should hold was read or reported
+// Unreadable.
 //
 // go-zookeeper cannot remove a watch: after Close, the watches the cache set stay
-// registered in the client until they fire or the session ends, but no goroutine of the
-// cache waits for them.
+// registered in the client until they fire or the session ends (the client shares one per
+// node and kind among all its users), but no goroutine of the cache waits for them.
 package cache

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // kind is what the engine saw; each cache maps it to its own EventType (0: not reported).
@@ -27,6 +28,7 @@ const (
 	kSuspended
 	kReconnected
 	kLost
+	kUnreadable
 	numKinds
 )
 
@@ -53,6 +55,9 @@ type dirt uint8
 const (
 	dirtyData dirt = 1 << iota
 	dirtyKids
+	// dirtyFresh marks a child its parent listed that is not cached yet: it stays
+	// relevant until it was read, found gone or reported Unreadable.
+	dirtyFresh
 	dirtyAll = dirtyData | dirtyKids
 )
 
@@ -102,6 +107,7 @@ type engine struct {
 	// Owned by the run goroutine.
 	armed       map[watchKey]*watch
 	dirty       map[string]dirt
+	unreadable  map[string]string // path -> error reported as Unreadable
 	initialized bool
 	backoff     time.Duration
 	retry       *time.Timer
@@ -125,16 +131,17 @@ func newEngine(cfg engineConfig) (*engine, error) {
 	}
 	log := cfg.client.Logger()
 	return &engine{
-		cfg:      cfg,
-		log:      log,
-		disp:     newDispatcher(log),
-		nodes:    map[string]*node{},
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-		initDone: make(chan struct{}),
-		isig:     make(chan struct{}, 1),
-		armed:    map[watchKey]*watch{},
-		dirty:    map[string]dirt{},
+		cfg:        cfg,
+		log:        log,
+		disp:       newDispatcher(log),
+		nodes:      map[string]*node{},
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+		initDone:   make(chan struct{}),
+		isig:       make(chan struct{}, 1),
+		armed:      map[watchKey]*watch{},
+		dirty:      map[string]dirt{},
+		unreadable: map[string]string{},
 	}, nil
 }
 
@@ -345,6 +352,7 @@ func (e *engine) drain() {
 				e.dirty[p] |= dirtyAll
 			}
 			e.mu.RUnlock()
+			clear(e.unreadable) // read again, and report again what still cannot be read
 			e.backoff = 0
 			if e.retrying {
 				e.retry.Stop()
@@ -368,7 +376,7 @@ type item struct {
 func (e *engine) pass(ctx context.Context) error {
 	items := make([]item, 0, len(e.dirty))
 	for p, d := range e.dirty {
-		items = append(items, item{path: p, what: d})
+		items = append(items, item{path: p, what: d &^ dirtyFresh, fresh: d&dirtyFresh != 0})
 	}
 	clear(e.dirty)
 	slices.SortFunc(items, func(a, b item) int {
@@ -423,10 +431,16 @@ type kidsRes struct {
 }
 
 // sync reads items (data, then children), applies what it read, and goes on with the
-// children it found, level by level.
+// children it found, level by level. A read that failed for a reason retrying does not
+// cure (NoAuth) is reported Unreadable and not retried; any other failure keeps the
+// path dirty (a fresh child stays fresh), so that Initialized waits for it.
 func (e *engine) sync(ctx context.Context, items []item) error {
 	var firstErr error
 	fail := func(p string, d dirt, err error) {
+		if permanent(err) {
+			e.reportUnreadable(p, err)
+			return
+		}
 		e.markDirty(p, d)
 		if firstErr == nil {
 			firstErr = fmt.Errorf("cache: %s: %w", p, err)
@@ -456,9 +470,14 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 				e.gone(ctx, it.path, fail)
 				it.what = 0
 			case r.err != nil:
-				fail(it.path, it.what, r.err)
+				d := it.what
+				if it.fresh {
+					d |= dirtyFresh
+				}
+				fail(it.path, d, r.err)
 				it.what = 0
 			default:
+				delete(e.unreadable, it.path)
 				if e.applyData(it.path, r.data, r.stat) {
 					it.what |= dirtyKids
 				}
@@ -517,11 +536,11 @@ func (e *engine) gone(ctx context.Context, p string, fail func(string, dirt, err
 	}
 }
 
-func (e *engine) arm(k watchKey, ch <-chan framework.Event) {
-	if ch == nil {
+func (e *engine) arm(k watchKey, fw *framework.Watch) {
+	if fw == nil {
 		return
 	}
-	w := &watch{key: k, ch: ch}
+	w := &watch{key: k, w: fw}
 	e.armed[k] = w
 	e.ws.add(w)
 }
@@ -530,7 +549,7 @@ func (e *engine) arm(k watchKey, ch <-chan framework.Event) {
 // armed.
 func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 	res := make([]dataRes, len(paths))
-	chans := make([]<-chan framework.Event, len(paths))
+	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
 		watch[i] = e.armed[watchKey{p, dataWatch}] == nil
@@ -553,7 +572,7 @@ func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 // armed.
 func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 	res := make([]kidsRes, len(paths))
-	chans := make([]<-chan framework.Event, len(paths))
+	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
 		watch[i] = e.armed[watchKey{p, childWatch}] == nil
@@ -643,6 +662,27 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 	return false
 }
 
+// permanent reports whether a failed read cannot succeed by retrying: not a connection-class
+// failure, an ended context or a closed client (NoAuth, say).
+func permanent(err error) bool {
+	return !retry.IsRetryable(err, true) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, framework.ErrClosed)
+}
+
+// reportUnreadable reports p as Unreadable with err, once for the same error until the
+// next reconnection.
+func (e *engine) reportUnreadable(p string, err error) {
+	msg := err.Error()
+	if e.unreadable[p] == msg {
+		return
+	}
+	e.unreadable[p] = msg
+	e.log.Warn("cannot read a node", "component", "cache", "cache", e.cfg.name, "path", p, "err", err)
+	if t := e.cfg.types[kUnreadable]; t != 0 {
+		e.disp.push(Event{Type: t, Data: &ChildData{Path: p}, Err: err})
+	}
+}
+
 // applyKids removes the cached children of p that are not in names and returns the
 // accepted names that are not cached yet, sorted.
 func (e *engine) applyKids(p string, names []string) []string {
@@ -668,6 +708,11 @@ func (e *engine) applyKids(p string, names []string) []string {
 	slices.Sort(stale)
 	for _, name := range stale {
 		e.removeSubtree(childPath(p, name))
+	}
+	for q := range e.unreadable {
+		if q != p && framework.ParentPath(q) == p && !want[framework.NodeName(q)] {
+			delete(e.unreadable, q) // gone: report it again if it comes back unreadable
+		}
 	}
 	slices.Sort(fresh)
 	return fresh

@@ -39,6 +39,12 @@ const (
 	ConnectionReconnected
 	// ConnectionLost: the client's session is gone or must be assumed gone.
 	ConnectionLost
+	// Unreadable: a node the cache should hold exists but cannot be read for a reason
+	// that retrying does not cure (its ACL denies this client: ErrNoAuth, say). Data.Path
+	// names it (Data has no data or Stat); Err says why. The cache does not hold the node,
+	// and counts it as read for Initialized; it reads it again after a reconnection, or
+	// when its parent's children change. Every cache sends it.
+	Unreadable
 )
 
 var eventNames = map[EventType]string{
@@ -55,6 +61,7 @@ var eventNames = map[EventType]string{
 	ConnectionSuspended:   "CONNECTION_SUSPENDED",
 	ConnectionReconnected: "CONNECTION_RECONNECTED",
 	ConnectionLost:        "CONNECTION_LOST",
+	Unreadable:            "UNREADABLE",
 }
 
 // String returns Curator's name of the event type.
@@ -98,6 +105,8 @@ type Event struct {
 	// Old is the node before an update (NodeChanged, ChildUpdated, TreeNodeUpdated), nil
 	// for other events.
 	Old *ChildData
+	// Err is why the node could not be read (Unreadable), nil for other events.
+	Err error
 }
 
 func (e Event) clone() Event {
@@ -110,6 +119,9 @@ func (e Event) clone() Event {
 func (e Event) String() string {
 	if e.Data == nil {
 		return e.Type.String()
+	}
+	if e.Err != nil {
+		return e.Type.String() + " " + e.Data.Path + ": " + e.Err.Error()
 	}
 	return e.Type.String() + " " + e.Data.Path
 }

@@ -26,7 +26,7 @@ func NewNodeCache(c *framework.Client, path string, opts ...NodeOption) (*NodeCa
 	o.maxDepth = 0
 	e, err := newEngine(engineConfig{
 		name: "node cache", client: c, root: path, opts: o, emitRoot: true,
-		types: [numKinds]EventType{kAdded: NodeCreated, kUpdated: NodeChanged, kRemoved: NodeDeleted, kInitialized: Initialized},
+		types: [numKinds]EventType{kAdded: NodeCreated, kUpdated: NodeChanged, kRemoved: NodeDeleted, kInitialized: Initialized, kUnreadable: Unreadable},
 	})
 	if err != nil {
 		return nil, err

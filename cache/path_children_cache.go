@@ -34,6 +34,7 @@ func NewPathChildrenCache(c *framework.Client, path string, opts ...PathChildren
 		types: [numKinds]EventType{
 			kAdded: ChildAdded, kUpdated: ChildUpdated, kRemoved: ChildRemoved, kInitialized: Initialized,
 			kSuspended: ConnectionSuspended, kReconnected: ConnectionReconnected, kLost: ConnectionLost,
+			kUnreadable: Unreadable,
 		},
 	})
 	if err != nil {

@@ -35,6 +35,7 @@ func NewTreeCache(c *framework.Client, path string, opts ...TreeOption) (*TreeCa
 		types: [numKinds]EventType{
 			kAdded: TreeNodeAdded, kUpdated: TreeNodeUpdated, kRemoved: TreeNodeRemoved, kInitialized: Initialized,
 			kSuspended: ConnectionSuspended, kReconnected: ConnectionReconnected, kLost: ConnectionLost,
+			kUnreadable: Unreadable,
 		},
 	})
 	if err != nil {

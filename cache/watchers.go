@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zoocurator/zoocurator/framework"
 )
 
@@ -24,10 +22,10 @@ type watchKey struct {
 	kind watchKind
 }
 
-// watch is one armed ZooKeeper watch: go-zookeeper sends one event on ch, then closes it.
+// watch is one armed ZooKeeper watch: the client closes w.Done() when it fires.
 type watch struct {
 	key watchKey
-	ch  <-chan framework.Event
+	w   *framework.Watch
 }
 
 // shardSize is how many watches one goroutine waits on.
@@ -94,7 +92,7 @@ func (ws *watchers) run(s *shard) {
 	}
 	var active []*watch
 	for {
-		i, v, ok := reflect.Select(cases)
+		i, _, _ := reflect.Select(cases)
 		switch i {
 		case 0, 1:
 			return
@@ -105,7 +103,7 @@ func (ws *watchers) run(s *shard) {
 			s.mu.Unlock()
 			for _, w := range p {
 				active = append(active, w)
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.ch)})
+				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.w.Done())})
 			}
 			continue
 		}
@@ -118,10 +116,6 @@ func (ws *watchers) run(s *shard) {
 		cases[last+fixedCases] = reflect.SelectCase{}
 		cases = cases[:last+fixedCases]
 		s.count.Add(-1)
-		ev := framework.Event{Type: zk.EventNotWatching, Path: w.key.path}
-		if ok {
-			ev = v.Interface().(framework.Event)
-		}
-		ws.fire(w, ev)
+		ws.fire(w, w.w.Event())
 	}
 }

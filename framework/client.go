@@ -32,6 +32,7 @@ type Client struct {
 	cbs     *callbacks     // goroutines that run user code: listeners, Go
 	authed  chan struct{}  // closed once credentials were added
 	deleter *deleter
+	watches *watches
 
 	negotiated atomic.Int64 // negotiated session timeout, ns
 	requests   atomic.Uint64
@@ -126,6 +127,7 @@ func New(connect string, opts ...Option) (*Client, error) {
 		stateSig:    make(chan struct{}, 1),
 	}
 	c.deleter = newDeleter(c)
+	c.watches = newWatches()
 	for _, fn := range o.stateListeners {
 		c.AddListener(fn)
 	}
@@ -266,7 +268,11 @@ func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
 // onEvent runs on go-zookeeper's receive loop: it must not block. It queues the event.
 // An event of a replaced connection is dropped; handle drops those queued before.
 func (c *Client) onEvent(connSeq uint64, conn *zk.Conn, ev zk.Event) {
-	if ev.Type != zk.EventSession || connSeq != c.connSeq.Load() {
+	if ev.Type != zk.EventSession {
+		c.watches.notify(conn, ev) // a node event, or a watch ended (EventNotWatching)
+		return
+	}
+	if connSeq != c.connSeq.Load() {
 		return
 	}
 	se := sessionEvent{state: ev.State, connSeq: connSeq}
@@ -642,6 +648,7 @@ func (c *Client) Close() error {
 		if conn := c.conn.Load(); conn != nil {
 			conn.Close()
 		}
+		c.watches.closeAll()
 	}
 	c.wg.Wait()
 	c.cbs.wait()

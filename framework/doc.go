@@ -22,6 +22,10 @@
 //     refused, before anything is sent.
 //   - Protected creation (Curator's _c_<uuid>- names) and guaranteed deletion.
 //   - A namespace (and a chroot in the connect string) applied to every path.
+//   - One watch per node and kind (data, exists, children) per session, shared by every
+//     caller of GetDataW, ExistsW and ChildrenW until it fires: go-zookeeper cannot remove
+//     a watch, so without this a caller polling with short contexts would leave one more
+//     watcher behind on every call.
 //
 // # Sessions and generations
 //

@@ -101,7 +101,7 @@ func ExampleClient_Create_ephemeral() {
 	worker.Close()
 	if stat != nil {
 		select {
-		case <-gone:
+		case <-gone.Done():
 		case <-ctx.Done():
 			log.Fatal(ctx.Err())
 		}

@@ -98,14 +98,15 @@ func (c *Client) GetData(ctx context.Context, path string) ([]byte, *Stat, error
 	return data, st, err
 }
 
-// GetDataW is GetData that also sets a data watch: the channel gets one event when the
-// node changes or is deleted (or EventNotWatching when the session ends). No watch is
-// set when the node does not exist (ErrNoNode).
-func (c *Client) GetDataW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
+// GetDataW is GetData that also watches the node's data: the Watch fires when the node
+// changes or is deleted (or with EventNotWatching when the session ends or the client
+// closes). No watch is set when the node does not exist (ErrNoNode). Callers asking for
+// the same node's data watch before it fires share one Watch (see Watch).
+func (c *Client) GetDataW(ctx context.Context, path string) ([]byte, *Stat, *Watch, error) {
 	return c.getData(ctx, path, true)
 }
 
-func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan Event, error) {
+func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, *Stat, *Watch, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, opErr("getData", path, err)
 	}
@@ -113,25 +114,30 @@ func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, 
 	type res struct {
 		data []byte
 		st   *zk.Stat
-		ch   <-chan zk.Event
 	}
 	var r res
+	var w *Watch
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		var err error
-		r, err = callAt(c, ctx, "getData", full, func() (res, error) {
+		read := func(watch bool) (res, error) {
 			if watch {
-				d, st, ch, err := conn.GetW(full)
-				return res{d, st, ch}, err
+				d, st, _, err := conn.GetW(full) // the registry hears the event
+				return res{d, st}, err
 			}
 			d, st, err := conn.Get(full)
-			return res{d, st, nil}, err
-		}, nil)
+			return res{d, st}, err
+		}
+		var err error
+		if watch {
+			r, w, err = watchedRead(c, ctx, conn, "getData", full, watchData, read)
+		} else {
+			r, err = callAt(c, ctx, "getData", full, func() (res, error) { return read(false) }, nil)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, nil, nil, opErr("getData", path, err)
 	}
-	return r.data, r.st, r.ch, nil
+	return r.data, r.st, w, nil
 }
 
 // SetData sets the node's data if its version matches (-1: any) and returns its new Stat.
@@ -161,37 +167,45 @@ func (c *Client) Exists(ctx context.Context, path string) (*Stat, error) {
 	return st, err
 }
 
-// ExistsW is Exists that also sets a watch, which fires when the node is created,
-// changed or deleted.
-func (c *Client) ExistsW(ctx context.Context, path string) (*Stat, <-chan Event, error) {
+// ExistsW is Exists that also watches the node: the Watch fires when the node is created,
+// changed or deleted (or with EventNotWatching when the session ends or the client
+// closes). Callers asking for the same node's exists watch before it fires share one
+// Watch (see Watch).
+func (c *Client) ExistsW(ctx context.Context, path string) (*Stat, *Watch, error) {
 	return c.exists(ctx, path, true)
 }
 
-func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, <-chan Event, error) {
+func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, *Watch, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, opErr("exists", path, err)
 	}
 	full := c.fullPath(path)
 	var st *zk.Stat
-	var ch <-chan zk.Event
+	var w *Watch
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		type res struct {
 			ok bool
 			st *zk.Stat
-			ch <-chan zk.Event
 		}
-		r, err := callAt(c, ctx, "exists", full, func() (res, error) {
+		read := func(watch bool) (res, error) {
 			if watch {
-				ok, st, ch, err := conn.ExistsW(full)
-				return res{ok, st, ch}, err
+				ok, st, _, err := conn.ExistsW(full) // the registry hears the event
+				return res{ok, st}, err
 			}
 			ok, st, err := conn.Exists(full)
-			return res{ok, st, nil}, err
-		}, nil)
+			return res{ok, st}, err
+		}
+		var r res
+		var err error
+		if watch {
+			r, w, err = watchedRead(c, ctx, conn, "exists", full, watchExists, read)
+		} else {
+			r, err = callAt(c, ctx, "exists", full, func() (res, error) { return read(false) }, nil)
+		}
 		if err != nil {
 			return err
 		}
-		st, ch = nil, r.ch
+		st = nil
 		if r.ok {
 			st = r.st
 		}
@@ -200,7 +214,7 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, <-
 	if err != nil {
 		return nil, nil, opErr("exists", path, err)
 	}
-	return st, ch, nil
+	return st, w, nil
 }
 
 // Children returns the names of the node's children (in the server's order) and its
@@ -210,13 +224,16 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, er
 	return kids, st, err
 }
 
-// ChildrenW is Children that also sets a child watch, which fires when a child is added
-// or removed or the node is deleted.
-func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
+// ChildrenW is Children that also watches the node's children: the Watch fires when a
+// child is added or removed or the node is deleted (or with EventNotWatching when the
+// session ends or the client closes). No watch is set when the node does not exist
+// (ErrNoNode). Callers asking for the same node's child watch before it fires share one
+// Watch (see Watch).
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, *Watch, error) {
 	return c.children(ctx, path, true)
 }
 
-func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan Event, error) {
+func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, *Watch, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, opErr("getChildren", path, err)
 	}
@@ -224,25 +241,30 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	type res struct {
 		kids []string
 		st   *zk.Stat
-		ch   <-chan zk.Event
 	}
 	var r res
+	var w *Watch
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		var err error
-		r, err = callAt(c, ctx, "getChildren", full, func() (res, error) {
+		read := func(watch bool) (res, error) {
 			if watch {
-				k, st, ch, err := conn.ChildrenW(full)
-				return res{k, st, ch}, err
+				k, st, _, err := conn.ChildrenW(full) // the registry hears the event
+				return res{k, st}, err
 			}
 			k, st, err := conn.Children(full)
-			return res{k, st, nil}, err
-		}, nil)
+			return res{k, st}, err
+		}
+		var err error
+		if watch {
+			r, w, err = watchedRead(c, ctx, conn, "getChildren", full, watchChildren, read)
+		} else {
+			r, err = callAt(c, ctx, "getChildren", full, func() (res, error) { return read(false) }, nil)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, nil, nil, opErr("getChildren", path, err)
 	}
-	return r.kids, r.st, r.ch, nil
+	return r.kids, r.st, w, nil
 }
 
 // Sync makes the server the client is connected to catch up with the leader on path, so

@@ -77,8 +77,8 @@ func TestCreateModesAndReads(t *testing.T) {
 	_, err = c.SetData(ctx, "/a/b/c", []byte("v"), -1)
 	require.NoError(t, err)
 	select {
-	case ev := <-ch:
-		assert.Equal(t, zk.EventNodeDataChanged, ev.Type)
+	case <-ch.Done():
+		assert.Equal(t, zk.EventNodeDataChanged, ch.Event().Type)
 	case <-time.After(5 * time.Second):
 		t.Fatal("data watch did not fire")
 	}
@@ -91,9 +91,9 @@ func TestCreateModesAndReads(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Create(ctx, "/a/new", nil)
 	require.NoError(t, err)
-	for _, w := range []<-chan framework.Event{ech, cch} {
+	for _, w := range []*framework.Watch{ech, cch} {
 		select {
-		case <-w:
+		case <-w.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("watch did not fire")
 		}

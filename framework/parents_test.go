@@ -25,7 +25,7 @@ func waitReaped(ctx context.Context, t *testing.T, c *framework.Client, path str
 			return
 		}
 		select {
-		case <-ev:
+		case <-ev.Done():
 		case <-deadline:
 			t.Fatalf("%s was not reaped within 30s", path)
 		}

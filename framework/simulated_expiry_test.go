@@ -51,7 +51,7 @@ func TestSimulatedLostEndsSession(t *testing.T) {
 		}
 		require.NotEqual(t, newSid, st.EphemeralOwner)
 		select {
-		case <-ev:
+		case <-ev.Done():
 		case <-deadline:
 			t.Fatalf("the lost session's ephemeral (owner 0x%x) still exists 30s after the heal; client session 0x%x", st.EphemeralOwner, newSid)
 		}

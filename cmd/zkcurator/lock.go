@@ -242,7 +242,7 @@ func (a *app) lockRevoke(ctx context.Context, args []string) error {
 		}
 		if err == nil {
 			select {
-			case <-ev:
+			case <-ev.Done():
 				continue
 			case <-wctx.Done():
 				err = wctx.Err()

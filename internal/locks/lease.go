@@ -84,7 +84,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 func (l *Lease) watch(onRevoke func()) {
 	defer close(l.done)
 	defer func() { l.cause = l.endCause() }()
-	var revoke <-chan framework.Event
+	var revoke *framework.Watch
 	arm := func() {
 		revoke = nil
 		if onRevoke == nil {
@@ -115,8 +115,9 @@ func (l *Lease) watch(onRevoke func()) {
 			return
 		case <-l.loss:
 			return
-		case ev, ok := <-revoke:
-			if !ok || ev.Type == zk.EventNotWatching {
+		case <-revoke.Done():
+			ev := revoke.Event()
+			if ev.Type == zk.EventNotWatching {
 				revoke = nil // the session ended: the loss signal follows
 				continue
 			}

@@ -376,7 +376,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		if try {
 			return nil, ErrLocked
 		}
-		_, _, ch, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
+		_, _, w, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
 		if errors.Is(err, framework.ErrNoNode) {
 			continue // gone already: look again
 		}
@@ -384,8 +384,8 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			return nil, err
 		}
 		select {
-		case ev := <-ch:
-			handedOff = l.cfg.FastHandoff && ev.Type == zk.EventNodeDeleted && ours == 1
+		case <-w.Done():
+			handedOff = l.cfg.FastHandoff && w.Event().Type == zk.EventNodeDeleted && ours == 1
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.Done():

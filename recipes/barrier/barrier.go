@@ -91,13 +91,13 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return b.waitErr(err)
 		}
 		// A data watch, not an exists watch: when the node is gone no watch is left behind.
-		_, _, ch, err := b.client.GetDataW(ctx, b.path)
+		_, _, w, err := b.client.GetDataW(ctx, b.path)
 		switch {
 		case errors.Is(err, framework.ErrNoNode):
 			return nil
 		case err == nil:
 			select {
-			case <-ch: // deleted, changed, or the session ended (EventNotWatching): look again
+			case <-w.Done(): // deleted, changed, or the session ended (EventNotWatching): look again
 			case <-wake: // reconnected: look again, in case the watch was not re-armed
 			case <-ctx.Done():
 				return b.waitErr(ctx.Err())

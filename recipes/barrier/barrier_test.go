@@ -3,6 +3,7 @@ package barrier_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -326,4 +327,59 @@ func TestErrorsWrap(t *testing.T) {
 	require.True(t, errors.Is(err, framework.ErrClosed), "got %v", err)
 	require.ErrorIs(t, b.Wait(context.Background()), framework.ErrClosed)
 	require.ErrorIs(t, b.Remove(context.Background()), framework.ErrClosed)
+}
+
+// Polling Wait with short contexts while the barrier stays set adds no watch: every call
+// shares the one data watch the client holds on the barrier node (issue 15.10).
+func TestPollingWaitSharesOneWatch(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const path = "/barriers/poll"
+	b := newBarrier(t, c, path)
+	require.NoError(t, b.Set(ctx))
+
+	long := make(chan error, 1)
+	go func() { long <- b.Wait(ctx) }()
+	require.Eventually(t, func() bool { return c.Watches() == 1 }, 15*time.Second, 10*time.Millisecond,
+		"the long waiter's watch")
+
+	const pollers, polls = 3, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, pollers*polls)
+	for range pollers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range polls {
+				pctx, pcancel := context.WithTimeout(ctx, 20*time.Millisecond)
+				err := b.Wait(pctx)
+				pcancel()
+				if !errors.Is(err, context.DeadlineExceeded) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "a poll returned while the barrier was set")
+	}
+	assert.Equal(t, 1, c.Watches(), "watches the client holds after %d x %d polls", pollers, polls)
+	out, err := zktest.FourLetterWord(srv.Addr(), "wchc", 5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(out, "\t"+path+"\n"), "server watches on %s:\n%s", path, out)
+
+	require.NoError(t, newBarrier(t, c, path).Remove(ctx))
+	select {
+	case err := <-long:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("the waiter was not released")
+	}
+	assert.Equal(t, 0, c.Watches())
+	require.NoError(t, c.Delete(ctx, "/barriers", framework.Quietly()))
 }

@@ -136,7 +136,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		}
 		gen := d.client.Generation()
 		// Watch ready before creating our node: a ready created in between is not missed.
-		ready, readyCh, err := d.client.ExistsW(ctx, d.readyPath)
+		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
 		if err != nil {
 			return 0, err
 		}
@@ -158,8 +158,8 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return gen, nil
 		}
 		select {
-		case ev := <-readyCh:
-			if ev.Type == zk.EventNodeCreated {
+		case <-readyW.Done():
+			if readyW.Event().Type == zk.EventNodeCreated {
 				// The barrier opened while our node was there: we are in, even if a
 				// quick leaver deletes ready before we could look at it again.
 				return gen, nil
@@ -286,7 +286,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		}
 		// A data watch, not an exists watch: when the node is gone already, no watch is
 		// left behind.
-		_, _, ch, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, watch))
+		_, _, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, watch))
 		if errors.Is(err, framework.ErrNoNode) {
 			continue
 		}
@@ -294,7 +294,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return err
 		}
 		select {
-		case <-ch: // gone (or the session ended: EventNotWatching): look again
+		case <-w.Done(): // gone (or the session ended: EventNotWatching): look again
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-d.client.Done():

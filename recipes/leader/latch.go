@@ -277,7 +277,7 @@ func (l *Latch) step(ctx context.Context) error {
 	}
 	if ours > 0 {
 		l.endTerm(true)
-		_, _, ch, err := c.GetDataW(ctx, framework.JoinPath(l.path, kids[ours-1]))
+		_, _, w, err := c.GetDataW(ctx, framework.JoinPath(l.path, kids[ours-1]))
 		if errors.Is(err, framework.ErrNoNode) {
 			return nil // gone already: look again
 		}
@@ -285,7 +285,7 @@ func (l *Latch) step(ctx context.Context) error {
 			return err
 		}
 		select {
-		case <-ch:
+		case <-w.Done():
 		case <-l.kick:
 		case <-ctx.Done():
 		case <-c.Done():
@@ -296,7 +296,7 @@ func (l *Latch) step(ctx context.Context) error {
 	// First in line. Claim leadership only once our node is seen to belong to the
 	// session we have now, in the generation it was made in.
 	loss := c.LossSignal(gen)
-	_, st, ch, err := c.GetDataW(ctx, node)
+	_, st, w, err := c.GetDataW(ctx, node)
 	if errors.Is(err, framework.ErrNoNode) {
 		l.endTerm(true)
 		l.setNode("", 0)
@@ -319,10 +319,10 @@ func (l *Latch) step(ctx context.Context) error {
 	}
 	for {
 		select {
-		case ev := <-ch:
-			if ev.Type == zk.EventNodeDataChanged {
+		case <-w.Done():
+			if w.Event().Type == zk.EventNodeDataChanged {
 				// Someone wrote into our node: keep watching it.
-				_, _, ch, err = c.GetDataW(ctx, node)
+				_, _, w, err = c.GetDataW(ctx, node)
 				if err == nil {
 					continue
 				}

@@ -117,13 +117,13 @@ func encodeCount(n int) []byte {
 
 // maxNow returns the current maximum, and (watch) a watch on the shared count when there
 // is one.
-func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, <-chan framework.Event, error) {
+func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, *framework.Watch, error) {
 	if s.countPath == "" {
 		return s.maxLeases, nil, nil
 	}
 	for {
 		var data []byte
-		var ch <-chan framework.Event
+		var ch *framework.Watch
 		var err error
 		if watch {
 			data, _, ch, err = s.client.GetDataW(ctx, s.countPath)
@@ -281,7 +281,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	// armed again only after it fired (go-zookeeper keeps every watcher until its node
 	// changes).
 	watch := false
-	var childCh, countCh <-chan framework.Event
+	var childCh, countCh *framework.Watch
 	for {
 		var kids []string
 		if first != nil {
@@ -323,9 +323,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			continue
 		}
 		select {
-		case <-childCh:
+		case <-childCh.Done():
 			childCh = nil
-		case <-countCh:
+		case <-countCh.Done():
 			countCh = nil
 		case <-ctx.Done():
 			return fail(ctx.Err())

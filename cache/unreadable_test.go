@@ -1,0 +1,92 @@
+package cache_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/cache"
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// untilInitialized returns the events up to Initialized (not included).
+func untilInitialized(t *testing.T, r *recorder) []cache.Event {
+	t.Helper()
+	var evs []cache.Event
+	for {
+		ev := r.next(t, 20*time.Second)
+		if ev.Type == cache.Initialized {
+			return evs
+		}
+		evs = append(evs, ev)
+	}
+}
+
+// A child the cache's client may not read (its ACL says so: NoAuth) does not go missing
+// silently from the first build: Initialized comes once every child was read or reported
+// Unreadable with its error, and the child is read once it can be (issue 15.5).
+func TestInitializedReportsUnreadableChild(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	cc := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const root = "/unread"
+	create(t, owner, root, "")
+	create(t, owner, root+"/a", "a")
+	_, err := owner.Create(ctx, root+"/b", []byte("b"), framework.WithNodeACL(zk.DigestACL(zk.PermAll, "owner", "pw")))
+	require.NoError(t, err)
+	create(t, owner, root+"/c", "c")
+	t.Cleanup(func() { _ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly()) })
+
+	pc, err := cache.NewPathChildrenCache(cc, root, cache.WithStartMode(cache.PostInitializedEvent))
+	require.NoError(t, err)
+	rp := listen(t, newRecorder(root, false), pc.AddListener)
+	tc, err := cache.NewTreeCache(cc, root)
+	require.NoError(t, err)
+	rt := listen(t, newRecorder(root, true), tc.AddListener)
+	require.NoError(t, pc.Start(ctx))
+	t.Cleanup(func() { _ = pc.Close() })
+	require.NoError(t, tc.Start(ctx))
+	t.Cleanup(func() { _ = tc.Close() })
+
+	for name, r := range map[string]*recorder{"path children cache": rp, "tree cache": rt} {
+		evs := untilInitialized(t, r)
+		var unreadable []cache.Event
+		for _, ev := range evs {
+			if ev.Type == cache.Unreadable {
+				unreadable = append(unreadable, ev)
+			}
+		}
+		require.Len(t, unreadable, 1, "%s: events before Initialized: %v", name, evs)
+		require.NotNil(t, unreadable[0].Data)
+		assert.Equal(t, root+"/b", unreadable[0].Data.Path, name)
+		assert.True(t, errors.Is(unreadable[0].Err, framework.ErrNoAuth), "%s: %v", name, unreadable[0].Err)
+	}
+	_, ok := pc.Get(root + "/a")
+	assert.True(t, ok)
+	_, ok = pc.Get(root + "/c")
+	assert.True(t, ok)
+	_, ok = pc.Get(root + "/b")
+	assert.False(t, ok)
+
+	// Readable now; the next change of the parent's children makes the caches read it.
+	_, err = owner.SetACL(ctx, root+"/b", zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	create(t, owner, root+"/d", "d")
+	require.Eventually(t, func() bool {
+		_, b := pc.Get(root + "/b")
+		_, d := pc.Get(root + "/d")
+		_, tb := tc.Get(root + "/b")
+		return b && d && tb
+	}, 15*time.Second, 10*time.Millisecond)
+	rp.checkConsistent(t)
+	rt.checkConsistent(t)
+}
