@@ -40,4 +40,31 @@
 // SIGSTOP, a slow disk) from outliving its session and waking up still believing it
 // leads. Stop working when Done closes or the context is cancelled, and use the fencing
 // token so that the resource you protect can reject an older leader.
+//
+// What is guaranteed is the order in which a latch's leader learns that its term ended:
+// the term's contexts (Term.Context) are cancelled first, then Done closes, then the
+// listeners are called with false. A task that checks its context before each step runs
+// no step after a listener heard the news. A task paused between that check and its write
+// still writes late, though; only the resource can refuse it.
+//
+// # Fencing
+//
+// The fenced pattern: the leader takes the token of its term (Term.Token, or
+// SelectorToken in a selector's function) and sends it with every write; the resource
+// remembers the highest token it has accepted and refuses a write that carries a lower
+// one. A new leader's token is higher than every earlier leader's, so once the new
+// leader has written, a late write from a paused former leader is refused by the store
+// itself, whatever the former leader believes:
+//
+//	token, err := term.Token(ctx)
+//	if err != nil {
+//		return err // the term has ended
+//	}
+//	work, stop := term.Context(ctx)
+//	defer stop()
+//	for work.Err() == nil {
+//		if err := store.Write(work, token, next()); err != nil {
+//			return err // refused (token < the highest the store has seen): a newer leader wrote
+//		}
+//	}
 package leader
