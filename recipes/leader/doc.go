@@ -34,6 +34,13 @@
 // the selector queues again after each leadership, until Close. A Curator LeaderSelector,
 // or a Curator InterProcessMutex, on the same path takes part in the same queue.
 //
+// # Observing
+//
+// Observe tells anyone who leads, without taking part: a channel that gets the leader
+// (its participant id and node) now and at each change, from one watch at a time on the
+// leader's node, with no polling (etcd's Election.Observe). It works on a latch's and on
+// a selector's path, with Go and Curator participants.
+//
 // # What is not guaranteed
 //
 // ZooKeeper tells a participant that it leads; it cannot stop a process that pauses (GC,
