@@ -34,6 +34,15 @@
 // the selector queues again after each leadership, until Close. A Curator LeaderSelector,
 // or a Curator InterProcessMutex, on the same path takes part in the same queue.
 //
+// # Revocation
+//
+// Leadership can be made revocable (Curator has no such thing: CURATOR-171), the way a
+// revocable mutex is: anyone may ask the leader to let go by writing __REVOKE__ into its
+// node (Revoke with the leader's Participant.Node, `zkcurator lock revoke <node>`,
+// Curator's Revoker.attemptRevoke). A latch made with WithLatchRevocationListener, or a
+// selector made with WithSelectorRevocationListener, hears it while it leads; letting go
+// (Latch.Close, Selector.Interrupt) is up to the listener.
+//
 // # Observing
 //
 // Observe tells anyone who leads, without taking part: a channel that gets the leader
