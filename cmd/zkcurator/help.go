@@ -18,8 +18,9 @@ Commands:
   lock holders <path>
         list who holds the lock at <path> and who waits, in order
   lock revoke <node> [--wait D]
-        ask the holder of lock node <node> to let go (holders made --revocable do)
-  semaphore run <path> --leases N [--timeout D] [--grace D] -- <command...>
+        ask the holder of lock, lease or leader node <node> to let go (holders made
+        revocable do: lock run --revocable, semaphore run --revocable)
+  semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] -- <command...>
         run a command while holding one of the N leases of the semaphore at <path>
   semaphore holders <path> [--leases N]
         list who holds a lease of the semaphore at <path> and who waits
@@ -115,13 +116,16 @@ Asks the holder of the lock node <node> (see "zkcurator lock holders") to let go
 as Curator's Revoker.attemptRevoke does: it writes __REVOKE__ into the node. Only a holder
 that made its lock revocable reacts (zkcurator lock run --revocable, a Go mutex with
 WithRevocationListener, Curator's makeRevocable); the others ignore the request.
-Only ephemeral nodes (as lock nodes are) are written to.
+It works the same on a semaphore's lease node ("zkcurator semaphore holders"; zkcurator
+semaphore run --revocable, a Go semaphore with WithRevocationListener) and on a leader's
+node (a Go latch or selector made revocable; "zkcurator participants" lists them).
+Only ephemeral nodes (as lock, lease and election nodes are) are written to.
 
   --wait D   wait up to D for the node to go; exit 75 if it is still there (default 0:
              do not wait)
 `
 
-const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--foreground] -- <command...>
+const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
 
 Takes one lease of the distributed semaphore at <path> (Curator's
 InterProcessSemaphoreV2), runs the command while holding it, returns the lease when the
@@ -131,10 +135,12 @@ once; every participant must use the same N.
   --leases N     the number of leases (required)
   --timeout D    give up waiting for a lease after D and exit 75 (default 0: wait)
   --grace D      when the lease is lost, wait D after SIGTERM before SIGKILL (default 10s)
+  --revocable    let go when asked ("zkcurator lock revoke $ZK_LEASE_NODE"): stop the
+                 command as if the lease were lost, and exit 70
   --foreground   see "zkcurator help lock run"
 
-The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost lease
-stops the command as a lost lock does (exit 70).
+The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost or revoked
+lease stops the command as a lost lock does (exit 70).
 `
 
 const helpSemaphoreHolders = `Usage: zkcurator semaphore holders <path> [--leases N]

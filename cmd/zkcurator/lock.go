@@ -40,13 +40,10 @@ func (a *app) lockRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	revoked := make(chan struct{})
-	var once sync.Once
+	revoked, onRevoke := revocation()
 	opts := []mutex.Option{mutex.WithNodeData(nodeData())}
 	if *revocable {
-		opts = append(opts, mutex.WithRevocationListener(func(*mutex.Lease) {
-			once.Do(func() { close(revoked) })
-		}))
+		opts = append(opts, mutex.WithRevocationListener(func(*mutex.Lease) { onRevoke() }))
 	}
 	m, err := mutex.New(c, path, opts...)
 	if err != nil {
@@ -78,6 +75,14 @@ func (a *app) lockRun(ctx context.Context, args []string) error {
 		return runErr
 	}
 	return &statusError{code: code}
+}
+
+// revocation returns a channel that is closed the first time onRevoke is called: the
+// stopper of a --revocable command.
+func revocation() (revoked <-chan struct{}, onRevoke func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(ch) }) }
 }
 
 // release gives back what a command ran under, within a bounded time, and reports a

@@ -384,6 +384,38 @@ func TestLockRevoke(t *testing.T) {
 	assert.Equal(t, 1, p.code, "only ephemeral nodes are written to")
 }
 
+// TestSemaphoreRevoke: a semaphore run --revocable holder is stopped (exit 70) when its
+// lease node is revoked; one without --revocable is not (issue 16.7).
+func TestSemaphoreRevoke(t *testing.T) {
+	srv := zktest.NewServer(t)
+	dir := t.TempDir()
+	logs := []string{filepath.Join(dir, "revocable"), filepath.Join(dir, "plain")}
+	script := `echo "$ZK_LEASE_NODE" > %s; sleep 60 & wait`
+	revocable := start(t, srv.ConnectString(), "semaphore", "run", "/cli/revsem", "--leases", "2", "--revocable", "--",
+		"sh", "-c", fmt.Sprintf(script, logs[0]))
+	plain := start(t, srv.ConnectString(), "semaphore", "run", "/cli/revsem", "--leases", "2", "--",
+		"sh", "-c", fmt.Sprintf(script, logs[1]))
+	nodes := make([]string, 2)
+	for i, log := range logs {
+		require.Eventually(t, func() bool {
+			b, _ := os.ReadFile(log)
+			nodes[i] = strings.TrimSpace(string(b))
+			return strings.Contains(nodes[i], "-lease-")
+		}, 20*time.Second, 20*time.Millisecond, "the command did not start")
+	}
+
+	p := zkc(t, srv.ConnectString(), "lock", "revoke", nodes[0], "--wait", "10s")
+	assert.Equal(t, 0, p.code)
+	assert.Equal(t, 70, revocable.wait(t, 20*time.Second))
+	assert.Contains(t, revocable.stderr.String(), "revoked")
+
+	p = zkc(t, srv.ConnectString(), "revoke", nodes[1], "--wait", "300ms")
+	assert.Equal(t, 75, p.code, "a holder that is not revocable keeps its lease")
+	assert.True(t, plain.running())
+	require.NoError(t, plain.cmd.Process.Signal(syscall.SIGTERM))
+	plain.wait(t, 20*time.Second)
+}
+
 func TestBarrier(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := srv.ConnectString()

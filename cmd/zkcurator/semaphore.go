@@ -20,6 +20,7 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 	leases := fs.Int("leases", 0, "the number of leases (required; the same for every participant)")
 	timeout := fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits")
 	grace := fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when the lease is lost")
+	revocable := fs.Bool("revocable", false, "stop the command and let go when revoked")
 	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
 	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
 	if err != nil {
@@ -41,7 +42,12 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, err := semaphore.New(c, path, *leases, semaphore.WithNodeData(nodeData()))
+	revoked, onRevoke := revocation()
+	opts := []semaphore.Option{semaphore.WithNodeData(nodeData())}
+	if *revocable {
+		opts = append(opts, semaphore.WithRevocationListener(func(*semaphore.Lease) { onRevoke() }))
+	}
+	s, err := semaphore.New(c, path, *leases, opts...)
 	if err != nil {
 		return err
 	}
@@ -56,7 +62,9 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 		"ZK_SEMAPHORE_PATH=" + path,
 	}}
 	code, runErr := ch.run(a,
-		stopper{lease.Done(), "the lease of " + path + " may have been lost (the connection to ZooKeeper was suspended or the session expired)"})
+		stopper{lease.Done(), "the lease of " + path + " may have been lost (the connection to ZooKeeper was suspended or the session expired)"},
+		stopper{revoked, "asked to give up the lease of " + path + " (revoked)"},
+	)
 	release(ctx, a, lease.Release, runErr != nil && code == exitLost, "the lease of "+path)
 	if runErr != nil {
 		return runErr

@@ -9,6 +9,14 @@
 //     a session to expire.
 //  3. Each tick is checked: the job never runs on two instances at once, and each new
 //     leader's fencing token is higher than the last.
+//  4. The job writes its reports into a fenced store: every write carries the term's
+//     token, and the store refuses a token lower than the highest it has seen. A
+//     leader paused (GC, SIGSTOP) past its session can wake up and write once more
+//     before it learns that it no longer leads; the store refuses that write. The end
+//     of the run shows it: a late write with A's token, after B and C wrote, is refused.
+//  5. The job runs with the term's context, checked before each run. It is cancelled
+//     before the term's Done closes and before the latch's listeners hear that
+//     leadership ended, so no run starts after they were told.
 //
 // Run it:
 //
@@ -60,10 +68,37 @@ func newClient(ctx context.Context, connect string) (*framework.Client, error) {
 	return c, nil
 }
 
+// store is the resource the leader writes to, fenced: it remembers the highest token it
+// has accepted and refuses a write with a lower one. Here it is a map in memory; in
+// production it is the database or service the job writes to, and the check is made
+// there (a conditional write: "UPDATE ... WHERE token <= ?", a compare-and-set). It is
+// safe for concurrent use.
+type store struct {
+	mu      sync.Mutex
+	highest int64
+	reports []string
+}
+
+// errStaleToken is the store's refusal of a write from an older leader.
+var errStaleToken = errors.New("refused: a newer leader has written (stale fencing token)")
+
+// write appends report unless token is lower than the highest token seen.
+func (s *store) write(token int64, report string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if token < s.highest {
+		return errStaleToken
+	}
+	s.highest = token
+	s.reports = append(s.reports, report)
+	return nil
+}
+
 // job is the periodic job and its bookkeeping: who ran it, and whether two instances
 // ever ran it or led at the same time. It is safe for concurrent use.
 type job struct {
 	out        *printer
+	store      store
 	running    atomic.Int32 // instances running the job now
 	leading    atomic.Int32 // instances working as leader now
 	overlaps   atomic.Int32 // times the job ran on two instances at once
@@ -74,10 +109,11 @@ type job struct {
 	lastToken  int64
 	tokensUp   bool
 	stepDownAt time.Time // when the last leader closed its latch
+	firstToken int64     // the first leader's token, for the late write at the end
 }
 
-// run is one run of the job on instance name.
-func (j *job) run(name string) {
+// run is one run of the job on instance name, as leader of the term with token.
+func (j *job) run(name string, token int64) error {
 	if j.running.Add(1) > 1 {
 		j.overlaps.Add(1)
 	}
@@ -89,6 +125,7 @@ func (j *job) run(name string) {
 	j.mu.Unlock()
 	j.out.Printf("  run %2d: instance %s sends the hourly report", n, name)
 	time.Sleep(5 * time.Millisecond) // the work
+	return j.store.write(token, fmt.Sprintf("report %d from %s", n, name))
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
@@ -143,6 +180,15 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 		return errors.New("a new leader's fencing token was not higher than the last")
 	}
 	out.Printf("each new leader's fencing token was higher than the last")
+
+	// A paused leader wakes up: A's last write, with A's token, arrives after B and C
+	// have written. Nothing on A's side can stop it; the store does.
+	err := j.store.write(j.firstToken, "late report from A")
+	if !errors.Is(err, errStaleToken) {
+		return fmt.Errorf("the store took a late write with the first leader's token: %v", err)
+	}
+	out.Printf("a late write with instance A's token: %v", err)
+	out.Printf("the store holds %d reports", len(j.store.reports))
 	return nil
 }
 
@@ -161,21 +207,29 @@ func instance(ctx context.Context, j *job, name string, l *leader.Latch) error {
 		if j.leading.Add(1) > 1 {
 			j.dualLeads.Add(1)
 		}
-		if err := becameLeader(ctx, j, name, l, term); err != nil {
+		token, err := becameLeader(ctx, j, name, l, term)
+		if err != nil {
 			return err
 		}
 
-		// Work with a context that ends when leadership may be lost.
-		work, stop := term.Context(ctx)
+		// Work with a context that ends when leadership may be lost: it is cancelled
+		// before the latch's listeners hear that leadership ended. Check it before each
+		// run; the token covers a run that was already under way.
+		w, stop := term.Context(ctx)
 		tick := time.NewTicker(tickEvery)
-		for runs < runsPerLeader && work.Err() == nil {
+	work:
+		for runs < runsPerLeader && w.Err() == nil {
 			select {
-			case <-work.Done():
+			case <-w.Done():
 			case <-tick.C:
-				if work.Err() == nil {
-					j.run(name)
-					runs++
+				if w.Err() != nil {
+					break work
 				}
+				if err := j.run(name, token); err != nil {
+					j.out.Printf("instance %s: %v", name, err)
+					break work // a newer leader has written: this term is over
+				}
+				runs++
 			}
 		}
 		tick.Stop()
@@ -193,16 +247,20 @@ func instance(ctx context.Context, j *job, name string, l *leader.Latch) error {
 	}
 }
 
-// becameLeader reports a new term: who leads, how fast it took over, and its token.
-func becameLeader(ctx context.Context, j *job, name string, l *leader.Latch, term *leader.Term) error {
+// becameLeader reports a new term: who leads, how fast it took over, and its token, which
+// it returns.
+func becameLeader(ctx context.Context, j *job, name string, l *leader.Latch, term *leader.Term) (int64, error) {
 	token, err := term.Token(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	j.mu.Lock()
 	stepDownAt := j.stepDownAt
 	if token <= j.lastToken {
 		j.tokensUp = false
+	}
+	if j.firstToken == 0 {
+		j.firstToken = token
 	}
 	j.lastToken = token
 	j.mu.Unlock()
@@ -210,16 +268,16 @@ func becameLeader(ctx context.Context, j *job, name string, l *leader.Latch, ter
 		j.out.Printf("instance %s is leader", name)
 	} else {
 		if d := time.Since(stepDownAt); d > takeoverBudget {
-			return fmt.Errorf("instance %s took over %v after the last leader closed", name, d)
+			return 0, fmt.Errorf("instance %s took over %v after the last leader closed", name, d)
 		}
 		j.out.Printf("instance %s is leader: it took over at once", name)
 	}
 	line, err := inLine(ctx, l)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	j.out.Printf("in line: %s", line)
-	return nil
+	return token, nil
 }
 
 // inLine lists the participants of the election, the leader first.

@@ -25,6 +25,8 @@ func TestRun(t *testing.T) {
 		"runs per instance: A 5, B 5, C 5 (15 in all)",
 		"job never ran on two instances at once, and never two leaders at once",
 		"each new leader's fencing token was higher than the last",
+		"a late write with instance A's token: refused: a newer leader has written (stale fencing token)",
+		"the store holds 15 reports",
 	} {
 		assert.Contains(t, out, want)
 	}

@@ -26,6 +26,24 @@ var (
 // Revoker).
 const RevokeData = "__REVOKE__"
 
+// Revoke asks the holder of the node at nodePath to let go, by writing RevokeData into
+// it (Curator's Revoker.attemptRevoke). Only a holder that watches its node for that
+// (a revocable lock, lease or leader) reacts. A node that no longer exists is not an
+// error. Errors name the node; recipes add their own prefix.
+func Revoke(ctx context.Context, c *framework.Client, nodePath string) error {
+	if c == nil {
+		return fmt.Errorf("revoke: %w: nil client", framework.ErrInvalidArgument)
+	}
+	_, err := c.SetData(ctx, nodePath, []byte(RevokeData), -1)
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return fmt.Errorf("revoke %s: %w", nodePath, err)
+	}
+	return nil
+}
+
+// IsRevokeRequest reports whether data, read from a holder's node, asks it to let go.
+func IsRevokeRequest(data []byte) bool { return string(data) == RevokeData }
+
 // Lease is the part every recipe's lease shares: the node held, a re-entrancy count, the
 // Done channel (closed on the last release or when the client's loss signal for the
 // node's generation fires), and an optional revocation watch. Safe for concurrent use.
@@ -100,7 +118,7 @@ func (l *Lease) watch(onRevoke func()) {
 		if err != nil {
 			return
 		}
-		if string(data) == RevokeData {
+		if IsRevokeRequest(data) {
 			go onRevoke()
 		}
 		revoke = ch

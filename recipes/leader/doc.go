@@ -34,10 +34,53 @@
 // the selector queues again after each leadership, until Close. A Curator LeaderSelector,
 // or a Curator InterProcessMutex, on the same path takes part in the same queue.
 //
+// # Revocation
+//
+// Leadership can be made revocable (Curator has no such thing: CURATOR-171), the way a
+// revocable mutex is: anyone may ask the leader to let go by writing __REVOKE__ into its
+// node (Revoke with the leader's Participant.Node, `zkcurator lock revoke <node>`,
+// Curator's Revoker.attemptRevoke). A latch made with WithLatchRevocationListener, or a
+// selector made with WithSelectorRevocationListener, hears it while it leads; letting go
+// (Latch.Close, Selector.Interrupt) is up to the listener.
+//
+// # Observing
+//
+// Observe tells anyone who leads, without taking part: a channel that gets the leader
+// (its participant id and node) now and at each change, from one watch at a time on the
+// leader's node, with no polling (etcd's Election.Observe). It works on a latch's and on
+// a selector's path, with Go and Curator participants.
+//
 // # What is not guaranteed
 //
 // ZooKeeper tells a participant that it leads; it cannot stop a process that pauses (GC,
 // SIGSTOP, a slow disk) from outliving its session and waking up still believing it
 // leads. Stop working when Done closes or the context is cancelled, and use the fencing
 // token so that the resource you protect can reject an older leader.
+//
+// What is guaranteed is the order in which a latch's leader learns that its term ended:
+// the term's contexts (Term.Context) are cancelled first, then Done closes, then the
+// listeners are called with false. A task that checks its context before each step runs
+// no step after a listener heard the news. A task paused between that check and its write
+// still writes late, though; only the resource can refuse it.
+//
+// # Fencing
+//
+// The fenced pattern: the leader takes the token of its term (Term.Token, or
+// SelectorToken in a selector's function) and sends it with every write; the resource
+// remembers the highest token it has accepted and refuses a write that carries a lower
+// one. A new leader's token is higher than every earlier leader's, so once the new
+// leader has written, a late write from a paused former leader is refused by the store
+// itself, whatever the former leader believes:
+//
+//	token, err := term.Token(ctx)
+//	if err != nil {
+//		return err // the term has ended
+//	}
+//	work, stop := term.Context(ctx)
+//	defer stop()
+//	for work.Err() == nil {
+//		if err := store.Write(work, token, next()); err != nil {
+//			return err // refused (token < the highest the store has seen): a newer leader wrote
+//		}
+//	}
 package leader

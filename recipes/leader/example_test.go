@@ -114,3 +114,51 @@ func ExampleSelector() {
 	// leader: running the periodic job, run 2
 	// leader: running the periodic job, run 3
 }
+
+// A process that takes no part in an election — a follower, a router, a dashboard —
+// learns who leads, and each change, without polling.
+func ExampleObserve() {
+	srv, err := zktest.StartServer() // or your ensemble's connect string
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Connect(ctx, srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	const path = "/services/billing/leader"
+	leaders, err := leader.Observe(ctx, client, path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	show := func() {
+		if p := <-leaders; p.Leader {
+			fmt.Println("leader is", p.ID)
+		} else {
+			fmt.Println("no leader")
+		}
+	}
+	show()
+
+	latch, err := leader.NewLatch(client, path, "billing-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := latch.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	show()
+	if err := latch.Close(); err != nil {
+		log.Fatal(err)
+	}
+	show()
+	// Output:
+	// no leader
+	// leader is billing-1
+	// no leader
+}

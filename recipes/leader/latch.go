@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 )
 
 // latchName is the marker in latch node names, as Curator's LeaderLatch.
@@ -45,11 +46,23 @@ type LatchOption func(*latchOptions)
 
 type latchOptions struct {
 	closeMode CloseMode
+	onRevoke  func(*Latch)
 }
 
 // WithCloseMode sets what Close tells the listeners. The default is CloseSilent, as
 // Curator's.
 func WithCloseMode(m CloseMode) LatchOption { return func(o *latchOptions) { o.closeMode = m } }
+
+// WithLatchRevocationListener makes the latch's leadership revocable (CURATOR-171): fn is
+// called with the latch (on a goroutine of its own) when, while it leads, someone asks it
+// to let go by writing __REVOKE__ into its latch node (Revoke, `zkcurator lock revoke`,
+// Curator's Revoker.attemptRevoke). A request made before the latch leads is heard once it
+// leads. Letting go is up to fn: Close leaves the election, and the next participant
+// leads at once. The default is not revocable (the request is ignored). The latch node
+// holds __REVOKE__ instead of the participant id from then on: Participants shows that.
+func WithLatchRevocationListener(fn func(*Latch)) LatchOption {
+	return func(o *latchOptions) { o.onRevoke = fn }
+}
 
 const (
 	stateLatent = iota
@@ -296,7 +309,7 @@ func (l *Latch) step(ctx context.Context) error {
 	// First in line. Claim leadership only once our node is seen to belong to the
 	// session we have now, in the generation it was made in.
 	loss := c.LossSignal(gen)
-	_, st, w, err := c.GetDataW(ctx, node)
+	data, st, w, err := c.GetDataW(ctx, node)
 	if errors.Is(err, framework.ErrNoNode) {
 		l.endTerm(true)
 		l.setNode("", 0)
@@ -317,13 +330,15 @@ func (l *Latch) step(ctx context.Context) error {
 			return ErrClosed
 		}
 	}
+	l.revoked(data)
 	for {
 		select {
 		case <-w.Done():
 			if w.Event().Type == zk.EventNodeDataChanged {
-				// Someone wrote into our node: keep watching it.
-				_, _, w, err = c.GetDataW(ctx, node)
+				// Someone wrote into our node (a revocation request?): keep watching it.
+				data, _, w, err = c.GetDataW(ctx, node)
 				if err == nil {
+					l.revoked(data)
 					continue
 				}
 				if !errors.Is(err, framework.ErrNoNode) {
@@ -341,6 +356,14 @@ func (l *Latch) step(ctx context.Context) error {
 		case <-c.Done():
 			return framework.ErrClosed
 		}
+	}
+}
+
+// revoked calls the revocation listener, if any, when data (our node's, read while we
+// lead) asks us to let go.
+func (l *Latch) revoked(data []byte) {
+	if fn := l.opts.onRevoke; fn != nil && locks.IsRevokeRequest(data) {
+		go fn(l)
 	}
 }
 

@@ -22,12 +22,23 @@ type SelectorOption func(*selectorOptions)
 
 type selectorOptions struct {
 	autoRequeue bool
+	onRevoke    func(*Selector)
 }
 
 // AutoRequeue makes the selector queue again each time its leadership ends, so that it
 // stays in the election until Close (Curator's autoRequeue). The default is off: the
 // selector leads once per Start or Requeue.
 func AutoRequeue() SelectorOption { return func(o *selectorOptions) { o.autoRequeue = true } }
+
+// WithSelectorRevocationListener makes the selector's leadership revocable (CURATOR-171),
+// as a revocable mutex is: fn is called with the selector (on a goroutine of its own)
+// when, while it leads, someone asks it to let go by writing __REVOKE__ into its node
+// (Revoke, `zkcurator lock revoke`, Curator's Revoker.attemptRevoke). Letting go is up to
+// fn: Interrupt cancels the leadership function's context, and leadership ends when it
+// returns. The default is not revocable (the request is ignored).
+func WithSelectorRevocationListener(fn func(*Selector)) SelectorOption {
+	return func(o *selectorOptions) { o.onRevoke = fn }
+}
 
 // Selector is Curator's LeaderSelector: it queues for leadership of a path and, when its
 // turn comes, runs a function; leadership lasts as long as the function runs. It is safe
@@ -76,11 +87,17 @@ func NewSelector(c *framework.Client, path, id string, fn func(ctx context.Conte
 			opt(&o)
 		}
 	}
-	m, err := mutex.New(c, path, mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false))
+	s := &Selector{client: c, path: path, id: id, fn: fn, opts: o, requeue: make(chan struct{}, 1)}
+	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false)}
+	if o.onRevoke != nil {
+		mopts = append(mopts, mutex.WithRevocationListener(func(*mutex.Lease) { o.onRevoke(s) }))
+	}
+	m, err := mutex.New(c, path, mopts...)
 	if err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	return &Selector{client: c, path: path, id: id, fn: fn, opts: o, m: m, requeue: make(chan struct{}, 1)}, nil
+	s.m = m
+	return s, nil
 }
 
 // Path returns the election's path.

@@ -21,6 +21,11 @@ type Term struct {
 	sid   int64
 	done  chan struct{}
 	once  sync.Once
+
+	mu      sync.Mutex
+	ended   bool
+	nextCtx uint64
+	cancels map[uint64]context.CancelCauseFunc // contexts of the term, cancelled by end
 }
 
 // newTerm starts a term on node that ends when loss closes (or end is called).
@@ -36,8 +41,26 @@ func newTerm(node string, czxid, sid int64, loss <-chan struct{}) *Term {
 	return t
 }
 
-// end ends the term: Done is closed when it returns.
-func (t *Term) end() { t.once.Do(func() { close(t.done) }) }
+// end ends the term: when it returns, every context of the term (Context) is cancelled
+// and Done is closed. The contexts are cancelled here, on the caller's goroutine and
+// before Done closes, so that whoever learns of the end afterwards — the latch's
+// listeners, a reader of Done — finds them cancelled already.
+func (t *Term) end() {
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.ended = true
+		cancels := t.cancels
+		t.cancels = nil
+		t.mu.Unlock()
+		lost := t.lostErr()
+		for _, cancel := range cancels {
+			cancel(lost)
+		}
+		close(t.done)
+	})
+}
+
+func (t *Term) lostErr() error { return fmt.Errorf("%w: %s", ErrLeadershipLost, t.node) }
 
 // Done returns a channel that is closed when the term ends: leadership may be lost, or
 // was given up. Work done as leader should stop when it closes.
@@ -65,20 +88,32 @@ func (t *Term) Token(ctx context.Context) (int64, error) {
 // Context returns a context derived from parent that is cancelled when the term ends,
 // with the cause ErrLeadershipLost (context.Cause); on an ended term it is cancelled
 // before it is returned. Call cancel when done with it.
+//
+// The context is cancelled before Done closes and before the latch's listeners are told
+// that leadership ended: a task that checks its context before each step cannot run a
+// step after a listener heard the news. That narrows the window, it does not close it:
+// a process paused between its check and its write still writes late. Only the resource
+// can refuse that write — see Token.
 func (t *Term) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := func() { cancel(context.Canceled) }
-	lost := fmt.Errorf("%w: %s", ErrLeadershipLost, t.node)
-	if isClosed(t.done) {
-		cancel(lost)
-		return ctx, stop
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		cancel(t.lostErr())
+		return ctx, func() { cancel(context.Canceled) }
 	}
-	go func() {
-		select {
-		case <-t.done:
-			cancel(lost)
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, stop
+	if t.cancels == nil {
+		t.cancels = map[uint64]context.CancelCauseFunc{}
+	}
+	id := t.nextCtx
+	t.nextCtx++
+	t.cancels[id] = cancel
+	t.mu.Unlock()
+	// Forget the context once it ends for any reason (its parent, its cancel, the term).
+	context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		delete(t.cancels, id)
+		t.mu.Unlock()
+	})
+	return ctx, func() { cancel(context.Canceled) }
 }

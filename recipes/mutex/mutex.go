@@ -247,12 +247,8 @@ func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
 // into it (Curator's Revoker.attemptRevoke). Only a holder that made its lock revocable
 // reacts. A node that no longer exists is not an error.
 func Revoke(ctx context.Context, c *framework.Client, nodePath string) error {
-	if c == nil {
-		return fmt.Errorf("mutex: revoke: %w: nil client", framework.ErrInvalidArgument)
-	}
-	_, err := c.SetData(ctx, nodePath, []byte(RevokeData), -1)
-	if err != nil && !errors.Is(err, framework.ErrNoNode) {
-		return fmt.Errorf("mutex: revoke %s: %w", nodePath, err)
+	if err := locks.Revoke(ctx, c, nodePath); err != nil {
+		return fmt.Errorf("mutex: %w", err)
 	}
 	return nil
 }

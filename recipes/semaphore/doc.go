@@ -25,6 +25,15 @@
 // acquiring it again with a context that carries its lease fails with ErrAlreadyHeld
 // instead of deadlocking.
 //
+// # Revocation
+//
+// A semaphore made with WithRevocationListener has revocable leases (Curator's
+// InterProcessSemaphoreV2 has none: CURATOR-650): anyone may ask the holder of a lease to
+// let go by writing __REVOKE__ into its lease node, as for a revocable mutex (Revoke,
+// `zkcurator lock revoke <node>`, Curator's Revoker.attemptRevoke). The listener hears it
+// with the lease; releasing is up to it. Each revocable lease keeps a data watch on its
+// node while held (one request more per lease).
+//
 // # Requests
 //
 // Each lease costs, uncontended, 6 requests: the inner mutex (create, listing pipelined

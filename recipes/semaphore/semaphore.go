@@ -25,12 +25,38 @@ const (
 // Option configures a Semaphore.
 type Option func(*options)
 
-type options struct{ data []byte }
+type options struct {
+	data     []byte
+	onRevoke func(*Lease)
+}
+
+// RevokeData is what a revocation request writes into a holder's lease node.
+const RevokeData = locks.RevokeData
 
 // WithNodeData sets the data written into each lease node (Lease.Data reads it back;
 // empty: none). The default is what Curator writes by default: the host's IP address, as
 // text.
 func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([]byte{}, b...) } }
+
+// WithRevocationListener makes the semaphore's leases revocable, as a revocable mutex's
+// (CURATOR-650): each lease watches its node, and fn is called with the lease (on a
+// goroutine of the lease) when someone asks its holder to let go by writing __REVOKE__
+// into the node (Revoke, `zkcurator lock revoke`, Curator's Revoker). Releasing is up to
+// fn. The default is not revocable. While it holds, a revocable lease keeps one data
+// watch on its node; a lease whose node is deleted by someone else ends (Done closes).
+func WithRevocationListener(fn func(*Lease)) Option {
+	return func(o *options) { o.onRevoke = fn }
+}
+
+// Revoke asks the holder of the lease node at nodePath to let go, by writing __REVOKE__
+// into it (Curator's Revoker.attemptRevoke). Only a holder whose semaphore was made with
+// WithRevocationListener reacts. A node that no longer exists is not an error.
+func Revoke(ctx context.Context, c *framework.Client, nodePath string) error {
+	if err := locks.Revoke(ctx, c, nodePath); err != nil {
+		return fmt.Errorf("semaphore: %w", err)
+	}
+	return nil
+}
 
 // Semaphore is a distributed counting semaphore. It holds no per-acquisition state and is
 // safe for concurrent use.
@@ -313,7 +339,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 				return fail(errLeaseNodeLost)
 			}
 			h := locks.NewHeld(node, gen, sid, 0)
-			return &Lease{sem: s, core: locks.NewLease(c, h, nil)}, nil
+			return s.newLease(h), nil
 		}
 		if try {
 			return fail(fmt.Errorf("%w: %s", ErrNoLeases, s.path))
@@ -357,6 +383,17 @@ func ReturnAll(ctx context.Context, leases ...*Lease) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// newLease starts a lease on h, revocable when the semaphore is.
+func (s *Semaphore) newLease(h *locks.Held) *Lease {
+	l := &Lease{sem: s}
+	var onRevoke func()
+	if fn := s.opts.onRevoke; fn != nil {
+		onRevoke = func() { fn(l) }
+	}
+	l.core = locks.NewLease(s.client, h, onRevoke)
+	return l
 }
 
 // Lease is one lease of a semaphore. Its methods are safe for concurrent use.
