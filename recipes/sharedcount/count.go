@@ -53,14 +53,14 @@ func (c *Count) Get() (Versioned[int32], error) {
 	if err != nil {
 		return Versioned[int32]{}, err
 	}
-	return Versioned[int32]{Value: n, Version: raw.Version}, nil
+	return Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}, nil
 }
 
 // TrySet sets the count to n only if nobody changed it since prev was read; otherwise it
 // returns an error matching ErrConflict. An error matching ErrUnknownOutcome means the
 // write may or may not have been applied.
 func (c *Count) TrySet(ctx context.Context, prev Versioned[int32], n int32) error {
-	return c.v.TrySet(ctx, Versioned[[]byte]{Value: Encode(prev.Value), Version: prev.Version}, Encode(n))
+	return c.v.TrySet(ctx, Versioned[[]byte]{Value: Encode(prev.Value), Version: prev.Version, Zxid: prev.Zxid}, Encode(n))
 }
 
 // Set sets the count to n whatever it holds. An error matching ErrUnknownOutcome means
@@ -76,7 +76,7 @@ func (c *Count) AddListener(fn func(Versioned[int32], error)) (remove func()) {
 	}
 	return c.v.AddListener(func(raw Versioned[[]byte]) {
 		n, err := Decode(c.v.path, raw.Value)
-		fn(Versioned[int32]{Value: n, Version: raw.Version}, err)
+		fn(Versioned[int32]{Value: n, Version: raw.Version, Zxid: raw.Zxid}, err)
 	})
 }
 

@@ -11,10 +11,13 @@ import (
 	"github.com/zoocurator/zoocurator/internal/versioned"
 )
 
-// Versioned is a value together with the version of the node it was read from.
+// Versioned is a value together with the version and the mzxid (the transaction that last
+// changed it) of the node it was read from. TrySet compares both, as Curator does: a
+// deleted and re-created node starts again at version 0 but has a new mzxid.
 type Versioned[T any] struct {
 	Value   T
 	Version int32
+	Zxid    int64
 }
 
 // Value is Curator's SharedValue: raw bytes in one node, cached and kept current by a
@@ -86,7 +89,7 @@ func (v *Value) Start(ctx context.Context) error {
 		return ErrClosed
 	}
 	v.started = true
-	v.cur = Versioned[[]byte]{Value: data, Version: st.Version}
+	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
 	v.stop, v.wake, v.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
 	v.removeL = v.client.AddListener(v.onState)
 	if !v.client.Go(func() { v.loop(ch) }) {
@@ -165,7 +168,7 @@ func (v *Value) refresh(ctx context.Context) (<-chan framework.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.update(data, st.Version)
+	v.update(data, st)
 	return ch, nil
 }
 
@@ -176,20 +179,25 @@ func closedEvents() <-chan framework.Event {
 }
 
 // update stores a newer value and calls the listeners when it changed.
-func (v *Value) update(data []byte, version int32) {
+func (v *Value) update(data []byte, st *framework.Stat) {
 	v.mu.Lock()
-	if version < v.cur.Version && version != 0 || version == v.cur.Version && bytes.Equal(data, v.cur.Value) {
+	if st.Mzxid <= v.cur.Zxid { // older than, or the same as, what we have
 		v.mu.Unlock()
 		return
 	}
-	v.cur = Versioned[[]byte]{Value: data, Version: version}
+	changed := !bytes.Equal(data, v.cur.Value)
+	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
+	if !changed {
+		v.mu.Unlock()
+		return
+	}
 	fns := make([]func(Versioned[[]byte]), 0, len(v.listeners))
 	for _, fn := range v.listeners {
 		fns = append(fns, fn)
 	}
 	v.mu.Unlock()
 	for _, fn := range fns {
-		fn(Versioned[[]byte]{Value: bytes.Clone(data), Version: version})
+		fn(Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid})
 	}
 }
 
@@ -203,7 +211,7 @@ func (v *Value) Get() (Versioned[[]byte], error) {
 	if !v.started {
 		return Versioned[[]byte]{}, ErrNotStarted
 	}
-	return Versioned[[]byte]{Value: bytes.Clone(v.cur.Value), Version: v.cur.Version}, nil
+	return Versioned[[]byte]{Value: bytes.Clone(v.cur.Value), Version: v.cur.Version, Zxid: v.cur.Zxid}, nil
 }
 
 // TrySet writes b only if the node is still at prev.Version (and prev is what the cache
@@ -219,20 +227,20 @@ func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], b []byte) er
 	}
 	cur := v.cur
 	v.mu.Unlock()
-	if prev.Version != cur.Version || !bytes.Equal(prev.Value, cur.Value) {
+	if prev.Zxid != cur.Zxid || prev.Version != cur.Version || !bytes.Equal(prev.Value, cur.Value) {
 		return fmt.Errorf("%w: %s is at version %d, not %d", ErrConflict, v.path, cur.Version, prev.Version)
 	}
 	st, err := versioned.SetData(ctx, v.client, v.path, b, prev.Version)
 	if errors.Is(err, versioned.ErrConflict) {
 		if data, st, rerr := v.client.GetData(ctx, v.path); rerr == nil {
-			v.update(data, st.Version)
+			v.update(data, st)
 		}
 		return fmt.Errorf("%w: %s: %w", ErrConflict, v.path, err)
 	}
 	if err != nil {
 		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
 	}
-	v.update(bytes.Clone(b), st.Version)
+	v.update(bytes.Clone(b), st)
 	return nil
 }
 
@@ -249,7 +257,7 @@ func (v *Value) Set(ctx context.Context, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
 	}
-	v.update(bytes.Clone(b), st.Version)
+	v.update(bytes.Clone(b), st)
 	return nil
 }
 
