@@ -170,7 +170,13 @@ func (v *Value) change(ctx context.Context, mk makeFunc) (Result[[]byte], error)
 		return res, err
 	}
 	start = time.Now()
-	defer func() { res.Stats.PromotedTime = time.Since(start) }()
+	err = v.promoted(ctx, &res, mk)
+	res.Stats.PromotedTime = time.Since(start)
+	return res, err
+}
+
+// promoted takes the promotion lock and makes the promoted tries under it.
+func (v *Value) promoted(ctx context.Context, res *Result[[]byte], mk makeFunc) error {
 	lctx, cancel := ctx, context.CancelFunc(func() {})
 	if v.opts.maxLockWait > 0 {
 		lctx, cancel = context.WithTimeout(ctx, v.opts.maxLockWait)
@@ -179,17 +185,16 @@ func (v *Value) change(ctx context.Context, mk makeFunc) (Result[[]byte], error)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return res, nil // not locked within maxWait: not succeeded, as Curator
+			return nil // not locked within maxWait: not succeeded, as Curator
 		}
-		return res, fmt.Errorf("atomic: promotion lock %s: %w", v.opts.lockPath, err)
+		return fmt.Errorf("atomic: promotion lock %s: %w", v.opts.lockPath, err)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = lease.Release(cctx)
 	}()
-	err = v.tries(ctx, &res, mk, v.opts.lockPolicy, &res.Stats.PromotedTries)
-	return res, err
+	return v.tries(ctx, res, mk, v.opts.lockPolicy, &res.Stats.PromotedTries)
 }
 
 // tries makes tries under p until one succeeds, p allows no more, or one ends in an
