@@ -10,10 +10,10 @@ import (
 type Option func(*options)
 
 type options struct {
-	policy       retry.Policy
-	lockPath     string
-	lockPolicy   retry.Policy
-	maxLockWait  time.Duration
+	policy      retry.Policy
+	lockPath    string
+	lockPolicy  retry.Policy
+	maxLockWait time.Duration
 }
 
 // WithRetryPolicy sets the policy that decides how many optimistic tries a change gets
