@@ -28,11 +28,18 @@ type disturbance struct {
 	n      atomic.Int64
 	remove func()
 	gen    uint64
+	loss   <-chan struct{} // the generation's loss signal, closed on a suspension (standard error policy)
 	c      *framework.Client
 }
 
+// watch starts noticing connection losses. The client learns of a loss on its own event
+// goroutine (the loss signal) and tells listeners after that, while the request that
+// failed is retried on the caller's goroutine; the retry has to reconnect first, which
+// in practice is far slower, but it is not ordered with them. A client-level "attempts
+// made" count for one call would close that gap; the framework has none yet.
 func watch(c *framework.Client) *disturbance {
-	d := &disturbance{c: c, gen: c.Generation()}
+	gen := c.Generation()
+	d := &disturbance{c: c, gen: gen, loss: c.LossSignal(gen)}
 	d.remove = c.AddListener(func(s framework.State) {
 		if !s.IsConnected() || s == framework.Reconnected {
 			d.n.Add(1)
@@ -44,6 +51,11 @@ func watch(c *framework.Client) *disturbance {
 // seen reports whether the connection may have been lost since watch: a loss the client
 // saw, a new generation, or a client not connected now.
 func (d *disturbance) seen() bool {
+	select {
+	case <-d.loss:
+		return true
+	default:
+	}
 	return d.n.Load() > 0 || d.c.Generation() != d.gen || !d.c.State().IsConnected()
 }
 

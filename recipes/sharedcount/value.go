@@ -300,7 +300,9 @@ func (v *Value) AddStateListener(fn func(framework.State)) (remove func()) {
 }
 
 // Close stops keeping the value current and waits for the watch goroutine. The node
-// stays. Close may be called many times.
+// stays. The data watch set on the node stays registered on the server until it fires or
+// the session ends (go-zookeeper cannot remove a watch); when it fires, nothing is done.
+// Close may be called many times.
 func (v *Value) Close() error {
 	v.mu.Lock()
 	if v.closed {
