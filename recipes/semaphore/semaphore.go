@@ -2,7 +2,6 @@ package semaphore
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
+	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
 
 // errLeaseNodeLost marks a lease node that vanished while waiting: acquireOne starts
@@ -135,11 +135,7 @@ func SetCount(ctx context.Context, c *framework.Client, countPath string, n int)
 	return nil
 }
 
-func encodeCount(n int) []byte {
-	b := make([]byte, 4)
-	binary.BigEndian.PutUint32(b, uint32(n))
-	return b
-}
+func encodeCount(n int) []byte { return sharedcount.Encode(int32(n)) }
 
 // maxNow returns the current maximum, and (watch) a watch on the shared count when there
 // is one.
@@ -167,10 +163,11 @@ func (s *Semaphore) maxNow(ctx context.Context, watch bool) (int, *framework.Wat
 		if err != nil {
 			return 0, nil, err
 		}
-		if len(data) != 4 {
-			return 0, nil, fmt.Errorf("%w: %s holds %d bytes", ErrBadCount, s.countPath, len(data))
+		n32, err := sharedcount.Decode(s.countPath, data)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: %w", ErrBadCount, err)
 		}
-		n := int(int32(binary.BigEndian.Uint32(data)))
+		n := int(n32)
 		if n < 1 {
 			return 0, nil, fmt.Errorf("%w: %s holds %d", ErrBadCount, s.countPath, n)
 		}

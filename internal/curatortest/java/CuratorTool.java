@@ -86,6 +86,17 @@
  *   latch.participants <id>                  ok <participant id> ... (leader first)
  *   latch.path <id>                          ok <our latch node path>
  *   latch.close <id>                         ok
+ *
+ *   count.new <id> <path> <seed>             SharedCount, started
+ *   count.get <id>                           ok <count> <version> (the cached value)
+ *   count.read <id>                          as count.get, and keeps it for count.tryset
+ *   count.tryset <id> <n>                    trySetCount(value kept by count.read, n): ok true|false
+ *   count.set <id> <n>                       setCount(n)
+ *   count.close <id>                         ok
+ *   along.new <id> <path>                    DistributedAtomicLong (RetryNTimes(1000, 1 ms))
+ *   along.add <id> <delta> <times>           add(delta) <times> times, each until it succeeds:
+ *                                            ok <last post value>
+ *   along.get <id>                           ok <value>
  */
 
 import java.io.BufferedReader;
@@ -124,6 +135,11 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
 
 public final class CuratorTool {
     /** Commands that run on their handle's own thread. */
@@ -538,7 +554,77 @@ public final class CuratorTool {
                 return null;
 
             default:
+                if (cmd.startsWith("count.") || cmd.startsWith("along.")) {
+                    return execCounters(f);
+                }
                 throw new UsageException("unknown command " + cmd);
+        }
+    }
+
+    /** kept holds what count.read read, per handle id, for count.tryset. */
+    private static final Map<String, VersionedValue<Integer>> kept = new ConcurrentHashMap<>();
+
+    /** execCounters runs the count.* and along.* commands. */
+    private static String execCounters(String[] f) throws Exception {
+        switch (f[0]) {
+            case "count.new": {
+                need(f, 4);
+                SharedCount sc = new SharedCount(client, f[2], Integer.parseInt(f[3]));
+                sc.start();
+                add(f[1], sc);
+                return null;
+            }
+            case "count.get":
+            case "count.read": {
+                need(f, 2);
+                VersionedValue<Integer> v = as(handle(f), SharedCount.class).getVersionedValue();
+                if (f[0].equals("count.read")) {
+                    kept.put(f[1], v);
+                }
+                return v.getValue() + " " + v.getVersion();
+            }
+            case "count.tryset": {
+                need(f, 3);
+                VersionedValue<Integer> v = kept.get(f[1]);
+                if (v == null) {
+                    throw new UsageException("count.tryset " + f[1] + ": no count.read before");
+                }
+                return String.valueOf(as(handle(f), SharedCount.class).trySetCount(v, Integer.parseInt(f[2])));
+            }
+            case "count.set":
+                need(f, 3);
+                as(handle(f), SharedCount.class).setCount(Integer.parseInt(f[2]));
+                return null;
+            case "count.close":
+                need(f, 2);
+                as(handle(f), SharedCount.class).close();
+                return null;
+            case "along.new":
+                need(f, 3);
+                add(f[1], new DistributedAtomicLong(client, f[2], new RetryNTimes(1000, 1)));
+                return null;
+            case "along.add": {
+                need(f, 4);
+                DistributedAtomicLong l = as(handle(f), DistributedAtomicLong.class);
+                long delta = Long.parseLong(f[2]);
+                int times = Integer.parseInt(f[3]);
+                long last = 0;
+                for (int i = 0; i < times; i++) {
+                    AtomicValue<Long> r;
+                    do {
+                        r = l.add(delta);
+                    } while (!r.succeeded());
+                    last = r.postValue();
+                }
+                return String.valueOf(last);
+            }
+            case "along.get": {
+                need(f, 2);
+                AtomicValue<Long> r = as(handle(f), DistributedAtomicLong.class).get();
+                return String.valueOf(r.postValue());
+            }
+            default:
+                throw new UsageException("unknown command " + f[0]);
         }
     }
 

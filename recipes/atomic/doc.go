@@ -1,0 +1,38 @@
+// Package atomic is Curator's DistributedAtomicLong, DistributedAtomicInteger and
+// DistributedAtomicValue: a counter (or a value) in one ZooKeeper node that many processes
+// change atomically.
+//
+// Node layout: one persistent node at the path given, created on first write with its
+// parents as containers. A Long holds 8 big-endian bytes, an Int 4 (two's complement), a
+// Value raw bytes: Curator's formats, so Go and Curator processes can share a counter. A
+// node with no data counts as 0, as in Curator. Arithmetic wraps around as Java's does
+// (math.MaxInt64 + 1 is math.MinInt64), so Go and Curator agree on every value.
+//
+// Every change is optimistic first: read the node with its version, compute the new value,
+// write it with a versioned setData (a create when the node does not exist); when someone
+// else wrote in between, try again under the retry policy (WithRetryPolicy). With
+// WithPromotedToLock, a change that the optimistic tries did not get through is tried again
+// while holding a mutex at the lock path (a recipes/mutex lock, the same nodes as Curator's
+// InterProcessMutex), as Curator's PromotedToLock. Each call returns a Result: whether it
+// succeeded, the value before and after, and how many tries it took in each mode and how
+// long. Succeeded false with a nil error means the tries the policies allow all lost the
+// race; nothing was written.
+//
+// A result never claims what it cannot prove. A write whose connection was lost or whose
+// context ended while it was in flight may or may not have been applied; so may a write
+// the client retried after a lost connection when the retry finds the node changed. Such a
+// call returns an error matching ErrUnknownOutcome (with Succeeded false, and Post the
+// value that may have been written) and does not try again: trying again could apply an
+// increment twice.
+//
+// Known limit: the framework retries a write after a lost connection by itself, and this
+// package infers that a retry happened from the client's loss signal and session
+// generation, which the client's event goroutine updates. Nothing orders that update
+// strictly before the retried write's answer; in practice the retry must reconnect first,
+// so the event is seen long before, but it is not proven. A per-call attempt count from
+// the framework would close the gap; it is not there yet.
+//
+// The counter node is persistent and outlives sessions; a lost session costs nothing but
+// the call in flight. A Long, Int or Value holds no state besides its configuration and is
+// safe for concurrent use.
+package atomic

@@ -1,0 +1,24 @@
+// Package sharedcount is Curator's SharedCount and SharedValue: a value that every
+// participant of a fleet reads and agrees on, kept in one ZooKeeper node.
+//
+// Node layout: one persistent node at the path given (parents created as containers).
+// A Count stores a 4-byte big-endian two's-complement integer, exactly as Curator's
+// SharedCount does; a Value stores raw bytes, as Curator's SharedValue. Go and Curator
+// processes on the same path read and write the same value. The semaphore's shared
+// maximum (semaphore.NewShared) is such a count node.
+//
+// Start creates the node with the seed value when it does not exist, reads it, and keeps
+// a watch on it: the value Get returns is refreshed each time the node changes, and read
+// again after every reconnection (a change made while the client was cut off is seen once
+// it is back). Get returns the value together with the node's version; TrySet writes only
+// if nobody changed the node since that version was read (a versioned setData) and
+// returns ErrConflict otherwise; Set writes unconditionally.
+//
+// A write whose connection was lost, or whose context ended, while it was in flight may or
+// may not have been applied: TrySet and Set then return an error matching
+// ErrUnknownOutcome, never a success or a conflict they cannot prove.
+//
+// Listeners hear each value change and each connection state, one call at a time, on a
+// goroutine the library owns. When the session is lost, the node (persistent) stays; the
+// value is read again on the new session.
+package sharedcount

@@ -1,0 +1,38 @@
+package sharedcount
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zoocurator/zoocurator/internal/versioned"
+)
+
+var (
+	// ErrConflict is returned by TrySet when the node changed since the version passed
+	// was read: nothing was written.
+	ErrConflict = fmt.Errorf("sharedcount: %w", versioned.ErrConflict)
+	// ErrUnknownOutcome is matched by the error of a write that may or may not have been
+	// applied (connection lost or context ended while it was in flight).
+	ErrUnknownOutcome = versioned.ErrUnknownOutcome
+	// ErrNotStarted is returned by calls that need Start first.
+	ErrNotStarted = errors.New("sharedcount: not started")
+	// ErrClosed is returned by calls after Close.
+	ErrClosed = errors.New("sharedcount: closed")
+	// ErrBadData is matched by a *BadDataError.
+	ErrBadData = errors.New("sharedcount: node does not hold a 4-byte integer")
+)
+
+// BadDataError reports a count node whose data is not a 4-byte integer (written by
+// someone else). It names the bytes found.
+type BadDataError struct {
+	Path string
+	Data []byte
+}
+
+// Error names the node and the bytes found.
+func (e *BadDataError) Error() string {
+	return fmt.Sprintf("sharedcount: %s holds %d bytes (% x), not a 4-byte big-endian integer", e.Path, len(e.Data), e.Data)
+}
+
+// Unwrap returns ErrBadData.
+func (e *BadDataError) Unwrap() error { return ErrBadData }

@@ -1,0 +1,321 @@
+package sharedcount
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/versioned"
+)
+
+// Versioned is a value together with the version and the mzxid (the transaction that last
+// changed it) of the node it was read from. TrySet compares both, as Curator does: a
+// deleted and re-created node starts again at version 0 but has a new mzxid.
+type Versioned[T any] struct {
+	Value   T
+	Version int32
+	Zxid    int64
+}
+
+// Value is Curator's SharedValue: raw bytes in one node, cached and kept current by a
+// watch. It is safe for concurrent use.
+type Value struct {
+	client *framework.Client
+	path   string
+	seed   []byte
+
+	mu        sync.Mutex
+	cur       Versioned[[]byte]
+	started   bool
+	closed    bool
+	listeners map[int]func(Versioned[[]byte])
+	states    map[int]func(framework.State)
+	nextID    int
+	stop      chan struct{}
+	wake      chan struct{}
+	done      chan struct{}
+	removeL   func()
+}
+
+// NewValue returns a shared value at path; Start creates the node with seed when it does
+// not exist. It checks its arguments but does not talk to ZooKeeper.
+func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
+	if c == nil {
+		return nil, fmt.Errorf("sharedcount: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("sharedcount: %w", err)
+	}
+	if path == "/" || framework.IsReservedPath(path) {
+		return nil, fmt.Errorf("sharedcount: %w: %q cannot be a shared value path", framework.ErrInvalidArgument, path)
+	}
+	if len(seed) > framework.DefaultMaxPacketSize-1024 {
+		return nil, fmt.Errorf("sharedcount: %w: seed of %d bytes", framework.ErrDataTooLarge, len(seed))
+	}
+	return &Value{client: c, path: path, seed: bytes.Clone(seed),
+		listeners: map[int]func(Versioned[[]byte]){}, states: map[int]func(framework.State){}}, nil
+}
+
+// Path returns the node's path.
+func (v *Value) Path() string { return v.path }
+
+// Start creates the node with the seed value if it does not exist (parents as
+// containers), reads it, and starts keeping it current. Starting twice is an error.
+func (v *Value) Start(ctx context.Context) error {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return ErrClosed
+	}
+	if v.started {
+		v.mu.Unlock()
+		return fmt.Errorf("sharedcount: %w: already started", framework.ErrInvalidArgument)
+	}
+	v.mu.Unlock()
+	_, err := v.client.Create(ctx, v.path, v.seed, framework.WithContainerParents())
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+		return fmt.Errorf("sharedcount: start %s: %w", v.path, err)
+	}
+	data, st, ch, err := v.client.GetDataW(ctx, v.path)
+	if err != nil {
+		return fmt.Errorf("sharedcount: start %s: %w", v.path, err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed || v.started {
+		return ErrClosed
+	}
+	v.started = true
+	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
+	v.stop, v.wake, v.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	v.removeL = v.client.AddListener(v.onState)
+	if !v.client.Go(func() { v.loop(ch.Done()) }) {
+		close(v.done)
+		v.removeL()
+		return fmt.Errorf("sharedcount: start %s: %w", v.path, framework.ErrClosed)
+	}
+	return nil
+}
+
+// onState passes connection states to the state listeners and asks the loop to read the
+// value again after a reconnection.
+func (v *Value) onState(s framework.State) {
+	if s == framework.Reconnected {
+		select {
+		case v.wake <- struct{}{}:
+		default:
+		}
+	}
+	v.mu.Lock()
+	fns := make([]func(framework.State), 0, len(v.states))
+	for _, fn := range v.states {
+		fns = append(fns, fn)
+	}
+	v.mu.Unlock()
+	for _, fn := range fns {
+		fn(s)
+	}
+}
+
+// loop waits for the watch (or a reconnection) and reads the node again.
+func (v *Value) loop(ch <-chan struct{}) {
+	defer close(v.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-v.stop:
+		case <-v.client.Done():
+		}
+		cancel()
+	}()
+	for {
+		select {
+		case <-ch: // fired (changed, deleted, or the session ended)
+		case <-v.wake:
+		case <-ctx.Done():
+			return
+		}
+		var err error
+		ch, err = v.refresh(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			v.client.Logger().Warn("shared value not refreshed", "component", "sharedcount", "path", v.path, "err", err)
+			ch = nil // wait for a reconnection to try again
+		}
+	}
+}
+
+// refresh reads the node with a watch (an exists watch while it is missing), updates the
+// cache and tells the listeners when the value changed.
+func (v *Value) refresh(ctx context.Context) (<-chan struct{}, error) {
+	data, st, ch, err := v.client.GetDataW(ctx, v.path)
+	if errors.Is(err, framework.ErrNoNode) {
+		st, ch, err := v.client.ExistsW(ctx, v.path)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil { // created in between: read it
+			return closedChan(), nil
+		}
+		return ch.Done(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.update(data, st)
+	return ch.Done(), nil
+}
+
+func closedChan() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// update stores a newer value and calls the listeners when it changed.
+func (v *Value) update(data []byte, st *framework.Stat) {
+	v.mu.Lock()
+	if st.Mzxid <= v.cur.Zxid { // older than, or the same as, what we have
+		v.mu.Unlock()
+		return
+	}
+	changed := !bytes.Equal(data, v.cur.Value)
+	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
+	if !changed {
+		v.mu.Unlock()
+		return
+	}
+	fns := make([]func(Versioned[[]byte]), 0, len(v.listeners))
+	for _, fn := range v.listeners {
+		fns = append(fns, fn)
+	}
+	v.mu.Unlock()
+	for _, fn := range fns {
+		fn(Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid})
+	}
+}
+
+// Get returns the cached value and its version (ErrNotStarted before Start).
+func (v *Value) Get() (Versioned[[]byte], error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return Versioned[[]byte]{}, ErrClosed
+	}
+	if !v.started {
+		return Versioned[[]byte]{}, ErrNotStarted
+	}
+	return Versioned[[]byte]{Value: bytes.Clone(v.cur.Value), Version: v.cur.Version, Zxid: v.cur.Zxid}, nil
+}
+
+// TrySet writes b only if the node is still at prev.Version (and prev is what the cache
+// holds, as Curator checks). It returns an error matching ErrConflict, having written
+// nothing, when someone changed the node since prev was read; the cache is then read
+// again so that the next Get returns the newer value. An error matching
+// ErrUnknownOutcome means the write may or may not have been applied.
+func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], b []byte) error {
+	v.mu.Lock()
+	if err := v.usableLocked(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	cur := v.cur
+	v.mu.Unlock()
+	if prev.Zxid != cur.Zxid || prev.Version != cur.Version || !bytes.Equal(prev.Value, cur.Value) {
+		return fmt.Errorf("%w: %s is at version %d, not %d", ErrConflict, v.path, cur.Version, prev.Version)
+	}
+	st, err := versioned.SetData(ctx, v.client, v.path, b, prev.Version)
+	if errors.Is(err, versioned.ErrConflict) {
+		if data, st, rerr := v.client.GetData(ctx, v.path); rerr == nil {
+			v.update(data, st)
+		}
+		return fmt.Errorf("%w: %s: %w", ErrConflict, v.path, err)
+	}
+	if err != nil {
+		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
+	}
+	v.update(bytes.Clone(b), st)
+	return nil
+}
+
+// Set writes b whatever the node holds. An error matching ErrUnknownOutcome means the
+// write may or may not have been applied.
+func (v *Value) Set(ctx context.Context, b []byte) error {
+	v.mu.Lock()
+	if err := v.usableLocked(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	v.mu.Unlock()
+	st, err := versioned.SetData(ctx, v.client, v.path, b, -1)
+	if err != nil {
+		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
+	}
+	v.update(bytes.Clone(b), st)
+	return nil
+}
+
+func (v *Value) usableLocked() error {
+	if v.closed {
+		return ErrClosed
+	}
+	if !v.started {
+		return ErrNotStarted
+	}
+	return nil
+}
+
+// AddListener registers fn to hear each new value (with its version), one call at a
+// time on a goroutine the library owns. It returns a function that unregisters fn.
+func (v *Value) AddListener(fn func(Versioned[[]byte])) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	id := v.nextID
+	v.nextID++
+	v.listeners[id] = fn
+	return func() { v.mu.Lock(); delete(v.listeners, id); v.mu.Unlock() }
+}
+
+// AddStateListener registers fn to hear the client's connection states from now on. It
+// returns a function that unregisters fn.
+func (v *Value) AddStateListener(fn func(framework.State)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	id := v.nextID
+	v.nextID++
+	v.states[id] = fn
+	return func() { v.mu.Lock(); delete(v.states, id); v.mu.Unlock() }
+}
+
+// Close stops keeping the value current and waits for the watch goroutine. The node
+// stays. The data watch set on the node stays registered on the server until it fires or
+// the session ends (go-zookeeper cannot remove a watch); when it fires, nothing is done.
+// Close may be called many times.
+func (v *Value) Close() error {
+	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return nil
+	}
+	v.closed = true
+	started := v.started
+	v.mu.Unlock()
+	if started {
+		v.removeL()
+		close(v.stop)
+		<-v.done
+	}
+	return nil
+}
