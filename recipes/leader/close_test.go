@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,4 +60,48 @@ func TestSelectorCloseFromFunction(t *testing.T) {
 	}
 	require.NoError(t, s.Close(), "a second Close waits for the selector to stop")
 	assertNoChildren(t, srv.ConnectString(), "/leader/closefn", c)
+}
+
+// TestLatchSecondCloseWaitsForListener: a Close from outside waits for the listener
+// goroutine even when a listener's own Close came first (review of issue 15.1): the
+// listener closes the latch and then keeps running; an outside Close must not return
+// before it ends.
+func TestLatchSecondCloseWaitsForListener(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	l := newLatch(t, c, "/leader/secondclose", "a")
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	l.AddListener(func(isLeader bool) {
+		if isLeader {
+			_ = l.Close() // from the listener: returns without waiting for itself
+			close(inside)
+			<-release
+			finished.Store(true)
+		}
+	})
+	require.NoError(t, l.Start(testutil.Context(t, 30*time.Second)))
+	testutil.WaitClosed(t, inside, 20*time.Second, "the listener's own Close")
+
+	returned := make(chan bool, 1)
+	go func() {
+		_ = l.Close()
+		returned <- finished.Load()
+	}()
+	// Only a wrong Close can return while the listener is held; give it the chance.
+	var sawFinished bool
+	select {
+	case sawFinished = <-returned:
+	case <-time.After(500 * time.Millisecond):
+		close(release)
+		sawFinished = <-returned
+		release = nil
+	}
+	if release != nil {
+		close(release)
+	}
+	require.True(t, sawFinished, "an outside Close returned while the latch's listener was still running")
+	assertNoChildren(t, srv.ConnectString(), "/leader/secondclose", c)
 }
