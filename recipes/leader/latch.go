@@ -86,6 +86,7 @@ type Latch struct {
 	term      *Term         // the current term while leader
 	changed   chan struct{} // closed and replaced whenever a term begins or ends
 	closed    chan struct{} // closed by Close
+	closeDone chan struct{} // closed when the first Close has done its work
 	cancel    context.CancelFunc
 	runDone   chan struct{}
 	unlisten  func()
@@ -120,14 +121,15 @@ func NewLatch(c *framework.Client, path, id string, opts ...LatchOption) (*Latch
 		return nil, fmt.Errorf("leader: %w: unknown close mode %d", framework.ErrInvalidArgument, o.closeMode)
 	}
 	return &Latch{
-		client:  c,
-		path:    path,
-		id:      id,
-		opts:    o,
-		changed: make(chan struct{}),
-		closed:  make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		evSig:   make(chan struct{}, 1),
+		client:    c,
+		path:      path,
+		id:        id,
+		opts:      o,
+		changed:   make(chan struct{}),
+		closed:    make(chan struct{}),
+		closeDone: make(chan struct{}),
+		kick:      make(chan struct{}, 1),
+		evSig:     make(chan struct{}, 1),
 	}, nil
 }
 
@@ -562,17 +564,29 @@ func (l *Latch) call(ln *latchListener, isLeader bool) {
 // one), tells the listeners per the close mode, and deletes the latch node (guaranteed:
 // a failed delete is retried in the background, and its error returned). The next
 // participant in line becomes leader at once. Close may be called more than once, also
-// from a listener: it then returns without waiting for the listener goroutine (that
-// listener's own call is still running), which ends once the listener returns.
+// from a listener: from a listener it returns without waiting for the listener goroutine
+// (that listener's own call is still running), which ends once the listener returns;
+// from anywhere else every Close waits for the first one's work and for the listener
+// goroutine to end.
 func (l *Latch) Close() error {
 	l.mu.Lock()
 	prev := l.state
 	if prev == stateClosed {
+		// Closed already, or being closed: from outside, wait as the first Close does
+		// (for its work and for the listener goroutine); from the listener, return.
+		closeDone, dispDone := l.closeDone, l.dispDone
 		l.mu.Unlock()
+		if goid() != l.dispGoID.Load() {
+			<-closeDone
+			if dispDone != nil {
+				<-dispDone
+			}
+		}
 		return nil
 	}
 	l.state = stateClosed
 	close(l.closed)
+	defer close(l.closeDone)
 	cancel, runDone := l.cancel, l.runDone
 	l.mu.Unlock()
 	if prev == stateLatent || cancel == nil {
