@@ -91,3 +91,27 @@ func goroutineID() uint64 {
 	id, _ := strconv.ParseUint(string(b), 10, 64)
 	return id
 }
+
+// inside reports whether the caller runs on one of the tracked goroutines.
+func (cb *callbacks) inside() bool {
+	id := goroutineID()
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	return cb.running[id] > 0
+}
+
+// Goroutines runs goroutines whose code may close what started them, for recipes built on
+// the framework: a listener that calls its recipe's Close, a leader's function that closes
+// its selector. Close must wait for such goroutines when called from elsewhere and must
+// not wait for the one it runs on; Inside tells which case it is. It is what the client
+// uses for its own listener and Go goroutines.
+type Goroutines struct{ cb *callbacks }
+
+// NewGoroutines returns an empty set of tracked goroutines.
+func NewGoroutines() *Goroutines { return &Goroutines{cb: newCallbacks()} }
+
+// Go runs fn on a new tracked goroutine.
+func (g *Goroutines) Go(fn func()) { g.cb.spawn(fn) }
+
+// Inside reports whether the caller runs on one of g's goroutines.
+func (g *Goroutines) Inside() bool { return g.cb.inside() }

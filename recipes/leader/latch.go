@@ -93,7 +93,7 @@ type Latch struct {
 	kick      chan struct{} // a connection state changed: look again
 	dispStop  chan struct{}
 	dispDone  chan struct{}
-	dispGoID  atomic.Int64 // the listener goroutine's id (Close from a listener)
+	disp      *framework.Goroutines // runs the listener goroutine (Close from a listener)
 	listenMu  sync.Mutex
 	listeners []*latchListener
 	events    []bool
@@ -128,6 +128,7 @@ func NewLatch(c *framework.Client, path, id string, opts ...LatchOption) (*Latch
 		changed:   make(chan struct{}),
 		closed:    make(chan struct{}),
 		closeDone: make(chan struct{}),
+		disp:      framework.NewGoroutines(),
 		kick:      make(chan struct{}, 1),
 		evSig:     make(chan struct{}, 1),
 	}, nil
@@ -179,7 +180,7 @@ func (l *Latch) Start(ctx context.Context) error {
 	l.dispStop = make(chan struct{})
 	l.dispDone = make(chan struct{})
 	l.unlisten = l.client.AddListener(func(framework.State) { l.poke() })
-	go l.dispatch()
+	l.disp.Go(l.dispatch)
 	go l.run(runCtx)
 	return nil
 }
@@ -522,7 +523,6 @@ func (l *Latch) queueEvent(isLeader bool) {
 // and ends.
 func (l *Latch) dispatch() {
 	defer close(l.dispDone)
-	l.dispGoID.Store(goid())
 	for {
 		l.listenMu.Lock()
 		if len(l.events) == 0 {
@@ -576,7 +576,7 @@ func (l *Latch) Close() error {
 		// (for its work and for the listener goroutine); from the listener, return.
 		closeDone, dispDone := l.closeDone, l.dispDone
 		l.mu.Unlock()
-		if goid() != l.dispGoID.Load() {
+		if !l.disp.Inside() {
 			<-closeDone
 			if dispDone != nil {
 				<-dispDone
@@ -607,7 +607,7 @@ func (l *Latch) Close() error {
 		}
 	}
 	close(l.dispStop)
-	if goid() != l.dispGoID.Load() {
+	if !l.disp.Inside() {
 		<-l.dispDone
 	}
 	return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -51,7 +50,7 @@ type Selector struct {
 	opts   selectorOptions
 	m      *mutex.Mutex
 
-	runGoID atomic.Int64 // the selector goroutine's id (Close from fn)
+	runner *framework.Goroutines // runs the selector goroutine (Close from fn)
 
 	mu        sync.Mutex
 	state     int
@@ -87,7 +86,7 @@ func NewSelector(c *framework.Client, path, id string, fn func(ctx context.Conte
 			opt(&o)
 		}
 	}
-	s := &Selector{client: c, path: path, id: id, fn: fn, opts: o, requeue: make(chan struct{}, 1)}
+	s := &Selector{client: c, path: path, id: id, fn: fn, opts: o, requeue: make(chan struct{}, 1), runner: framework.NewGoroutines()}
 	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false)}
 	if o.onRevoke != nil {
 		mopts = append(mopts, mutex.WithRevocationListener(func(*mutex.Lease) { o.onRevoke(s) }))
@@ -133,7 +132,7 @@ func (s *Selector) Start(ctx context.Context) error {
 	s.runDone = make(chan struct{})
 	s.queued = true
 	s.requeue <- struct{}{}
-	go s.run(runCtx)
+	s.runner.Go(func() { s.run(runCtx) })
 	return nil
 }
 
@@ -162,7 +161,6 @@ func (s *Selector) Requeue() error {
 
 func (s *Selector) run(ctx context.Context) {
 	defer close(s.runDone)
-	s.runGoID.Store(goid())
 	for {
 		select {
 		case <-ctx.Done():
@@ -312,7 +310,7 @@ func (s *Selector) Close() error {
 		return nil
 	}
 	cancel()
-	if goid() != s.runGoID.Load() {
+	if !s.runner.Inside() {
 		<-runDone
 	}
 	return nil
