@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -15,7 +16,12 @@ func TestGoroutinesInside(t *testing.T) {
 	assert.False(t, g.Inside())
 	got := make(chan [2]bool)
 	g.Go(func() { got <- [2]bool{g.Inside(), other.Inside()} })
-	res := <-got
+	var res [2]bool
+	select {
+	case res = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the goroutine did not run")
+	}
 	assert.True(t, res[0], "on its own goroutine")
 	assert.False(t, res[1], "on another set's goroutine")
 }
