@@ -324,7 +324,7 @@ func TestLockRunLost(t *testing.T) {
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	script := fmt.Sprintf(`trap 'echo terminated >> %s; exit 1' TERM; echo started >> %s; sleep 60 & wait`, log, log)
+	script := fmt.Sprintf(`trap 'echo terminated >> %s; exit 1' TERM; sleep 60 & echo started >> %s; wait`, log, log)
 	holder := start(t, proxy.ConnectString(), "--session-timeout", "2s", "lock", "run", "/cli/lost", "--grace", "5s",
 		"--", "sh", "-c", script)
 	waitFile(t, log, 20*time.Second)
@@ -363,7 +363,7 @@ func TestLockRevoke(t *testing.T) {
 	srv := zktest.NewServer(t)
 	log := filepath.Join(t.TempDir(), "log")
 	holder := start(t, srv.ConnectString(), "lock", "run", "/cli/revocable", "--revocable", "--",
-		"sh", "-c", fmt.Sprintf(`echo "$ZK_LOCK_NODE" > %s; sleep 60 & wait`, log))
+		"sh", "-c", fmt.Sprintf(`sleep 60 & echo "$ZK_LOCK_NODE" > %s; wait`, log))
 	var node string
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(log)
@@ -390,7 +390,7 @@ func TestSemaphoreRevoke(t *testing.T) {
 	srv := zktest.NewServer(t)
 	dir := t.TempDir()
 	logs := []string{filepath.Join(dir, "revocable"), filepath.Join(dir, "plain")}
-	script := `echo "$ZK_LEASE_NODE" > %s; sleep 60 & wait`
+	script := `sleep 60 & echo "$ZK_LEASE_NODE" > %s; wait`
 	revocable := start(t, srv.ConnectString(), "semaphore", "run", "/cli/revsem", "--leases", "2", "--revocable", "--",
 		"sh", "-c", fmt.Sprintf(script, logs[0]))
 	plain := start(t, srv.ConnectString(), "semaphore", "run", "/cli/revsem", "--leases", "2", "--",
@@ -499,7 +499,10 @@ func TestConnectFails(t *testing.T) {
 func TestSignalPassedOn(t *testing.T) {
 	srv := zktest.NewServer(t)
 	log := filepath.Join(t.TempDir(), "log")
-	script := fmt.Sprintf(`trap 'echo got TERM >> %s; exit 9' TERM; echo started >> %s; sleep 60 & wait`, log, log)
+	// The background sleep is started before the script says it started: a signal sent
+	// to the command's group then reaches it too. (Started after, it could miss the
+	// signal and keep zkcurator's output pipe open for its whole minute.)
+	script := fmt.Sprintf(`trap 'echo got TERM >> %s; exit 9' TERM; sleep 60 & echo started >> %s; wait`, log, log)
 	p := start(t, srv.ConnectString(), "lock", "run", "/cli/signal", "--", "sh", "-c", script)
 	waitFile(t, log, 20*time.Second)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
