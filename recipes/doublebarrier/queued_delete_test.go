@@ -1,0 +1,163 @@
+package doublebarrier_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// gate is a client's request hook (framework.WithRequestHook) that makes the moments of a
+// failure test deterministic. It runs on the goroutine that sends each request, before
+// the request is sent, so it can tell the member's own calls (Enter, Leave) from the
+// client's background work (its guaranteed-delete worker, or any goroutine a recipe
+// leaves behind), and:
+//   - holds the background work's requests, once hold was called, until open: a
+//     queued delete then runs exactly when the test lets it;
+//   - runs a function at the nth delete that a Leave sends, before it is sent.
+type gate struct {
+	mu           sync.Mutex
+	holding      bool
+	leaveDeletes int
+	atDelete     map[int]func()
+	opened       chan struct{}
+	openOnce     sync.Once
+}
+
+func newGate() *gate {
+	return &gate{atDelete: map[int]func(){}, opened: make(chan struct{})}
+}
+
+// onLeaveDelete runs fn at the nth delete a Leave sends (1-based), before it is sent.
+func (g *gate) onLeaveDelete(n int, fn func()) {
+	g.mu.Lock()
+	g.atDelete[n] = fn
+	g.mu.Unlock()
+}
+
+// hold starts holding the background work's requests until open.
+func (g *gate) hold() {
+	g.mu.Lock()
+	g.holding = true
+	g.mu.Unlock()
+}
+
+// open lets the held requests go, and every later one. It may be called more than once;
+// register it as a cleanup after the client's, so that it runs before the client closes.
+func (g *gate) open() { g.openOnce.Do(func() { close(g.opened) }) }
+
+func (g *gate) hook(op string) {
+	buf := make([]byte, 64<<10)
+	stack := string(buf[:runtime.Stack(buf, false)])
+	inLeave := strings.Contains(stack, "(*DoubleBarrier).Leave")
+	inCall := inLeave || strings.Contains(stack, "(*DoubleBarrier).Enter")
+	g.mu.Lock()
+	var fn func()
+	if inLeave && op == "delete" {
+		g.leaveDeletes++
+		fn = g.atDelete[g.leaveDeletes]
+	}
+	holding := g.holding && !inCall
+	g.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	if holding {
+		<-g.opened // the test opens the gate at the latest in its cleanup
+	}
+}
+
+// A member's Leave hands the delete of its node to the client's guaranteed-delete worker
+// (the request was in flight when Leave's context ended: its outcome is unknown). The
+// member's next Enter must not lose its node to that queued job when the job runs after
+// it (issue 15.8).
+func TestQueuedDeleteSparesNextEnter(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	g := newGate()
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(g.hook))
+	t.Cleanup(g.open)
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/jobs/queued-member"
+	b := newMember(t, c, path, 1)
+	require.NoError(t, b.Enter(ctx))
+	first := b.Node()
+
+	// Leave's delete of our node (the only member: the first delete Leave sends) is held
+	// by the stalled proxy, and Leave's context ends meanwhile: the delete is queued, and
+	// the worker's attempt is held at the gate. Leave then deletes its node again (the
+	// second delete) on a context of its own: once that is on its way, heal.
+	lctx, lcancel := context.WithCancel(ctx)
+	defer lcancel()
+	second := make(chan struct{})
+	g.onLeaveDelete(1, func() { proxy.Stall(); g.hold(); lcancel() })
+	g.onLeaveDelete(2, func() { close(second) })
+	left := testutil.Go(lctx, b.Leave)
+	testutil.WaitClosed(t, second, 20*time.Second, "Leave's second delete")
+	proxy.Heal()
+	require.ErrorIs(t, testutil.Result(t, left, 20*time.Second, "Leave"), context.Canceled)
+	st, err := checker.Exists(ctx, first)
+	require.NoError(t, err)
+	require.Nil(t, st, "the member's node is gone after Leave")
+
+	// The next Enter, then the queued job runs.
+	require.NoError(t, b.Enter(ctx))
+	g.open()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	st, err = checker.Exists(ctx, b.Node())
+	require.NoError(t, err)
+	require.NotNil(t, st, "the node %s of the member's next Enter was deleted by the delete of %s queued in the Leave before", b.Node(), first)
+
+	require.NoError(t, b.Leave(ctx))
+	assertNoMembers(t, srv.ConnectString(), path, c)
+}
+
+// The last member to leave deletes ready; when that delete's outcome is unknown (the
+// request was in flight when Leave's context ended), whatever keeps trying must not
+// delete the ready node of the next round (issue 15.8).
+func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	g := newGate()
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(g.hook))
+	t.Cleanup(g.open)
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/jobs/queued-ready"
+	b := newMember(t, c, path, 1)
+	require.NoError(t, b.Enter(ctx))
+
+	// Leave deletes our node (first delete), then ready (second): that one is held by the
+	// stalled proxy while Leave's context ends, and anything that retries it in the
+	// background is held at the gate.
+	lctx, lcancel := context.WithCancel(ctx)
+	defer lcancel()
+	g.onLeaveDelete(2, func() { proxy.Stall(); g.hold(); lcancel() })
+	require.NoError(t, b.Leave(lctx), "every member is out, whatever became of ready")
+	proxy.Heal()
+
+	// The next round (the same client: its requests reach the server after the held
+	// delete of the old ready) creates a new ready; then the background work runs.
+	require.NoError(t, b.Enter(ctx))
+	g.open()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	require.NoError(t, c.Close(), "close the client: wait for every goroutine it runs")
+	st, err := checker.Exists(ctx, path+"/ready")
+	require.NoError(t, err)
+	require.NotNil(t, st, "the next round's ready was deleted by the delete of the round before")
+
+	require.NoError(t, checker.Delete(ctx, path+"/ready"))
+	assertNoMembers(t, srv.ConnectString(), path, checker)
+}
