@@ -29,6 +29,8 @@ type deleteJob struct {
 	// versioned jobs delete path only at version; BadVersion ends them.
 	versioned bool
 	version   int32
+	// czxid, when not 0, deletes path only if it is the node that transaction created.
+	czxid int64
 }
 
 func newDeleter(c *Client) *deleter {
@@ -118,6 +120,13 @@ func (d *deleter) do(j deleteJob) error {
 		version := int32(-1)
 		if j.versioned {
 			version = j.version
+		}
+		if j.czxid != 0 {
+			err := deleteCreated(d.c, ctx, conn, j.path, j.czxid, version)
+			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
+				return nil
+			}
+			return err
 		}
 		_, err := call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(j.path, version) }, nil)
 		if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {

@@ -19,6 +19,7 @@ type DeleteOption func(*deleteOpts)
 
 type deleteOpts struct {
 	version    int32
+	czxid      int64
 	children   bool
 	quietly    bool
 	guaranteed bool
@@ -26,6 +27,15 @@ type deleteOpts struct {
 
 // WithVersion deletes only if the node's version matches. The default is any version.
 func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version = v } }
+
+// WithCzxid deletes the node only if it is the one that the transaction czxid created
+// (its Stat.Czxid), and answers ErrNoNode otherwise: a node deleted and created again at
+// the same path is another node, which a version cannot tell apart (both start at version
+// 0). Each attempt reads the node's Stat, then deletes it at the version read (or at
+// WithVersion's, when given); between the two, only a delete and re-create within one
+// round trip can slip through. A guaranteed delete keeps the condition in the background.
+// The default is any node at the path.
+func WithCzxid(czxid int64) DeleteOption { return func(o *deleteOpts) { o.czxid = czxid } }
 
 // WithChildren deletes the node's descendants first. The default is off.
 func WithChildren() DeleteOption { return func(o *deleteOpts) { o.children = true } }
@@ -55,12 +65,18 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if path == "/" && c.prefix == "" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
 	}
+	if o.czxid != 0 && o.children {
+		return opErr("delete", path, fmt.Errorf("%w: WithCzxid and WithChildren together", ErrInvalidArgument))
+	}
 	full := c.fullPath(path)
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err
 			}
+		}
+		if o.czxid != 0 {
+			return deleteCreated(c, ctx, conn, full, o.czxid, o.version)
 		}
 		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
 		return err
@@ -69,9 +85,40 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version})
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, czxid: o.czxid})
 	}
 	return opErr("delete", path, err)
+}
+
+// deleteCreated deletes the node at full only if czxid created it: it reads the node's
+// Stat and deletes at the version read, or at version when it is not -1. Another node at
+// the path, or none, is ErrNoNode. A version that changed between the read and the delete
+// (the same node, written meanwhile) is read again, unless version was given.
+func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, czxid int64, version int32) error {
+	for {
+		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
+			ok, st, err := conn.Exists(full)
+			if err == nil && !ok {
+				st = nil
+			}
+			return st, err
+		}, nil)
+		if err != nil {
+			return err
+		}
+		if st == nil || st.Czxid != czxid {
+			return zk.ErrNoNode
+		}
+		v := version
+		if v == -1 {
+			v = st.Version
+		}
+		_, err = callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }, nil)
+		if errors.Is(err, zk.ErrBadVersion) && version == -1 {
+			continue
+		}
+		return err
+	}
 }
 
 func (c *Client) deleteChildren(ctx context.Context, conn *zk.Conn, full string) error {

@@ -16,7 +16,10 @@
 //     that the DoubleBarrier value chose when it was made.
 //   - <path>/ready: a persistent node, created by the member whose arrival brings the
 //     count of members to memberQty; its creation lets everyone in. Every member that
-//     finishes Leave deletes it (already gone is fine), as Curator's members do.
+//     finishes Leave deletes it (already gone is fine), as Curator's members do, but
+//     only the round's own ready: the one it read while its member node held the round
+//     open (by czxid, since each round's ready is a new node at version 0), so that a
+//     delete retried in the background cannot remove the next round's.
 //
 // Enter sets an exists watch on ready, creates the member node, and is in if ready
 // exists or the members number at least memberQty (then it creates ready); otherwise it
@@ -31,7 +34,8 @@
 // # One value, one member
 //
 // A DoubleBarrier value is one member: its node name is fixed when the value is made,
-// as Curator's is. Enter and Leave alternate: entering twice without leaving returns
+// as Curator's is, except that a member whose node delete failed (the client may keep
+// retrying it in the background) takes a new name for its next Enter. Enter and Leave alternate: entering twice without leaving returns
 // ErrAlreadyEntered, leaving without having entered returns ErrNotEntered. To have
 // several members in one process, make several values.
 //

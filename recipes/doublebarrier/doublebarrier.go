@@ -46,6 +46,9 @@ type DoubleBarrier struct {
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
 	gen   uint64 // client generation in which Enter succeeded
+	// retire: a delete of our node failed during this Leave (it may be queued in the
+	// client's background worker), so the member takes a new name afterwards.
+	retire bool
 }
 
 // New returns a member of the double barrier on path that opens once memberQty members
@@ -81,8 +84,9 @@ func (d *DoubleBarrier) Path() string { return d.path }
 
 // Node returns the path of this member's node, <path>/<uuid>. It exists only while the
 // member is entering or inside. The name stays the same from one Enter to the next,
-// unless deleting the node after a failure failed (the client then keeps deleting it in
-// the background, and the member takes a new name).
+// unless a delete of the node failed (the client may then keep deleting it in the
+// background, and the member takes a new name, so that this cannot delete the node of
+// its next Enter).
 func (d *DoubleBarrier) Node() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -241,6 +245,11 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if err != nil && !errors.Is(err, ErrSessionLost) {
 		d.deleteOurs(ctx)
 	}
+	d.mu.Lock()
+	if d.retire {
+		d.retireNameLocked()
+	}
+	d.mu.Unlock()
 	d.setState(outside, 0)
 	if err != nil {
 		return fmt.Errorf("doublebarrier: leave %s: %w", d.path, err)
@@ -249,6 +258,13 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
+	// This round's ready, read while our node holds the round open (no member deletes
+	// ready before every node is gone): at the end, only this node is deleted, never a
+	// ready that a next round created meanwhile. Gone already: nothing to delete.
+	ready, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil {
+		return err
+	}
 	oursExists := true // until we delete it
 	for {
 		if err := ctx.Err(); err != nil {
@@ -301,30 +317,50 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return framework.ErrClosed
 		}
 	}
+	if ready == nil {
+		return nil
+	}
 	// Every member is out: a failure to delete ready does not change that (the client's
-	// background worker keeps trying).
-	if err := d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.Guaranteed()); err != nil {
+	// background worker keeps trying, and deletes only this round's ready: each round's
+	// is a new node at version 0, which only its czxid tells apart).
+	err = d.client.Delete(ctx, d.readyPath, framework.WithCzxid(ready.Czxid), framework.Quietly(), framework.Guaranteed())
+	if err != nil {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
 	return nil
 }
 
-// deleteOursNow deletes our member node as a step of Leave.
+// deleteOursNow deletes our member node as a step of Leave. When the delete fails, the
+// client's background worker may keep trying: Leave then gives the member a new name.
 func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
-	return d.client.Delete(ctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+	err := d.client.Delete(ctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+	if err != nil {
+		d.mu.Lock()
+		d.retire = true
+		d.mu.Unlock()
+	}
+	return err
 }
 
 // deleteOurs deletes our member node after a failure, on a context detached from the
-// caller's, and guaranteed. When the delete failed, the client's background worker keeps
-// trying; so that it cannot delete the node of a later Enter, the member takes a new
+// caller's, and guaranteed. When this delete or an earlier one of this Leave failed, the
+// client's background worker may still be deleting the node: so that it cannot delete
+// the node of a later Enter (which would have the same name), the member takes a new
 // name.
 func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed()); err != nil {
-		name := newUUID()
-		d.mu.Lock()
-		d.ourName, d.ourPath = name, framework.JoinPath(d.path, name)
-		d.mu.Unlock()
+	err := d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil || d.retire {
+		d.retireNameLocked()
 	}
+}
+
+// retireNameLocked gives the member a new node name; d.mu must be held.
+func (d *DoubleBarrier) retireNameLocked() {
+	name := newUUID()
+	d.ourName, d.ourPath = name, framework.JoinPath(d.path, name)
+	d.retire = false
 }
