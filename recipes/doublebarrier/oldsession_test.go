@@ -1,0 +1,82 @@
+package doublebarrier_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A member waits in Enter when its client starts a new session while the member node of
+// its old session is still on the server (the client ended that session itself: a
+// simulated Lost, its close never reached the server). Enter must take the old node for
+// what it is, another session's, replace it with one of the new session, and get in when
+// the barrier opens, not wait forever (issue 15.9: ensureOurs compares the node's owner
+// with Client.SessionID, which was suspected to lag go-zookeeper's own session).
+func TestEnterReplacesOldSessionNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	// Lost at 10 % of a 20 s session: the server still holds the old session, and its
+	// nodes, long after the client has a new one.
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	states := testutil.States(c)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+
+	const path = "/jobs/old-session"
+	b, a := newMember(t, c, path, 2), newMember(t, other, path, 2)
+	entered := testutil.Go(ctx, b.Enter)
+	waitChildren(t, srv.ConnectString(), path, 1) // b's node, made in the old session
+	oldSid := c.SessionID()
+	marker(t, c, path+"-marker") // shows whether the old session is still alive
+	old, err := checker.Exists(ctx, b.Node())
+	require.NoError(t, err)
+	require.NotNil(t, old)
+	require.Equal(t, oldSid, old.EphemeralOwner)
+
+	// A dead host: the connection goes, no new one gets through; the client's timer says
+	// Lost, it ends the session (the close cannot reach the server) and starts a new one.
+	proxy.Refuse()
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 20*time.Second)
+	proxy.Heal()
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	newSid := c.SessionID()
+	require.NotEqual(t, oldSid, newSid)
+
+	// Enter, still waiting, replaces the old session's node by one of the new session
+	// while the old session is still alive (its marker is there).
+	require.Eventually(t, func() bool {
+		st, err := checker.Exists(ctx, b.Node())
+		return err == nil && st != nil && st.EphemeralOwner == newSid
+	}, 30*time.Second, 20*time.Millisecond, "Enter does not replace the old session's member node %s", b.Node())
+	st, err := checker.Exists(ctx, path+"-marker")
+	require.NoError(t, err)
+	require.NotNil(t, st, "the old session expired on the server before the test could look: no proof")
+	require.Equal(t, oldSid, st.EphemeralOwner)
+	testutil.NotYet(t, entered, 200*time.Millisecond, "Enter with one member of two")
+
+	// The second member opens the barrier: both get in.
+	require.NoError(t, a.Enter(ctx))
+	require.NoError(t, testutil.Result(t, entered, 20*time.Second, "Enter in the new session"))
+
+	left := testutil.Go(ctx, b.Leave)
+	require.NoError(t, a.Leave(ctx))
+	require.NoError(t, testutil.Result(t, left, 20*time.Second, "Leave"))
+	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	assertNoMembers(t, srv.ConnectString(), path, c, other)
+}
