@@ -123,6 +123,23 @@ func TestQueuedDeleteSparesNextEnter(t *testing.T) {
 	assertNoMembers(t, srv.ConnectString(), path, c)
 }
 
+// waitGone waits until p does not exist, on c's watches.
+func waitGone(ctx context.Context, t *testing.T, c *framework.Client, p string) {
+	t.Helper()
+	for {
+		st, w, err := c.ExistsW(ctx, p)
+		require.NoError(t, err)
+		if st == nil {
+			return
+		}
+		select {
+		case <-w.Done():
+		case <-ctx.Done():
+			t.Fatalf("%s still exists: %v", p, ctx.Err())
+		}
+	}
+}
+
 // The last member to leave deletes ready; when that delete's outcome is unknown (the
 // request was in flight when Leave's context ended), whatever keeps trying must not
 // delete the ready node of the next round (issue 15.8).
@@ -138,6 +155,9 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	const path = "/jobs/queued-ready"
 	b := newMember(t, c, path, 1)
 	require.NoError(t, b.Enter(ctx))
+	old, err := checker.Exists(ctx, path+"/ready")
+	require.NoError(t, err)
+	require.NotNil(t, old)
 
 	// Leave deletes our node (first delete), then ready (second): that one is held by the
 	// stalled proxy while Leave's context ends, and anything that retries it in the
@@ -148,8 +168,9 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	require.NoError(t, b.Leave(lctx), "every member is out, whatever became of ready")
 	proxy.Heal()
 
-	// The next round (the same client: its requests reach the server after the held
-	// delete of the old ready) creates a new ready; then the background work runs.
+	// The held delete reaches the server (the old ready goes), the next round creates a
+	// new ready; then the background work runs.
+	waitGone(ctx, t, checker, path+"/ready")
 	require.NoError(t, b.Enter(ctx))
 	g.open()
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
@@ -157,6 +178,7 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	st, err := checker.Exists(ctx, path+"/ready")
 	require.NoError(t, err)
 	require.NotNil(t, st, "the next round's ready was deleted by the delete of the round before")
+	require.Greater(t, st.Czxid, old.Czxid, "the next round made a ready of its own")
 
 	require.NoError(t, checker.Delete(ctx, path+"/ready"))
 	assertNoMembers(t, srv.ConnectString(), path, checker)
