@@ -11,9 +11,9 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// WithCzxid deletes only the node that transaction created: the same path created
+// WithMaxCzxid deletes only the node that transaction created: the same path created
 // again (version 0 again) is another node, and stays.
-func TestDeleteWithCzxid(t *testing.T) {
+func TestDeleteWithMaxCzxid(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -25,16 +25,16 @@ func TestDeleteWithCzxid(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, old.Version, cur.Version)
 
-	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithCzxid(old.Czxid)), framework.ErrNoNode)
-	require.NoError(t, c.Delete(ctx, "/cz", framework.WithCzxid(old.Czxid), framework.Quietly(), framework.Guaranteed()))
+	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithMaxCzxid(old.Czxid)), framework.ErrNoNode)
+	require.NoError(t, c.Delete(ctx, "/cz", framework.WithMaxCzxid(old.Czxid), framework.Quietly(), framework.Guaranteed()))
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
 	st, err := c.Exists(ctx, "/cz")
 	require.NoError(t, err)
-	require.NotNil(t, st, "the node created again is not the one WithCzxid names")
+	require.NotNil(t, st, "the node created again is later than the bound")
 
-	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithCzxid(cur.Czxid), framework.WithVersion(cur.Version+1)), framework.ErrBadVersion)
-	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithCzxid(cur.Czxid), framework.WithChildren()), framework.ErrInvalidArgument)
-	require.NoError(t, c.Delete(ctx, "/cz", framework.WithCzxid(cur.Czxid)))
+	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithMaxCzxid(cur.Czxid), framework.WithVersion(cur.Version+1)), framework.ErrBadVersion)
+	require.ErrorIs(t, c.Delete(ctx, "/cz", framework.WithMaxCzxid(cur.Czxid), framework.WithChildren()), framework.ErrInvalidArgument)
+	require.NoError(t, c.Delete(ctx, "/cz", framework.WithMaxCzxid(cur.Czxid)))
 	st, err = c.Exists(ctx, "/cz")
 	require.NoError(t, err)
 	require.Nil(t, st)

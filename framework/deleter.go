@@ -29,8 +29,9 @@ type deleteJob struct {
 	// versioned jobs delete path only at version; BadVersion ends them.
 	versioned bool
 	version   int32
-	// czxid, when not 0, deletes path only if it is the node that transaction created.
-	czxid int64
+	// maxCzxid, when not 0, deletes path only if its node was created by that
+	// transaction or an earlier one.
+	maxCzxid int64
 }
 
 func newDeleter(c *Client) *deleter {
@@ -121,8 +122,8 @@ func (d *deleter) do(j deleteJob) error {
 		if j.versioned {
 			version = j.version
 		}
-		if j.czxid != 0 {
-			err := deleteCreated(d.c, ctx, conn, j.path, j.czxid, version)
+		if j.maxCzxid != 0 {
+			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, version)
 			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
 				return nil
 			}

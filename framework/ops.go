@@ -19,7 +19,7 @@ type DeleteOption func(*deleteOpts)
 
 type deleteOpts struct {
 	version    int32
-	czxid      int64
+	maxCzxid   int64
 	children   bool
 	quietly    bool
 	guaranteed bool
@@ -28,14 +28,15 @@ type deleteOpts struct {
 // WithVersion deletes only if the node's version matches. The default is any version.
 func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version = v } }
 
-// WithCzxid deletes the node only if it is the one that the transaction czxid created
-// (its Stat.Czxid), and answers ErrNoNode otherwise: a node deleted and created again at
-// the same path is another node, which a version cannot tell apart (both start at version
-// 0). Each attempt reads the node's Stat, then deletes it at the version read (or at
-// WithVersion's, when given); between the two, only a delete and re-create within one
-// round trip can slip through. A guaranteed delete keeps the condition in the background.
-// The default is any node at the path.
-func WithCzxid(czxid int64) DeleteOption { return func(o *deleteOpts) { o.czxid = czxid } }
+// WithMaxCzxid deletes the node only if the transaction that created it (its
+// Stat.Czxid) is zxid or an earlier one, and answers ErrNoNode otherwise: a node deleted
+// and created again at the same path is another node, which a version cannot tell apart
+// (both start at version 0), but the later one has a later czxid. Given a node's own
+// czxid, it deletes that node and no other. Each attempt reads the node's Stat, then
+// deletes it at the version read (or at WithVersion's, when given): only a delete and
+// re-create between the two, within one round trip, can slip through. A guaranteed
+// delete keeps the condition in the background. The default is any node at the path.
+func WithMaxCzxid(zxid int64) DeleteOption { return func(o *deleteOpts) { o.maxCzxid = zxid } }
 
 // WithChildren deletes the node's descendants first. The default is off.
 func WithChildren() DeleteOption { return func(o *deleteOpts) { o.children = true } }
@@ -65,8 +66,8 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if path == "/" && c.prefix == "" {
 		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
 	}
-	if o.czxid != 0 && o.children {
-		return opErr("delete", path, fmt.Errorf("%w: WithCzxid and WithChildren together", ErrInvalidArgument))
+	if o.maxCzxid != 0 && o.children {
+		return opErr("delete", path, fmt.Errorf("%w: WithMaxCzxid and WithChildren together", ErrInvalidArgument))
 	}
 	full := c.fullPath(path)
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
@@ -75,8 +76,8 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 				return err
 			}
 		}
-		if o.czxid != 0 {
-			return deleteCreated(c, ctx, conn, full, o.czxid, o.version)
+		if o.maxCzxid != 0 {
+			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version)
 		}
 		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
 		return err
@@ -85,16 +86,16 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, czxid: o.czxid})
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid})
 	}
 	return opErr("delete", path, err)
 }
 
-// deleteCreated deletes the node at full only if czxid created it: it reads the node's
-// Stat and deletes at the version read, or at version when it is not -1. Another node at
-// the path, or none, is ErrNoNode. A version that changed between the read and the delete
+// deleteCreated deletes the node at full only if its czxid is maxCzxid or earlier: it
+// reads the node's Stat and deletes at the version read, or at version when it is not
+// -1. A later node at the path, or none, is ErrNoNode. A version that changed between the read and the delete
 // (the same node, written meanwhile) is read again, unless version was given.
-func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, czxid int64, version int32) error {
+func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(full)
@@ -106,7 +107,7 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, c
 		if err != nil {
 			return err
 		}
-		if st == nil || st.Czxid != czxid {
+		if st == nil || st.Czxid > maxCzxid {
 			return zk.ErrNoNode
 		}
 		v := version

@@ -150,10 +150,11 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		if ready != nil {
 			return gen, nil
 		}
-		members, err := d.members(ctx)
+		l, err := d.list(ctx)
 		if err != nil {
 			return 0, err
 		}
+		members := l.members
 		if len(members) >= d.memberQty {
 			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents())
 			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
@@ -210,18 +211,26 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	return fmt.Errorf("member node %s keeps belonging to another session", d.ourPath)
 }
 
-// members returns the member node names, sorted, without ready.
-func (d *DoubleBarrier) members(ctx context.Context) ([]string, error) {
-	kids, _, err := d.client.Children(ctx, d.path)
+// listing is what one listing of the barrier's children found.
+type listing struct {
+	members []string // member node names, sorted, without ready
+	ready   bool     // ready was listed
+	pzxid   int64    // the barrier node's pzxid: the last change of its children so far
+}
+
+// list lists the barrier's children.
+func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
+	kids, st, err := d.client.Children(ctx, d.path)
 	if errors.Is(err, framework.ErrNoNode) {
-		return nil, nil
+		return listing{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return listing{}, err
 	}
-	kids = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
-	slices.Sort(kids) // the order Curator's Collections.sort gives these ASCII names
-	return kids, nil
+	l := listing{ready: slices.Contains(kids, readyNode), pzxid: st.Pzxid}
+	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
+	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
+	return l, nil
 }
 
 // Leave blocks until every member has left the barrier, ctx ends or the client is
@@ -258,22 +267,18 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
-	// This round's ready, read while our node holds the round open (no member deletes
-	// ready before every node is gone): at the end, only this node is deleted, never a
-	// ready that a next round created meanwhile. Gone already: nothing to delete.
-	ready, err := d.client.Exists(ctx, d.readyPath)
-	if err != nil {
-		return err
-	}
 	oursExists := true // until we delete it
+	var last listing   // the last listing of the barrier's children
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		members, err := d.members(ctx)
+		l, err := d.list(ctx)
 		if err != nil {
 			return err
 		}
+		last = l
+		members := l.members
 		i := slices.Index(members, d.ourName)
 		if i < 0 && oursExists { // only the server removes it: our session expired
 			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
@@ -317,13 +322,18 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return framework.ErrClosed
 		}
 	}
-	if ready == nil {
-		return nil
+	if !last.ready {
+		return nil // gone already: a ready made since is a next round's
 	}
-	// Every member is out: a failure to delete ready does not change that (the client's
-	// background worker keeps trying, and deletes only this round's ready: each round's
-	// is a new node at version 0, which only its czxid tells apart).
-	err = d.client.Delete(ctx, d.readyPath, framework.WithCzxid(ready.Czxid), framework.Quietly(), framework.Guaranteed())
+	// Every member is out: delete ready, as Curator does. A failure does not change that
+	// every member is out. When the outcome is unknown, the client's background worker
+	// keeps trying, but only on this round's ready: each round's is a new node at version
+	// 0, and a next round's can only be made after this one is gone, after the last
+	// listing, so with a later czxid than the listing's pzxid.
+	err := d.client.Delete(ctx, d.readyPath, framework.Quietly())
+	if err != nil {
+		err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(last.pzxid), framework.Quietly(), framework.Guaranteed())
+	}
 	if err != nil {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
