@@ -183,3 +183,43 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	require.NoError(t, checker.Delete(ctx, path+"/ready"))
 	assertNoMembers(t, srv.ConnectString(), path, checker)
 }
+
+// When the last member's delete of ready never reaches the server (the connection drops
+// with the request held), the background retry deletes it: the bound that spares a next
+// round's ready still covers this round's (issue 15.8).
+func TestQueuedReadyDeleteRemovesThisRound(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	g := newGate()
+	var (
+		mu        sync.Mutex
+		bgDeleted bool
+	)
+	observe := func(ri framework.RequestInfo) {
+		if ri.Op == "delete" && strings.HasSuffix(ri.Path, "/ready") && ri.Err == nil {
+			mu.Lock()
+			bgDeleted = true
+			mu.Unlock()
+		}
+	}
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(g.hook), framework.WithRequestObserver(observe))
+	t.Cleanup(g.open)
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/jobs/queued-ready-this-round"
+	b := newMember(t, c, path, 1)
+	require.NoError(t, b.Enter(ctx))
+
+	lctx, lcancel := context.WithCancel(ctx)
+	defer lcancel()
+	g.onLeaveDelete(2, func() { proxy.Stall(); g.hold(); lcancel() })
+	require.NoError(t, b.Leave(lctx))
+	proxy.DropConnections() // the held delete of ready is lost with the connection
+	proxy.Heal()
+	g.open()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	mu.Lock()
+	t.Logf("ready deleted by the background retry: %v", bgDeleted)
+	mu.Unlock()
+	assertNoMembers(t, srv.ConnectString(), path, c)
+}
