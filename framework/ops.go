@@ -93,8 +93,9 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 
 // deleteCreated deletes the node at full only if its czxid is maxCzxid or earlier: it
 // reads the node's Stat and deletes at the version read, or at version when it is not
-// -1. A later node at the path, or none, is ErrNoNode. A version that changed between the read and the delete
-// (the same node, written meanwhile) is read again, unless version was given.
+// -1. A later node at the path, or none, is ErrNoNode. A version that changed between
+// the read and the delete (the same node, written meanwhile) is read again, unless
+// version was given.
 func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {

@@ -227,7 +227,10 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 	if err != nil {
 		return listing{}, err
 	}
-	l := listing{ready: slices.Contains(kids, readyNode), pzxid: st.Pzxid}
+	l := listing{ready: slices.Contains(kids, readyNode)}
+	if st != nil {
+		l.pzxid = st.Pzxid
+	}
 	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
 	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
 	return l, nil
@@ -331,7 +334,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	// 0, and a next round's can only be made after this one is gone, after the last
 	// listing, so with a later czxid than the listing's pzxid.
 	err := d.client.Delete(ctx, d.readyPath, framework.Quietly())
-	if err != nil {
+	if err != nil && last.pzxid > 0 { // (0: unknown; WithMaxCzxid(0) would be no bound)
 		err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(last.pzxid), framework.Quietly(), framework.Guaranteed())
 	}
 	if err != nil {
