@@ -476,6 +476,9 @@ func (n *Node) deleteOwn() error {
 	defer cancel()
 	for range 3 {
 		st, err := n.client.Exists(ctx, path)
+		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
+			return nil // the client closed its session, which took the node
+		}
 		if err != nil {
 			if n.o.protected && !errors.Is(err, framework.ErrClosed) {
 				// The name proves it is ours: hand the delete to the background retrier.

@@ -365,3 +365,44 @@ func TestTTLNodeTouched(t *testing.T) {
 		return err == nil && st == nil
 	}, 30*time.Second, 50*time.Millisecond, "the server deletes the untouched TTL node")
 }
+
+// On a three-server ensemble the leader is killed: the node stays (the session lives on),
+// exactly once; deleted by someone else after the election, it is back at the same path.
+// Measured: time from the kill until the ensemble has a leader, and from the deletion
+// until the node is back.
+func TestLeaderKilled(t *testing.T) {
+	leakcheck.Check(t)
+	e := zktest.NewEnsemble(t, 3)
+	c := testutil.ConnectFailFast(t, e.ConnectString())
+	other := testutil.ConnectFailFast(t, e.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	n, created := start(t, c, "/pn/ensemble/member-", []byte("p"),
+		persistentnode.WithMode(framework.EphemeralSequential), persistentnode.WithProtection())
+	waitCreated(t, created, 10*time.Second)
+	path := n.ActualPath()
+
+	killed := time.Now()
+	_, err := e.KillLeader()
+	require.NoError(t, err)
+	_, err = e.WaitLeader(ctx)
+	require.NoError(t, err)
+	t.Logf("new leader %v after the kill", time.Since(killed))
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, path)
+		return err == nil && st != nil && st.EphemeralOwner == c.SessionID()
+	}, 30*time.Second, 20*time.Millisecond, "the node is in place after the election")
+	assert.Equal(t, []string{framework.NodeName(path)}, testutil.Children(t, e.ConnectString(), "/pn/ensemble"))
+
+	deleted := time.Now()
+	require.NoError(t, other.Delete(ctx, path))
+	for {
+		ev := waitCreated(t, created, 30*time.Second)
+		if ev.Recreated && ev.Path == path {
+			break
+		}
+	}
+	t.Logf("node back %v after the deletion", time.Since(deleted))
+	assert.Equal(t, []string{framework.NodeName(path)}, testutil.Children(t, e.ConnectString(), "/pn/ensemble"))
+	require.NoError(t, n.Close())
+	testutil.RequireNoChildren(t, e.ConnectString(), "/pn/ensemble")
+}
