@@ -96,7 +96,22 @@ func TestMembersSeeEachOther(t *testing.T) {
 	waitMembers(t, a, all)
 
 	require.NoError(t, c1.Delete(ctx, g+"/b"))
-	waitMembers(t, a, all) // b is back with its payload
+	for { // until b is back: the watch, not a's cache (which may not have seen it go yet)
+		st, w, err := c1.ExistsW(ctx, g+"/b")
+		require.NoError(t, err)
+		if st != nil {
+			break
+		}
+		select {
+		case <-w.Done():
+		case <-ctx.Done():
+			t.Fatal("b is not back")
+		}
+	}
+	data, _, err := c1.GetData(ctx, g+"/b")
+	require.NoError(t, err)
+	assert.Equal(t, "pb2", string(data), "b is back with its payload")
+	waitMembers(t, a, all)
 	assert.Equal(t, []string{"a", "b"}, slices.Sorted(slices.Values(testutil.Children(t, srv.ConnectString(), g))))
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
