@@ -406,3 +406,61 @@ func TestLeaderKilled(t *testing.T) {
 	require.NoError(t, n.Close())
 	testutil.RequireNoChildren(t, e.ConnectString(), "/pn/ensemble")
 }
+
+// Close while the first create of a plain ephemeral node is in flight (its request held
+// in a stalled connection): the create is applied after Close gave up on it, yet the node
+// is provably this Node's own (ephemeral, owned by its session) and must not be left.
+func TestCloseDuringCreate(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ops := make(chan string, 64)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second),
+		framework.WithRequestHook(func(op string) {
+			select {
+			case ops <- op:
+			default:
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, other.EnsurePath(ctx, "/pn/inflight"))
+	// waitOp waits for a request want, or for or to deliver (then it passes it back).
+	waitOp := func(want string, or chan error) bool {
+		t.Helper()
+		for {
+			select {
+			case op := <-ops:
+				if op == want {
+					return true
+				}
+			case err := <-or:
+				or <- err
+				return false
+			case <-ctx.Done():
+				t.Fatalf("no %s request", want)
+			}
+		}
+	}
+	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"))
+	require.NoError(t, err)
+	proxy.Stall()
+	require.NoError(t, n.Start())
+	waitOp("create", nil)
+	closed := make(chan error, 1)
+	go func() { closed <- n.Close() }()
+	// Close has given up on the create once it returns, or once it sends its own check.
+	waitOp("exists", closed)
+	proxy.Heal()
+	var closeErr error
+	select {
+	case closeErr = <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close did not return")
+	}
+	require.NoError(t, closeErr)
+	require.NoError(t, c.Sync(ctx, "/pn/inflight")) // after the late create, on the same session
+	kids, _, err := c.Children(ctx, "/pn/inflight")
+	require.NoError(t, err)
+	assert.Empty(t, kids, "the node made by the create Close gave up on is left behind")
+}
