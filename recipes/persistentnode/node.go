@@ -48,6 +48,7 @@ type Node struct {
 	path      string // the node's path; "" until first created
 	owned     bool   // the node at path was made by this Node
 	czxid     int64  // its czxid, when known
+	inflight  string // the path of a first create of a plain ephemeral node, until answered
 	lastErr   error
 	listeners map[int]func(Created)
 	nextID    int
@@ -348,7 +349,21 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if n.o.ttl > 0 {
 		opts = append(opts, framework.WithTTL(n.o.ttl))
 	}
+	// A first create of a plain ephemeral node that is given up on (Close) may still be
+	// applied: Close then finds the node by its path and its owner (this session). A
+	// protected or sequential one the framework undoes itself.
+	track := !again && !protected && mode == framework.Ephemeral
+	if track {
+		n.mu.Lock()
+		n.inflight = path
+		n.mu.Unlock()
+	}
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
+	if track && ctx.Err() == nil {
+		n.mu.Lock()
+		n.inflight = ""
+		n.mu.Unlock()
+	}
 	switch {
 	case err == nil || (p != "" && st == nil): // created; the Stat may be missing
 		var czxid int64
@@ -431,7 +446,10 @@ func (n *Node) created(ev Created) {
 }
 
 // Close stops keeping the node and deletes it when it is provably this Node's own (made
-// by it; for an ephemeral node, owned by the current session). A delete that fails for a
+// by it; for an ephemeral node, owned by the current session), also when it was made by a
+// create that was still in flight when Close stopped waiting for it (for a protected,
+// sequential or ephemeral node; a plain persistent node made that late stays: nothing
+// proves it is this Node's own). A delete that fails for a
 // connection-class reason is retried in the background (guaranteed delete) and reported.
 // The exists watch set on the node stays registered on the server until it fires or the
 // session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
@@ -467,7 +485,10 @@ func (n *Node) Close() error {
 func (n *Node) deleteOwn() error {
 	n.mu.Lock()
 	path, owned, czxid := n.path, n.owned, n.czxid
-	n.path = ""
+	if path == "" && n.inflight != "" { // the first create was given up on: it may be there
+		path, owned = n.inflight, true // and is ours only if this session owns it (below)
+	}
+	n.path, n.inflight = "", ""
 	n.mu.Unlock()
 	if path == "" || !owned {
 		return nil
