@@ -2,6 +2,7 @@ package persistentnode_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -354,6 +355,28 @@ func TestTTLNodeTouched(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "d", string(data))
 	assert.Zero(t, cst.EphemeralOwner)
+	// Someone deletes both: the container is made again, and the child with the next touch.
+	for { // a touch may make the child again between the two deletes: then again
+		err := other.Delete(ctx, "/pn/ttl/svc", framework.WithChildren())
+		if !errors.Is(err, framework.ErrNotEmpty) {
+			require.NoError(t, err)
+			break
+		}
+	}
+	for _, p := range []string{"/pn/ttl/svc", tn.ChildPath()} {
+		for {
+			st, w, err := other.ExistsW(ctx, p)
+			require.NoError(t, err)
+			if st != nil {
+				break
+			}
+			select {
+			case <-w.Done():
+			case <-ctx.Done():
+				t.Fatalf("%s not made again", p)
+			}
+		}
+	}
 	require.NoError(t, tn.Close())
 	require.NoError(t, tn.Close())
 	st, err = other.Exists(ctx, "/pn/ttl/svc")
