@@ -87,6 +87,9 @@
 //	pnode.path <id>                       getActualPath (empty when none)
 //	pnode.setdata <id> <data>             setData
 //	pnode.close <id>
+//	ttlnode.new <id> <path> <ttlMs> <data>  a started PersistentTtlNode
+//	ttlnode.wait <id> <timeoutMs>         waitForInitialCreate: true|false
+//	ttlnode.close <id>
 //
 // Events, read with WaitEvent by prefix, besides those above: "state <STATE>" for each
 // connection state change of the Curator client (CONNECTED, SUSPENDED, RECONNECTED, LOST,

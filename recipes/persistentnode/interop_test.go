@@ -107,3 +107,57 @@ func TestInteropCuratorNodeFound(t *testing.T) {
 	ido(t, ctx, tool, "pnode.close j")
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/interop/found")
 }
+
+// A Curator PersistentTtlNode and a Go TTLNode make the same nodes: a container with the
+// data given and a "touch" child of TTL mode. Both go once their owners stop touching.
+func TestInteropCuratorTTLNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	tool := curatortest.Start(t, srv.ConnectString(), curatortest.WithSessionTimeout(4*time.Second))
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 2*time.Minute)
+	const jpath, gpath = "/interop/ttl/java", "/interop/ttl/go"
+
+	ido(t, ctx, tool, "ttlnode.new j %s 1000 java", jpath)
+	require.Equal(t, "true", ido(t, ctx, tool, "ttlnode.wait j 20000"))
+	g, err := persistentnode.NewTTL(c, gpath, time.Second, []byte("go"))
+	require.NoError(t, err)
+	require.NoError(t, g.Start())
+	defer g.Close()
+	require.NoError(t, g.WaitForInitialCreate(ctx))
+
+	stat := func(p string) *framework.Stat {
+		t.Helper()
+		for {
+			st, w, err := c.ExistsW(ctx, p)
+			require.NoError(t, err)
+			if st != nil {
+				return st
+			}
+			select {
+			case <-w.Done():
+			case <-ctx.Done():
+				t.Fatalf("%s never made", p)
+			}
+		}
+	}
+	// ZooKeeper reports 0 as a container's or TTL node's ephemeralOwner to clients, so the
+	// modes show only in what the server does: both pairs go once untouched (below).
+	stat(jpath + "/touch")
+	stat(gpath + "/touch")
+	for _, p := range []string{jpath, gpath} {
+		kids, _, err := c.Children(ctx, p)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"touch"}, kids, p)
+	}
+	d, _, err := c.GetData(ctx, jpath)
+	require.NoError(t, err)
+	assert.Equal(t, "java", string(d))
+
+	ido(t, ctx, tool, "ttlnode.close j")
+	require.NoError(t, g.Close())
+	require.Eventually(t, func() bool {
+		kids, _, err := c.Children(ctx, "/interop/ttl")
+		return err == nil && len(kids) == 0
+	}, 60*time.Second, 100*time.Millisecond, "the server deletes both once untouched")
+}

@@ -142,6 +142,7 @@ import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.recipes.nodes.PersistentTtlNode;
 import org.apache.zookeeper.CreateMode;
 
 public final class CuratorTool {
@@ -560,7 +561,7 @@ public final class CuratorTool {
                 if (cmd.startsWith("count.") || cmd.startsWith("along.")) {
                     return execCounters(f);
                 }
-                if (cmd.startsWith("group.") || cmd.startsWith("pnode.")) {
+                if (cmd.startsWith("group.") || cmd.startsWith("pnode.") || cmd.startsWith("ttlnode.")) {
                     return execNodes(f);
                 }
                 throw new UsageException("unknown command " + cmd);
@@ -685,6 +686,20 @@ public final class CuratorTool {
             case "pnode.close":
                 need(f, 2);
                 as(handle(f), PersistentNode.class).close();
+                return null;
+            case "ttlnode.new": {
+                need(f, 5);
+                PersistentTtlNode n = new PersistentTtlNode(client, f[2], millis(f[3]), f[4].getBytes(StandardCharsets.UTF_8));
+                n.start();
+                add(f[1], n);
+                return null;
+            }
+            case "ttlnode.wait":
+                need(f, 3);
+                return String.valueOf(as(handle(f), PersistentTtlNode.class).waitForInitialCreate(millis(f[2]), TimeUnit.MILLISECONDS));
+            case "ttlnode.close":
+                need(f, 2);
+                as(handle(f), PersistentTtlNode.class).close();
                 return null;
             default:
                 throw new UsageException("unknown command " + f[0]);
