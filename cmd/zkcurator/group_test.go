@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -60,4 +61,35 @@ func TestGroupUsage(t *testing.T) {
 		p := zkc(t, "127.0.0.1:1", args...)
 		assert.Equal(t, 2, p.code, "%q: %s", args, p.stderr.String())
 	}
+}
+
+// group members lists a Curator GroupMember, and a Curator GroupMember sees a member that
+// group join made.
+func TestGroupCuratorInterop(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	tool := curatortest.Start(t, c, curatortest.WithSessionTimeout(4*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := tool.Do(ctx, "group.new j /cli/cgroup java pj")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		m := zkc(t, c, "group", "members", "/cli/cgroup")
+		return m.code == 0 && m.stdout.String() == "java pj\n"
+	}, 20*time.Second, 100*time.Millisecond, "Curator's member not listed")
+
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release")
+	p := start(t, c, "group", "join", "/cli/cgroup", "go", "--data", "pg", "--", "sh", "-c",
+		fmt.Sprintf(`n=0; while [ ! -f %s ]; do n=$((n+1)); [ $n -lt 1200 ] || exit 99; sleep 0.05; done`, release))
+	require.Eventually(t, func() bool {
+		got, err := tool.Do(ctx, "group.members j")
+		return err == nil && got == "go=pg java=pj"
+	}, 30*time.Second, 50*time.Millisecond, "Curator does not see the zkcurator member")
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	assert.Equal(t, 0, p.wait(t, 30*time.Second))
+	require.Eventually(t, func() bool {
+		got, err := tool.Do(ctx, "group.members j")
+		return err == nil && got == "java=pj"
+	}, 30*time.Second, 50*time.Millisecond, "Curator still sees the member that left")
 }
