@@ -1,6 +1,7 @@
 package groupmember_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -142,4 +143,22 @@ func TestMemberBackAfterExpiry(t *testing.T) {
 	require.NoError(t, x.Close())
 	require.NoError(t, a.Close())
 	testutil.RequireNoChildren(t, srv.ConnectString(), g)
+}
+
+// Start fails (its context ends before the group is read): the member must not be left
+// in the group, joined in the background while the caller was told it failed.
+func TestStartFailsLeavesNoMember(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	m, err := groupmember.New(c, "/services/failed", "a", nil)
+	require.NoError(t, err)
+	defer m.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, m.Start(cctx), context.Canceled)
+	assert.ErrorIs(t, m.WaitForInitialCreate(ctx), groupmember.ErrClosed, "the member joined although Start failed")
+	require.NoError(t, m.Close())
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/services/failed")
 }
