@@ -76,7 +76,8 @@ func (m *Member) Path() string { return m.path }
 
 // Start joins the group (the member node is created in the background; see
 // WaitForInitialCreate) and reads the group's members into the cache, returning once
-// they are read or ctx ends. Starting twice, or after Close, is an error.
+// they are read or ctx ends. When Start fails, the member is closed (it left the group
+// again). Starting twice, or after Close, is an error.
 func (m *Member) Start(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {
@@ -89,10 +90,12 @@ func (m *Member) Start(ctx context.Context) error {
 	}
 	m.started = true
 	m.mu.Unlock()
-	if err := m.node.Start(); err != nil {
-		return fmt.Errorf("groupmember: start %s: %w", m.path, err)
+	err := m.node.Start()
+	if err == nil {
+		err = m.cache.Start(ctx)
 	}
-	if err := m.cache.Start(ctx); err != nil {
+	if err != nil {
+		_ = m.Close() // not a member: leave nothing running, nor a node behind
 		return fmt.Errorf("groupmember: start %s: %w", m.path, err)
 	}
 	return nil
