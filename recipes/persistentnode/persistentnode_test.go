@@ -547,3 +547,25 @@ func TestFirstCreateReplyLostPlainPersistent(t *testing.T) {
 	assert.Equal(t, []string{"node"}, testutil.Children(t, srv.ConnectString(), "/pn/first-plain"))
 	require.NoError(t, other.Delete(ctx, "/pn/first-plain/node"))
 }
+
+// The reply to the re-creation of a protected persistent node is lost: the retry finds
+// the node at its protected path, whose name proves it is this Node's: Close deletes it.
+func TestRecreateReplyLostProtectedPersistent(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	n, created := start(t, c, "/pn/lost-persistent/node-", nil,
+		persistentnode.WithMode(framework.PersistentSequential), persistentnode.WithProtection())
+	waitCreated(t, created, 10*time.Second)
+	path := n.ActualPath()
+	proxy.DropNextCreateReply()
+	require.NoError(t, other.Delete(ctx, path))
+	again := waitCreated(t, created, 30*time.Second)
+	assert.Equal(t, persistentnode.Created{Path: path, Recreated: true}, again)
+	assert.Equal(t, 2, proxy.Accepted(), "the re-create's connection was dropped")
+	require.NoError(t, n.Close())
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/pn/lost-persistent"), "Close left the protected node")
+}
