@@ -382,7 +382,12 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		if err != nil || st == nil {
 			return err // gone again: the next step creates it
 		}
-		mine := ephemeral(mode) && st.EphemeralOwner == n.client.SessionID()
+		// Ours: an ephemeral node of this session, or a persistent one with our
+		// protected name (an ephemeral one of an older session of ours goes by itself).
+		mine := st.EphemeralOwner == n.client.SessionID()
+		if !ephemeral(mode) {
+			mine = n.o.protected
+		}
 		n.mu.Lock()
 		n.path, n.owned, n.czxid = path, mine, 0
 		if mine {
