@@ -16,7 +16,8 @@ import (
 )
 
 // runPersistentNode: the victim keeps a protected ephemeral-sequential node and is a group
-// member; another client is a member too and watches the node's parent throughout. After
+// member; another client is a member too and watches the node's parent throughout, and
+// deletes the victim's node as the fault starts. After
 // the fault heals, the victim's node is back (owned by its current session) within the
 // liveness bound, the other member sees the victim, the parent never held two of the
 // victim's nodes, and Close leaves nothing.
@@ -68,6 +69,11 @@ func runPersistentNode(t *testing.T, f fault) {
 	}()
 
 	heal := f.inject(t, e)
+	// The node is deleted under the fault (where the ensemble takes the write), so that
+	// its re-creation goes through the fault (a lost create reply, a cut connection).
+	dctx, dcancel := context.WithTimeout(ctx, time.Second)
+	_ = e.others[0].Delete(dctx, path)
+	dcancel()
 	time.Sleep(f.hold)
 	heal()
 	healed := time.Now()
