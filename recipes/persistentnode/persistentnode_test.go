@@ -569,3 +569,26 @@ func TestRecreateReplyLostProtectedPersistent(t *testing.T) {
 	require.NoError(t, n.Close())
 	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/pn/lost-persistent"), "Close left the protected node")
 }
+
+// A Close from outside while a listener's own Close came first returns only after the
+// listener (and the loop it runs on) ended, so that nothing of the Node runs after it.
+func TestCloseFromOutsideWaitsForListener(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	n, err := persistentnode.New(c, "/pn/outside/node", nil)
+	require.NoError(t, err)
+	inListener, release := make(chan struct{}), make(chan struct{})
+	n.AddListener(func(persistentnode.Created) {
+		_ = n.Close()
+		close(inListener)
+		<-release
+	})
+	require.NoError(t, n.Start())
+	testutil.WaitClosed(t, inListener, 30*time.Second, "the listener's Close")
+	outside := testutil.Go(t.Context(), func(context.Context) error { return n.Close() })
+	testutil.NotYet(t, outside, 300*time.Millisecond, "Close from outside while the listener runs")
+	close(release)
+	require.NoError(t, testutil.Result(t, outside, 10*time.Second, "Close from outside"))
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/outside")
+}
