@@ -462,9 +462,15 @@ func (n *Node) created(ev Created) {
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.state == stateClosed {
+		// Closed already, or being closed: from outside, wait as the first Close does (for
+		// its work and for the loop, which may run the listener that closed it first).
+		done := n.done
 		n.mu.Unlock()
 		if !n.g.Inside() {
 			<-n.closeDone
+			if done != nil {
+				<-done
+			}
 		}
 		return nil
 	}

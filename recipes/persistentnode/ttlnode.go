@@ -168,7 +168,11 @@ func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.
 func (t *TTLNode) Close() error {
 	t.mu.Lock()
 	if t.closed {
+		started := t.started
 		t.mu.Unlock()
+		if started && !t.node.g.Inside() {
+			<-t.done // the first Close may have come from a listener, which does not wait
+		}
 		return t.node.Close()
 	}
 	t.closed = true
