@@ -14,8 +14,10 @@ import (
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
+	"github.com/zoocurator/zoocurator/recipes/groupmember"
 	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/recipes/persistentnode"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
 	"github.com/zoocurator/zoocurator/zktest"
@@ -73,6 +75,11 @@ func TestBadInputEverywhere(t *testing.T) {
 			badCall{"multilock.NewFromPaths " + what, func() error { _, err := multilock.NewFromPaths(c, "/ok", p); return err }, want},
 			badCall{"barrier.New " + what, func() error { _, err := barrier.New(c, p); return err }, want},
 			badCall{"doublebarrier.New " + what, func() error { _, err := doublebarrier.New(c, p, 2); return err }, want},
+		)
+		calls = append(calls,
+			badCall{"persistentnode.New " + what, func() error { _, err := persistentnode.New(c, p, nil); return err }, want},
+			badCall{"persistentnode.NewTTL " + what, func() error { _, err := persistentnode.NewTTL(c, p, time.Minute, nil); return err }, want},
+			badCall{"groupmember.New " + what, func() error { _, err := groupmember.New(c, p, "id", nil); return err }, want},
 		)
 		if what == "zookeeper (root)" {
 			continue // a valid path for plain operations (ZooKeeper itself guards it)
@@ -140,6 +147,32 @@ func TestBadInputEverywhere(t *testing.T) {
 				return err
 			}
 			return b.Set(ctx)
+		}, []error{framework.ErrClosed}},
+		badCall{"persistentnode.New nil client", func() error { _, err := persistentnode.New(nil, "/x", nil); return err }, []error{arg}},
+		badCall{"persistentnode.New huge data", func() error { _, err := persistentnode.New(c, "/x", big); return err }, []error{tooBig}},
+		badCall{"persistentnode.New TTL mode without TTL", func() error {
+			_, err := persistentnode.New(c, "/x", nil, persistentnode.WithMode(framework.PersistentWithTTL))
+			return err
+		}, []error{arg}},
+		badCall{"persistentnode.NewTTL 0 TTL", func() error { _, err := persistentnode.NewTTL(c, "/x", 0, nil); return err }, []error{arg}},
+		badCall{"groupmember.New nil client", func() error { _, err := groupmember.New(nil, "/x", "id", nil); return err }, []error{arg}},
+		badCall{"groupmember.New id with /", func() error { _, err := groupmember.New(c, "/x", "a/b", nil); return err }, []error{arg}},
+		badCall{"groupmember.New id ..", func() error { _, err := groupmember.New(c, "/x", "..", nil); return err }, []error{arg}},
+		badCall{"groupmember.New id NUL", func() error { _, err := groupmember.New(c, "/x", "a\x00", nil); return err }, []error{inv}},
+		badCall{"closed client persistent node", func() error {
+			n, err := persistentnode.New(closed, "/x", nil)
+			if err != nil {
+				return err
+			}
+			return n.Start()
+		}, []error{framework.ErrClosed}},
+		badCall{"closed client group member", func() error {
+			m, err := groupmember.New(closed, "/x", "id", nil)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return m.Start(ctx)
 		}, []error{framework.ErrClosed}},
 		badCall{"closed client double barrier", func() error {
 			d, err := doublebarrier.New(closed, "/x", 1)

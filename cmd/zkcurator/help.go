@@ -28,6 +28,10 @@ Commands:
         set a barrier, remove it (which releases its waiters), or wait until it is removed
   doublebarrier run <path> --members N [--timeout D] -- <command...>
         wait until N members are in, run the command, wait until every member is done
+  group members <path>
+        list the members of the group at <path> (Curator's GroupMember), "<id> <payload>"
+  group join <path> <id> [--data D] [--timeout D] -- <command...>
+        be member <id> of the group at <path> while the command runs
   help [command]
         show this help, or a command's ("zkcurator help lock run")
 
@@ -60,6 +64,8 @@ Examples:
   zkcurator barrier wait /jobs/nightly/start    # each worker, before its work
   zkcurator barrier remove /jobs/nightly/start  # coordinator, once the input is ready
   zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
+  zkcurator group join /groups/indexers worker-7 --data host7:9000 -- ./index.sh
+  zkcurator group members /groups/indexers
 `
 
 const helpLockRun = `Usage: zkcurator lock run <path> [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
@@ -180,6 +186,22 @@ with the command's status. Every member must use the same N.
 The command gets ZK_BARRIER_PATH. A member that gives up leaves nothing behind.
 `
 
+const helpGroup = `Usage: zkcurator group members <path>
+       zkcurator group join <path> <id> [--data D] [--timeout D] [--foreground] -- <command...>
+
+A group (Curator's GroupMember) is a node whose children are its members: ephemeral
+nodes <path>/<id> holding each member's payload. members prints one line per member,
+"<id> <payload>", sorted by id (nothing when the group does not exist). join makes this
+process member <id> while the command runs: the member node is created again if someone
+deletes it or the session expires, and deleted when the command ends; it exits with the
+command's status.
+
+  --data D      the member's payload (default host:pid)
+  --timeout D   give up joining after D and exit 75 (default 0: wait)
+
+The command gets ZK_GROUP_PATH and ZK_GROUP_ID.
+`
+
 var helpTopics = map[string]string{
 	"":                  helpMain,
 	"lock":              helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
@@ -197,6 +219,9 @@ var helpTopics = map[string]string{
 	"barrier wait":      helpBarrier,
 	"doublebarrier":     helpDoubleBarrier,
 	"doublebarrier run": helpDoubleBarrier,
+	"group":             helpGroup,
+	"group members":     helpGroup,
+	"group join":        helpGroup,
 }
 
 // help prints the help of the topic named by args to stdout.

@@ -10,6 +10,8 @@
 //	zkcurator semaphore run /sem/api --leases 3 -- ./call-api.sh
 //	zkcurator barrier set /jobs/nightly/start
 //	zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
+//	zkcurator group join /groups/indexers worker-7 -- ./index.sh
+//	zkcurator group members /groups/indexers
 //
 // Run `zkcurator help` for the commands, flags, environment and exit statuses.
 package main
@@ -156,6 +158,10 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	case "doublebarrier":
 		return a.sub(ctx, "doublebarrier", rest, map[string]func(context.Context, []string) error{
 			"run": a.doubleBarrierRun,
+		})
+	case "group":
+		return a.sub(ctx, "group", rest, map[string]func(context.Context, []string) error{
+			"members": a.groupMembers, "join": a.groupJoin,
 		})
 	}
 	return usagef("", "unknown command %q", cmd)

@@ -77,6 +77,20 @@
 //	latch.path <id>                       our latch node's full path
 //	latch.close <id>
 //
+//	group.new <id> <path> <memberId> <payload>  a started GroupMember
+//	group.members <id>                    <memberId>=<payload> of getCurrentMembers, sorted
+//	group.setdata <id> <payload>          setThisData
+//	group.close <id>
+//	pnode.new <id> <MODE> <protected> <path> <data>  a started PersistentNode (MODE: a
+//	                                      CreateMode name, e.g. EPHEMERAL; protected: true|false)
+//	pnode.wait <id> <timeoutMs>           waitForInitialCreate: true|false
+//	pnode.path <id>                       getActualPath (empty when none)
+//	pnode.setdata <id> <data>             setData
+//	pnode.close <id>
+//	ttlnode.new <id> <path> <ttlMs> <data>  a started PersistentTtlNode
+//	ttlnode.wait <id> <timeoutMs>         waitForInitialCreate: true|false
+//	ttlnode.close <id>
+//
 // Events, read with WaitEvent by prefix, besides those above: "state <STATE>" for each
 // connection state change of the Curator client (CONNECTED, SUSPENDED, RECONNECTED, LOST,
 // READ_ONLY).

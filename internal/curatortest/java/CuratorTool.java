@@ -140,6 +140,10 @@ import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.recipes.nodes.PersistentTtlNode;
+import org.apache.zookeeper.CreateMode;
 
 public final class CuratorTool {
     /** Commands that run on their handle's own thread. */
@@ -557,6 +561,9 @@ public final class CuratorTool {
                 if (cmd.startsWith("count.") || cmd.startsWith("along.")) {
                     return execCounters(f);
                 }
+                if (cmd.startsWith("group.") || cmd.startsWith("pnode.") || cmd.startsWith("ttlnode.")) {
+                    return execNodes(f);
+                }
                 throw new UsageException("unknown command " + cmd);
         }
     }
@@ -623,6 +630,77 @@ public final class CuratorTool {
                 AtomicValue<Long> r = as(handle(f), DistributedAtomicLong.class).get();
                 return String.valueOf(r.postValue());
             }
+            default:
+                throw new UsageException("unknown command " + f[0]);
+        }
+    }
+
+    /** execNodes runs the group.* and pnode.* commands (GroupMember, PersistentNode). */
+    private static String execNodes(String[] f) throws Exception {
+        switch (f[0]) {
+            case "group.new": {
+                need(f, 5);
+                GroupMember m = new GroupMember(client, f[2], f[3], f[4].getBytes(StandardCharsets.UTF_8));
+                m.start();
+                add(f[1], m);
+                return null;
+            }
+            case "group.members": {
+                need(f, 2);
+                Map<String, byte[]> cur = as(handle(f), GroupMember.class).getCurrentMembers();
+                List<String> out = new ArrayList<>();
+                for (Map.Entry<String, byte[]> e : cur.entrySet()) {
+                    out.add(e.getKey() + "=" + new String(e.getValue(), StandardCharsets.UTF_8));
+                }
+                out.sort(null);
+                return String.join(" ", out);
+            }
+            case "group.setdata":
+                need(f, 3);
+                as(handle(f), GroupMember.class).setThisData(f[2].getBytes(StandardCharsets.UTF_8));
+                return null;
+            case "group.close":
+                need(f, 2);
+                as(handle(f), GroupMember.class).close();
+                return null;
+            case "pnode.new": {
+                need(f, 6);
+                PersistentNode n = new PersistentNode(client, CreateMode.valueOf(f[2]), Boolean.parseBoolean(f[3]),
+                        f[4], f[5].getBytes(StandardCharsets.UTF_8));
+                n.start();
+                add(f[1], n);
+                return null;
+            }
+            case "pnode.wait":
+                need(f, 3);
+                return String.valueOf(as(handle(f), PersistentNode.class).waitForInitialCreate(millis(f[2]), TimeUnit.MILLISECONDS));
+            case "pnode.path": {
+                need(f, 2);
+                String p = as(handle(f), PersistentNode.class).getActualPath();
+                return p == null ? "" : p;
+            }
+            case "pnode.setdata":
+                need(f, 3);
+                as(handle(f), PersistentNode.class).setData(f[2].getBytes(StandardCharsets.UTF_8));
+                return null;
+            case "pnode.close":
+                need(f, 2);
+                as(handle(f), PersistentNode.class).close();
+                return null;
+            case "ttlnode.new": {
+                need(f, 5);
+                PersistentTtlNode n = new PersistentTtlNode(client, f[2], millis(f[3]), f[4].getBytes(StandardCharsets.UTF_8));
+                n.start();
+                add(f[1], n);
+                return null;
+            }
+            case "ttlnode.wait":
+                need(f, 3);
+                return String.valueOf(as(handle(f), PersistentTtlNode.class).waitForInitialCreate(millis(f[2]), TimeUnit.MILLISECONDS));
+            case "ttlnode.close":
+                need(f, 2);
+                as(handle(f), PersistentTtlNode.class).close();
+                return null;
             default:
                 throw new UsageException("unknown command " + f[0]);
         }

@@ -1,0 +1,16 @@
+// Package groupmember is Curator's GroupMember: a process's membership in a group, and
+// the list of the group's members with their payloads.
+//
+// Node layout, as Curator 5.4: each member is an ephemeral node <membershipPath>/<id>
+// holding the member's payload, kept in place by a persistentnode.Node (created again
+// when it is deleted or the session is lost). Parents are created as containers. Go and
+// Curator members of one group see each other.
+//
+// CurrentMembers reads the members (id → payload) from a cache of the group's children
+// (cache.PathChildrenCache), and always includes this member with its own payload, as
+// Curator's getCurrentMembers does. The cache is current as of its last watch: a member
+// that just joined elsewhere may not be in it yet.
+//
+// When the session is lost, this member's node goes with it and is created again once
+// the client has a new session; other members see it leave and come back.
+package groupmember

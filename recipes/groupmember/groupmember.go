@@ -1,0 +1,174 @@
+package groupmember
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zoocurator/zoocurator/cache"
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/persistentnode"
+)
+
+// Member is one member of a group: Curator's GroupMember. It is safe for concurrent use.
+type Member struct {
+	path  string
+	id    string
+	node  *persistentnode.Node
+	cache *cache.PathChildrenCache
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+}
+
+// New returns the member id of the group at membershipPath, with payload as its node's
+// data. It checks its arguments (nil client, bad path, an id that is not a node name) but
+// does not talk to ZooKeeper: Start does.
+func New(c *framework.Client, membershipPath, id string, payload []byte) (*Member, error) {
+	if c == nil {
+		return nil, fmt.Errorf("groupmember: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(membershipPath); err != nil {
+		return nil, fmt.Errorf("groupmember: %w", err)
+	}
+	if framework.IsReservedPath(membershipPath) {
+		return nil, fmt.Errorf("groupmember: %w: %q cannot be a group", framework.ErrInvalidArgument, membershipPath)
+	}
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	node, err := persistentnode.New(c, framework.JoinPath(membershipPath, id), payload,
+		persistentnode.WithMode(framework.Ephemeral))
+	if err != nil {
+		return nil, fmt.Errorf("groupmember: %w", err)
+	}
+	pc, err := cache.NewPathChildrenCache(c, membershipPath, cache.WithStartMode(cache.BuildInitialCache))
+	if err != nil {
+		return nil, fmt.Errorf("groupmember: %w", err)
+	}
+	return &Member{path: membershipPath, id: id, node: node, cache: pc}, nil
+}
+
+// ValidateID checks that id can name a member: a valid node name (not empty, no "/",
+// not "." or "..", none of the characters ZooKeeper refuses).
+func ValidateID(id string) error {
+	if id == "" || id == "." || id == ".." {
+		return fmt.Errorf("groupmember: %w: member id %q", framework.ErrInvalidArgument, id)
+	}
+	for _, r := range id {
+		if r == '/' {
+			return fmt.Errorf("groupmember: %w: member id %q contains '/'", framework.ErrInvalidArgument, id)
+		}
+	}
+	if err := framework.ValidatePath("/" + id); err != nil {
+		return fmt.Errorf("groupmember: member id %q: %w", id, err)
+	}
+	return nil
+}
+
+// ID returns this member's id.
+func (m *Member) ID() string { return m.id }
+
+// Path returns the group's membership path.
+func (m *Member) Path() string { return m.path }
+
+// Start joins the group (the member node is created in the background; see
+// WaitForInitialCreate) and reads the group's members into the cache, returning once
+// they are read or ctx ends. When Start fails, the member is closed (it left the group
+// again). Starting twice, or after Close, is an error.
+func (m *Member) Start(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	if m.started {
+		m.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	m.started = true
+	m.mu.Unlock()
+	err := m.node.Start()
+	if err == nil {
+		err = m.cache.Start(ctx)
+	}
+	if err != nil {
+		_ = m.Close() // not a member: leave nothing running, nor a node behind
+		return fmt.Errorf("groupmember: start %s: %w", m.path, err)
+	}
+	return nil
+}
+
+// WaitForInitialCreate waits until this member's node was first created (or ctx ends).
+func (m *Member) WaitForInitialCreate(ctx context.Context) error {
+	if err := m.node.WaitForInitialCreate(ctx); err != nil {
+		return fmt.Errorf("groupmember: %w", mapErr(err))
+	}
+	return nil
+}
+
+// mapErr turns the node's state errors into this package's.
+func mapErr(err error) error {
+	switch {
+	case errors.Is(err, persistentnode.ErrNotStarted):
+		return ErrNotStarted
+	case errors.Is(err, persistentnode.ErrClosed):
+		return ErrClosed
+	}
+	return err
+}
+
+// SetThisData changes this member's payload, in its node now and in every re-creation.
+func (m *Member) SetThisData(ctx context.Context, data []byte) error {
+	if err := m.node.SetData(ctx, data); err != nil {
+		return fmt.Errorf("groupmember: %w", mapErr(err))
+	}
+	return nil
+}
+
+// CurrentMembers returns the group's members, id → payload, from the cache; this member
+// is always included, with its own payload.
+func (m *Member) CurrentMembers() (map[string][]byte, error) {
+	m.mu.Lock()
+	started, closed := m.started, m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if !started {
+		return nil, ErrNotStarted
+	}
+	out := map[string][]byte{}
+	for _, d := range m.cache.Current() {
+		out[IDFromPath(d.Path)] = d.Data
+	}
+	if _, ok := out[m.id]; !ok {
+		out[m.id] = m.node.Data()
+	}
+	return out, nil
+}
+
+// IDFromPath returns the member id of a member node's path: its last component.
+func IDFromPath(path string) string { return framework.NodeName(path) }
+
+// AddListener registers fn to hear the group cache's events (a member joined, changed
+// its payload or left; connection events), one call at a time on a goroutine the cache
+// owns. It returns a function that unregisters fn. fn must not call Close.
+func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
+	return m.cache.AddListener(fn)
+}
+
+// Close leaves the group: it stops the cache and deletes this member's node (see
+// persistentnode.Node.Close). Close may be called many times.
+func (m *Member) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	return errors.Join(m.cache.Close(), m.node.Close())
+}

@@ -1,0 +1,37 @@
+// Package persistentnode is Curator's PersistentNode and PersistentTtlNode: a node that
+// stays in place while the program runs, whatever happens to it.
+//
+// A Node creates its node in the mode asked (ephemeral by default; any of the framework's
+// create modes, protected or not, with a TTL) and keeps it there: when someone deletes
+// it, or the session ends and takes an ephemeral node with it, the node is created again
+// at the same path with the data last asked for. WaitForInitialCreate waits for the first
+// creation; ActualPath returns the node's path (with its protected prefix or sequence
+// suffix); SetData changes the wanted data and the node's. Listeners hear each creation
+// and re-creation. Close deletes the node, when it is provably this Node's own.
+//
+// # Node layout
+//
+// As Curator 5.4: the node at the path given, its parents created as containers (unless
+// WithoutParents). With WithProtection the name is _c_<uuid>-<name>; a sequential mode
+// adds the 10-digit suffix at the first creation. Every re-creation reuses the exact path
+// of the first one (a sequential node comes back, as a plain node, under the same name;
+// a protected one with the same _c_<uuid>- prefix), so a Node never owns two nodes: after
+// a create whose reply was lost, the retry finds the node at that path and checks it is
+// its own (for an ephemeral node: owned by this session).
+//
+// A TTLNode (Curator's PersistentTtlNode) is a container node kept by a Node plus a
+// child, "touch" by default, created in mode PersistentWithTTL and written every
+// TTL/2 (WithTouchScheduleFactor): while the program runs the child stays, so the
+// container does; once it stops, the server deletes the child after the TTL and then the
+// container. The server must run with extendedTypesEnabled. Close leaves both nodes to
+// the server, as Curator does.
+//
+// # What is not guaranteed
+//
+// While the connection is lost or the session is gone, the node may be missing; it comes
+// back once the client reaches a server again (with a new session, when the old one
+// expired). A node found at the path and not made by this Node (someone else's, or made
+// by this Node's own create whose reply was lost, for a persistent node without
+// protection) is kept and its data set, as Curator does; Close leaves such a node, since
+// nothing proves it is this Node's own.
+package persistentnode

@@ -1,0 +1,547 @@
+package persistentnode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
+)
+
+// cleanupTimeout bounds Close's delete of the node.
+const cleanupTimeout = 10 * time.Second
+
+// Created is what a listener hears when the Node created its node.
+type Created struct {
+	// Path is the node's path (ActualPath).
+	Path string
+	// Recreated is false for the first creation, true for each one after the node was
+	// deleted or its session lost.
+	Recreated bool
+}
+
+const (
+	stateLatent = iota
+	stateStarted
+	stateClosed
+)
+
+// Node keeps one node in place: Curator's PersistentNode. It is safe for concurrent use.
+type Node struct {
+	client        *framework.Client
+	base          string
+	o             options
+	deleteOnClose bool
+
+	g       *framework.Goroutines // runs the loop, which calls the listeners
+	writeMu sync.Mutex            // orders the writes of the node's data
+
+	mu        sync.Mutex
+	state     int
+	data      []byte
+	dataGen   uint64 // bumped by each SetData
+	dirty     bool   // a SetData write failed: write the data again once the node is seen
+	path      string // the node's path; "" until first created
+	owned     bool   // the node at path was made by this Node
+	czxid     int64  // its czxid, when known
+	inflight  string // the path of a first create of a plain ephemeral node, until answered
+	lastErr   error
+	listeners map[int]func(Created)
+	nextID    int
+	createdCh chan struct{} // closed at the first creation
+	stop      chan struct{}
+	wake      chan struct{}
+	done      chan struct{}
+	closeDone chan struct{}
+	unlisten  func()
+}
+
+// New returns a Node that will keep a node at path with data. It checks its arguments but
+// does not talk to ZooKeeper: Start does.
+func New(c *framework.Client, path string, data []byte, opts ...Option) (*Node, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return newNode(c, path, data, o, true)
+}
+
+func newNode(c *framework.Client, path string, data []byte, o options, deleteOnClose bool) (*Node, error) {
+	if c == nil {
+		return nil, fmt.Errorf("persistentnode: %w: nil client", framework.ErrInvalidArgument)
+	}
+	if o.mode < framework.Persistent || o.mode > framework.PersistentSequentialWithTTL {
+		return nil, fmt.Errorf("persistentnode: %w: unknown create mode %d", framework.ErrInvalidArgument, o.mode)
+	}
+	validate := framework.ValidatePath
+	if sequential(o.mode) {
+		validate = framework.ValidatePathSequential
+	}
+	if err := validate(path); err != nil {
+		return nil, fmt.Errorf("persistentnode: %w", err)
+	}
+	if path == "/" || framework.IsReservedPath(path) {
+		return nil, fmt.Errorf("persistentnode: %w: %q cannot be a node's path", framework.ErrInvalidArgument, path)
+	}
+	if isTTL(o.mode) != (o.ttl > 0) {
+		return nil, fmt.Errorf("persistentnode: %w: a TTL is needed with, and only with, a TTL mode (mode %d, TTL %v)", framework.ErrInvalidArgument, o.mode, o.ttl)
+	}
+	if len(data) > framework.DefaultMaxPacketSize-1024 {
+		return nil, fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	}
+	return &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
+		data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
+		closeDone: make(chan struct{})}, nil
+}
+
+func sequential(m framework.CreateMode) bool {
+	return m == framework.PersistentSequential || m == framework.EphemeralSequential || m == framework.PersistentSequentialWithTTL
+}
+
+func isTTL(m framework.CreateMode) bool {
+	return m == framework.PersistentWithTTL || m == framework.PersistentSequentialWithTTL
+}
+
+func ephemeral(m framework.CreateMode) bool {
+	return m == framework.Ephemeral || m == framework.EphemeralSequential
+}
+
+// plain is the mode of a re-creation: the same without the sequence (the name is known).
+func plain(m framework.CreateMode) framework.CreateMode {
+	switch m {
+	case framework.EphemeralSequential:
+		return framework.Ephemeral
+	case framework.PersistentSequential:
+		return framework.Persistent
+	case framework.PersistentSequentialWithTTL:
+		return framework.PersistentWithTTL
+	}
+	return m
+}
+
+// Start starts creating the node, in the background, and keeping it in place. It does
+// not wait: WaitForInitialCreate does. Starting twice, or after Close, is an error.
+func (n *Node) Start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch n.state {
+	case stateClosed:
+		return ErrClosed
+	case stateStarted:
+		return ErrAlreadyStarted
+	}
+	select {
+	case <-n.client.Done():
+		return fmt.Errorf("persistentnode: start %s: %w", n.base, framework.ErrClosed)
+	default:
+	}
+	n.state = stateStarted
+	n.stop, n.wake, n.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	n.unlisten = n.client.AddListener(func(s framework.State) {
+		if s == framework.Reconnected {
+			n.poke()
+		}
+	})
+	n.g.Go(n.run)
+	return nil
+}
+
+// poke wakes the loop to look at the node again.
+func (n *Node) poke() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WaitForInitialCreate waits until the node was created the first time (or found at its
+// path), the context ends, or the Node is closed. When the context ends it returns the
+// context's error, together with the last error the creation met, if any.
+func (n *Node) WaitForInitialCreate(ctx context.Context) error {
+	n.mu.Lock()
+	state, stop := n.state, n.stop
+	n.mu.Unlock()
+	switch state {
+	case stateLatent:
+		return ErrNotStarted
+	case stateClosed:
+		return ErrClosed
+	}
+	select {
+	case <-n.createdCh:
+		return nil
+	default:
+	}
+	select {
+	case <-n.createdCh:
+		return nil
+	case <-stop:
+		return ErrClosed
+	case <-n.client.Done():
+		return fmt.Errorf("persistentnode: %s: %w", n.base, framework.ErrClosed)
+	case <-ctx.Done():
+		n.mu.Lock()
+		last := n.lastErr
+		n.mu.Unlock()
+		if last != nil {
+			return fmt.Errorf("persistentnode: %s not created: %w (last error: %w)", n.base, ctx.Err(), last)
+		}
+		return fmt.Errorf("persistentnode: %s not created: %w", n.base, ctx.Err())
+	}
+}
+
+// ActualPath returns the node's path, with its protected prefix and sequence suffix if
+// any; "" before the first creation and after Close.
+func (n *Node) ActualPath() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.path
+}
+
+// Data returns the data the node is kept with.
+func (n *Node) Data() []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return bytes.Clone(n.data)
+}
+
+// SetData makes data the node's data: the node is written now when it exists, and every
+// later (re-)creation uses data. Unlike Curator's, it may be called before the first
+// creation (which then uses data). An error means the node was not provably written
+// (the wanted data are changed all the same, and written again once the node is seen).
+func (n *Node) SetData(ctx context.Context, data []byte) error {
+	if len(data) > framework.DefaultMaxPacketSize-1024 {
+		return fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	}
+	n.writeMu.Lock()
+	defer n.writeMu.Unlock()
+	n.mu.Lock()
+	if n.state == stateClosed {
+		n.mu.Unlock()
+		return ErrClosed
+	}
+	n.data = bytes.Clone(data)
+	n.dataGen++
+	path := n.path
+	n.mu.Unlock()
+	if path == "" {
+		return nil // the creation writes it
+	}
+	_, err := n.client.SetData(ctx, path, data, -1)
+	if errors.Is(err, framework.ErrNoNode) {
+		n.poke() // the loop creates it again with data
+		return nil
+	}
+	if err != nil {
+		n.mu.Lock()
+		n.dirty = true
+		n.mu.Unlock()
+		n.poke()
+		return fmt.Errorf("persistentnode: set data of %s: %w", path, err)
+	}
+	return nil
+}
+
+// AddListener registers fn to hear each creation of the node, one call at a time on a
+// goroutine the library owns. fn may call Close. It returns a function that unregisters
+// fn.
+func (n *Node) AddListener(fn func(Created)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := n.nextID
+	n.nextID++
+	n.listeners[id] = fn
+	return func() { n.mu.Lock(); delete(n.listeners, id); n.mu.Unlock() }
+}
+
+// run is the loop that keeps the node in place.
+func (n *Node) run() {
+	defer close(n.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-n.stop:
+		case <-n.client.Done():
+		case <-finished:
+		}
+		cancel()
+	}()
+	for {
+		next, err := n.step(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		n.mu.Lock()
+		n.lastErr = err
+		n.mu.Unlock()
+		if err != nil {
+			n.client.Logger().Warn("persistent node not in place", "component", "persistentnode", "path", n.base, "err", err)
+			if retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
+				continue // the next request waits for a connection
+			}
+			next = nil // wait for a reconnection or a SetData
+		}
+		select {
+		case <-next:
+		case <-n.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// step brings the node in place once. It returns what to wait for before the next step:
+// the node's exists watch, or a closed channel to look again at once.
+func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
+	n.mu.Lock()
+	path, dirty := n.path, n.dirty
+	n.mu.Unlock()
+	if path == "" {
+		return closedChan, n.create(ctx, n.base, n.o.mode, n.o.protected, false)
+	}
+	st, w, err := n.client.ExistsW(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return closedChan, n.create(ctx, path, plain(n.o.mode), false, true)
+	}
+	n.mu.Lock()
+	if n.owned && n.czxid == 0 {
+		n.czxid = st.Czxid
+	}
+	n.dirty = false
+	n.mu.Unlock()
+	if dirty {
+		if err := n.syncData(ctx, path, 0, true); err != nil {
+			return nil, err
+		}
+	}
+	return w.Done(), nil
+}
+
+// create makes the node at path (a re-creation: with its known name and a plain mode).
+func (n *Node) create(ctx context.Context, path string, mode framework.CreateMode, protected, again bool) error {
+	n.mu.Lock()
+	data, gen := bytes.Clone(n.data), n.dataGen
+	n.mu.Unlock()
+	opts := []framework.CreateOption{framework.WithMode(mode)}
+	if !n.o.noParents {
+		opts = append(opts, framework.WithContainerParents())
+	}
+	if protected {
+		opts = append(opts, framework.WithProtection())
+	}
+	if n.o.ttl > 0 {
+		opts = append(opts, framework.WithTTL(n.o.ttl))
+	}
+	// A first create of a plain ephemeral node that is given up on (Close) may still be
+	// applied: Close then finds the node by its path and its owner (this session). A
+	// protected or sequential one the framework undoes itself.
+	track := !again && !protected && mode == framework.Ephemeral
+	if track {
+		n.mu.Lock()
+		n.inflight = path
+		n.mu.Unlock()
+	}
+	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
+	if track && ctx.Err() == nil {
+		n.mu.Lock()
+		n.inflight = ""
+		n.mu.Unlock()
+	}
+	switch {
+	case err == nil || (p != "" && st == nil): // created; the Stat may be missing
+		var czxid int64
+		if st != nil {
+			czxid = st.Czxid
+		}
+		n.mu.Lock()
+		n.path, n.owned, n.czxid, n.dirty = p, true, czxid, false
+		n.mu.Unlock()
+		n.created(Created{Path: p, Recreated: again})
+		return n.syncData(ctx, p, gen, false)
+	case errors.Is(err, framework.ErrNodeExists):
+		// A node is there: someone else's, or made by this Node's own create whose
+		// reply was lost. Keep it and write the data, as Curator does.
+		st, err := n.client.Exists(ctx, path)
+		if err != nil || st == nil {
+			return err // gone again: the next step creates it
+		}
+		// Ours: an ephemeral node of this session, or a persistent one with our
+		// protected name (an ephemeral one of an older session of ours goes by itself).
+		mine := st.EphemeralOwner == n.client.SessionID()
+		if !ephemeral(mode) {
+			mine = n.o.protected
+		}
+		n.mu.Lock()
+		n.path, n.owned, n.czxid = path, mine, 0
+		if mine {
+			n.czxid = st.Czxid
+		}
+		n.mu.Unlock()
+		if mine { // our create's reply was lost: it is the node we made
+			n.created(Created{Path: path, Recreated: again})
+		} else {
+			n.client.Logger().Info("node found at the path, not made by this persistent node; kept", "component", "persistentnode", "path", path)
+			n.initialDone()
+		}
+		return n.syncData(ctx, path, 0, true)
+	default:
+		return err
+	}
+}
+
+// syncData writes the wanted data into the node when they changed since generation gen
+// was created (or always, with force).
+func (n *Node) syncData(ctx context.Context, path string, gen uint64, force bool) error {
+	n.writeMu.Lock()
+	defer n.writeMu.Unlock()
+	n.mu.Lock()
+	data, cur := bytes.Clone(n.data), n.dataGen
+	n.mu.Unlock()
+	if !force && cur == gen {
+		return nil
+	}
+	_, err := n.client.SetData(ctx, path, data, -1)
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		n.mu.Lock()
+		n.dirty = true
+		n.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// initialDone marks the first creation done.
+func (n *Node) initialDone() {
+	select {
+	case <-n.createdCh:
+	default:
+		close(n.createdCh)
+	}
+}
+
+// created marks the first creation done and calls the listeners.
+func (n *Node) created(ev Created) {
+	n.initialDone()
+	n.mu.Lock()
+	fns := make([]func(Created), 0, len(n.listeners))
+	for _, fn := range n.listeners {
+		fns = append(fns, fn)
+	}
+	n.mu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+// Close stops keeping the node and deletes it when it is provably this Node's own (made
+// by it; for an ephemeral node, owned by the current session), also when it was made by a
+// create that was still in flight when Close stopped waiting for it (for a protected,
+// sequential or ephemeral node; a plain persistent node made that late stays: nothing
+// proves it is this Node's own). A delete that fails for a
+// connection-class reason is retried in the background (guaranteed delete) and reported.
+// The exists watch set on the node stays registered on the server until it fires or the
+// session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
+// from a listener.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.state == stateClosed {
+		// Closed already, or being closed: from outside, wait as the first Close does (for
+		// its work and for the loop, which may run the listener that closed it first).
+		done := n.done
+		n.mu.Unlock()
+		if !n.g.Inside() {
+			<-n.closeDone
+			if done != nil {
+				<-done
+			}
+		}
+		return nil
+	}
+	prev := n.state
+	n.state = stateClosed
+	n.mu.Unlock()
+	defer close(n.closeDone)
+	if prev == stateLatent {
+		return nil
+	}
+	n.unlisten()
+	close(n.stop)
+	if !n.g.Inside() {
+		<-n.done
+	}
+	if !n.deleteOnClose {
+		return nil
+	}
+	return n.deleteOwn()
+}
+
+// deleteOwn deletes the node if it is provably this Node's own.
+func (n *Node) deleteOwn() error {
+	n.mu.Lock()
+	path, owned, czxid := n.path, n.owned, n.czxid
+	if path == "" && n.inflight != "" { // the first create was given up on: it may be there
+		path, owned = n.inflight, true // and is ours only if this session owns it (below)
+	}
+	n.path, n.inflight = "", ""
+	n.mu.Unlock()
+	if path == "" || !owned {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	for range 3 {
+		st, err := n.client.Exists(ctx, path)
+		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
+			return nil // the client closed its session, which took the node
+		}
+		if err != nil {
+			if n.o.protected && !errors.Is(err, framework.ErrClosed) {
+				// The name proves it is ours: hand the delete to the background retrier.
+				err = n.client.Delete(ctx, path, framework.Guaranteed(), framework.Quietly())
+				if err == nil {
+					return nil
+				}
+			}
+			return fmt.Errorf("persistentnode: close %s: %w", path, err)
+		}
+		if st == nil {
+			return nil
+		}
+		switch {
+		case ephemeral(n.o.mode):
+			if st.EphemeralOwner != n.client.SessionID() {
+				return nil // our session ended: not ours any more
+			}
+		case n.o.protected:
+		case czxid == 0 || st.Czxid != czxid:
+			return nil // re-created by someone else
+		}
+		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.Guaranteed())
+		switch {
+		case err == nil, errors.Is(err, framework.ErrNoNode):
+			return nil
+		case errors.Is(err, framework.ErrBadVersion):
+			continue // written in between: look again
+		default:
+			return fmt.Errorf("persistentnode: close %s: %w", path, err)
+		}
+	}
+	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+}

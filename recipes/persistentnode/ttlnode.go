@@ -1,0 +1,188 @@
+package persistentnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// DefaultChildNodeName is the name of a TTLNode's touched child, as Curator's.
+const DefaultChildNodeName = "touch"
+
+// DefaultTouchScheduleFactor makes a TTLNode write its child every TTL/2, as Curator's.
+const DefaultTouchScheduleFactor = 2
+
+// TTLNode keeps a container node alive through a TTL child that it writes periodically:
+// Curator's PersistentTtlNode. It is safe for concurrent use.
+type TTLNode struct {
+	node  *Node
+	child string
+	ttl   time.Duration
+	every time.Duration
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// NewTTL returns a TTLNode: a container node at path with data, and a child
+// (DefaultChildNodeName) of mode PersistentWithTTL with the TTL given, written every
+// ttl/factor. It checks its arguments but does not talk to ZooKeeper. The options that
+// make sense are WithChildName, WithTouchScheduleFactor and WithoutParents.
+func NewTTL(c *framework.Client, path string, ttl time.Duration, data []byte, opts ...Option) (*TTLNode, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.modeSet || o.protected || o.ttl != 0 {
+		return nil, fmt.Errorf("persistentnode: %w: a TTL node is a container, not protected, with the TTL given to NewTTL", framework.ErrInvalidArgument)
+	}
+	if ttl <= 0 {
+		return nil, fmt.Errorf("persistentnode: %w: TTL %v", framework.ErrInvalidArgument, ttl)
+	}
+	if o.touchEvery < 1 {
+		return nil, fmt.Errorf("persistentnode: %w: touch schedule factor %d", framework.ErrInvalidArgument, o.touchEvery)
+	}
+	if o.childName == "" || strings.ContainsRune(o.childName, '/') {
+		return nil, fmt.Errorf("persistentnode: %w: child name %q", framework.ErrInvalidArgument, o.childName)
+	}
+	o.mode = framework.Container
+	n, err := newNode(c, path, data, o, false)
+	if err != nil {
+		return nil, err
+	}
+	child := framework.JoinPath(path, o.childName)
+	if err := framework.ValidatePath(child); err != nil {
+		return nil, fmt.Errorf("persistentnode: %w", err)
+	}
+	every := ttl / time.Duration(o.touchEvery)
+	if every <= 0 {
+		every = time.Millisecond
+	}
+	return &TTLNode{node: n, child: child, ttl: ttl, every: every}, nil
+}
+
+// Start creates the container node in the background and starts touching its child:
+// at once after the container was first created (Curator waits one period first), then
+// every TTL/factor. Starting twice, or after Close, is an error.
+func (t *TTLNode) Start() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	if t.started {
+		return ErrAlreadyStarted
+	}
+	if err := t.node.Start(); err != nil {
+		return err
+	}
+	t.started = true
+	t.stop, t.done = make(chan struct{}), make(chan struct{})
+	t.node.g.Go(t.run)
+	return nil
+}
+
+// run touches the child until Close.
+func (t *TTLNode) run() {
+	defer close(t.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-t.stop:
+		case <-t.node.client.Done():
+		case <-finished:
+		}
+		cancel()
+	}()
+	select {
+	case <-t.node.createdCh:
+	case <-ctx.Done():
+		return
+	}
+	tick := time.NewTicker(t.every)
+	defer tick.Stop()
+	for {
+		if err := t.touch(ctx); err != nil && ctx.Err() == nil {
+			t.node.client.Logger().Debug("TTL child not touched", "component", "persistentnode", "path", t.child, "err", err)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// touch writes the child, or creates it when it is missing. A missing container is left
+// to the Node, which creates it again.
+func (t *TTLNode) touch(ctx context.Context) error {
+	_, err := t.node.client.SetData(ctx, t.child, nil, -1)
+	if errors.Is(err, framework.ErrNoNode) {
+		_, err = t.node.client.Create(ctx, t.child, nil, framework.WithMode(framework.PersistentWithTTL),
+			framework.WithTTL(t.ttl), framework.OrSetData())
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil
+		}
+	}
+	return err
+}
+
+// WaitForInitialCreate waits until the container node was first created, the context
+// ends, or the TTLNode is closed.
+func (t *TTLNode) WaitForInitialCreate(ctx context.Context) error {
+	return t.node.WaitForInitialCreate(ctx)
+}
+
+// ActualPath returns the container node's path; "" before it was first created.
+func (t *TTLNode) ActualPath() string { return t.node.ActualPath() }
+
+// ChildPath returns the path of the touched child.
+func (t *TTLNode) ChildPath() string { return t.child }
+
+// Data returns the data the container node is kept with.
+func (t *TTLNode) Data() []byte { return t.node.Data() }
+
+// SetData makes data the container node's data (see Node.SetData).
+func (t *TTLNode) SetData(ctx context.Context, data []byte) error { return t.node.SetData(ctx, data) }
+
+// AddListener registers fn to hear each creation of the container node (see
+// Node.AddListener).
+func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.AddListener(fn) }
+
+// Close stops touching the child and keeping the container node, and deletes neither:
+// as Curator's, the server deletes the child once its TTL passes without a touch, then
+// the container once it has no child. Close may be called many times.
+func (t *TTLNode) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		started := t.started
+		t.mu.Unlock()
+		if started && !t.node.g.Inside() {
+			<-t.done // the first Close may have come from a listener, which does not wait
+		}
+		return t.node.Close()
+	}
+	t.closed = true
+	started := t.started
+	t.mu.Unlock()
+	if started {
+		close(t.stop)
+		if !t.node.g.Inside() {
+			<-t.done
+		}
+	}
+	return t.node.Close()
+}
