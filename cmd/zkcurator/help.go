@@ -32,6 +32,10 @@ Commands:
         list the members of the group at <path> (Curator's GroupMember), "<id> <payload>"
   group join <path> <id> [--data D] [--timeout D] -- <command...>
         be member <id> of the group at <path> while the command runs
+  counter get|add|set <path> [<n>] [--int] [--expect N]
+        read, add to or set a distributed counter (Curator's DistributedAtomicLong/Integer)
+  sharedcount get|set <path> [<n>] [--with-version] [--version V]
+        read or set a shared count (Curator's SharedCount)
   help [command]
         show this help, or a command's ("zkcurator help lock run")
 
@@ -46,10 +50,12 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
-  0    barrier, holders and revoke commands succeeded
+  0    barrier, holders, revoke, counter and sharedcount commands succeeded
   1    error: ZooKeeper unreachable, a request failed, holders of a path that does
        not exist or is not that recipe's, ...
   2    usage error
+  3    counter set --expect, sharedcount set --version: the value or version was
+       another; nothing was written
   70   the lock or lease was lost (or revoked) while the command ran; it was stopped
   75   --timeout expired before the lock, lease or barrier was had
   126  the command could not be executed; 127 the command was not found
@@ -66,6 +72,8 @@ Examples:
   zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
   zkcurator group join /groups/indexers worker-7 --data host7:9000 -- ./index.sh
   zkcurator group members /groups/indexers
+  zkcurator counter add /counters/jobs-done 1
+  zkcurator sharedcount set /config/workers 8
 `
 
 const helpLockRun = `Usage: zkcurator lock run <path> [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
@@ -202,6 +210,39 @@ command's status.
 The command gets ZK_GROUP_PATH and ZK_GROUP_ID.
 `
 
+const helpCounter = `Usage: zkcurator counter get <path> [--int]
+       zkcurator counter add <path> <delta> [--int]
+       zkcurator counter set <path> <value> [--int] [--expect N]
+
+A distributed counter (Curator's DistributedAtomicLong: 8 big-endian bytes in the node
+at <path>; with --int, DistributedAtomicInteger: 4 bytes). Go, Curator and zkcurator
+processes on the same path change it atomically. A counter whose node does not exist
+holds 0; add and set create the node.
+
+  get     prints the value
+  add     adds <delta> (write a negative one after --: "counter add /c -- -3") and
+          prints the value after it
+  set     sets the value; with --expect N, only if the counter holds N (compare-and-set):
+          otherwise it says what it holds and exits 3
+
+A write whose connection was lost while it was in flight may or may not have been
+applied: the command says so and exits 1; it does not try again (that could add twice).
+`
+
+const helpSharedCount = `Usage: zkcurator sharedcount get <path> [--with-version]
+       zkcurator sharedcount set <path> <value> [--version V]
+
+A shared count (Curator's SharedCount: a 32-bit integer, 4 big-endian bytes in the node
+at <path>) that a fleet reads and agrees on; the Go package sharedcount and Curator
+listen to its changes.
+
+  get              prints the value (with --with-version, the value and the node's
+                   version); a missing node is an error (exit 1)
+  set              sets the value, creating the node if needed; with --version V, only if
+                   the node is at version V (what get --with-version printed) and nobody
+                   changed it since: otherwise exits 3 and writes nothing
+`
+
 var helpTopics = map[string]string{
 	"":                  helpMain,
 	"lock":              helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
@@ -222,6 +263,13 @@ var helpTopics = map[string]string{
 	"group":             helpGroup,
 	"group members":     helpGroup,
 	"group join":        helpGroup,
+	"counter":           helpCounter,
+	"counter get":       helpCounter,
+	"counter add":       helpCounter,
+	"counter set":       helpCounter,
+	"sharedcount":       helpSharedCount,
+	"sharedcount get":   helpSharedCount,
+	"sharedcount set":   helpSharedCount,
 }
 
 // help prints the help of the topic named by args to stdout.

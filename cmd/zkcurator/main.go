@@ -12,6 +12,8 @@
 //	zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
 //	zkcurator group join /groups/indexers worker-7 -- ./index.sh
 //	zkcurator group members /groups/indexers
+//	zkcurator counter add /counters/jobs-done 1
+//	zkcurator sharedcount set /config/workers 8
 //
 // Run `zkcurator help` for the commands, flags, environment and exit statuses.
 package main
@@ -36,6 +38,7 @@ import (
 const (
 	exitError       = 1   // an error: ZooKeeper unreachable, a failed request, ...
 	exitUsage       = 2   // a bad command line
+	exitConflict    = 3   // a conditional write found another value or version: nothing written
 	exitLost        = 70  // the lock or lease was lost or revoked while the command ran; it was stopped
 	exitTimeout     = 75  // --timeout expired first (EX_TEMPFAIL; what `flock -E 75 -w` would say)
 	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM or SIGHUP) while waiting
@@ -162,6 +165,14 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	case "group":
 		return a.sub(ctx, "group", rest, map[string]func(context.Context, []string) error{
 			"members": a.groupMembers, "join": a.groupJoin,
+		})
+	case "counter":
+		return a.sub(ctx, "counter", rest, map[string]func(context.Context, []string) error{
+			"get": a.counterGet, "add": a.counterAdd, "set": a.counterSet,
+		})
+	case "sharedcount":
+		return a.sub(ctx, "sharedcount", rest, map[string]func(context.Context, []string) error{
+			"get": a.sharedCountGet, "set": a.sharedCountSet,
 		})
 	}
 	return usagef("", "unknown command %q", cmd)

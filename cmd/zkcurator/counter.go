@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/atomic"
+	"github.com/zoocurator/zoocurator/recipes/sharedcount"
+)
+
+// counterCmd parses `zkcurator counter <verb> <path> [<n>] [--int]` (with --expect for set)
+// and returns the path, the number (when names has two entries), whether the counter is
+// an Int, --expect (nil when absent) and a client (close it).
+func (a *app) counterCmd(ctx context.Context, verb string, args []string, names []string) (path string, n int64, isInt bool, expect *int64, c *framework.Client, err error) {
+	topic := "counter " + verb
+	fs := a.newFlagSet(topic)
+	intFlag := fs.Bool("int", false, "a 4-byte counter (Curator's DistributedAtomicInteger) instead of an 8-byte one")
+	var expectStr *string
+	if verb == "set" {
+		expectStr = fs.String("expect", "", "set only if the counter holds this value (compare-and-set)")
+	}
+	pos, _, err := a.parseArgs(fs, topic, args, names, false)
+	if err != nil {
+		return "", 0, false, nil, nil, err
+	}
+	if err := checkPath(topic, "path", pos[0]); err != nil {
+		return "", 0, false, nil, nil, err
+	}
+	bits := 64
+	if *intFlag {
+		bits = 32
+	}
+	if len(pos) > 1 {
+		if n, err = parseCount(topic, names[1], pos[1], bits); err != nil {
+			return "", 0, false, nil, nil, err
+		}
+	}
+	if expectStr != nil && *expectStr != "" {
+		e, err := parseCount(topic, "--expect", *expectStr, bits)
+		if err != nil {
+			return "", 0, false, nil, nil, err
+		}
+		expect = &e
+	}
+	if c, err = a.client(ctx); err != nil {
+		return "", 0, false, nil, nil, err
+	}
+	return pos[0], n, *intFlag, expect, c, nil
+}
+
+// parseCount parses a decimal integer of the given size in bits.
+func parseCount(topic, what, s string, bits int) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, bits)
+	if err != nil {
+		return 0, usagef(topic, "%s: bad %s %q: want a whole number that fits in %d bits (a negative one after --)", topic, what, s, bits)
+	}
+	return n, nil
+}
+
+// counter is the part of a Long or an Int that the commands use, in int64.
+type counter struct {
+	get   func(context.Context) (atomic.Result[int64], error)
+	add   func(context.Context, int64) (atomic.Result[int64], error)
+	force func(context.Context, int64) error
+	cas   func(context.Context, int64, int64) (atomic.Result[int64], error)
+}
+
+// newCounter returns the Long (or Int) at path.
+func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
+	if !isInt {
+		l, err := atomic.NewLong(c, path)
+		if err != nil {
+			return counter{}, err
+		}
+		return counter{get: l.Get, add: l.Add, force: l.ForceSet, cas: l.CompareAndSet}, nil
+	}
+	i, err := atomic.NewInt(c, path)
+	if err != nil {
+		return counter{}, err
+	}
+	widen := func(r atomic.Result[int32], err error) (atomic.Result[int64], error) {
+		return atomic.Result[int64]{Succeeded: r.Succeeded, Pre: int64(r.Pre), Post: int64(r.Post), Stats: r.Stats}, err
+	}
+	return counter{
+		get:   func(ctx context.Context) (atomic.Result[int64], error) { return widen(i.Get(ctx)) },
+		add:   func(ctx context.Context, d int64) (atomic.Result[int64], error) { return widen(i.Add(ctx, int32(d))) },
+		force: func(ctx context.Context, n int64) error { return i.ForceSet(ctx, int32(n)) },
+		cas: func(ctx context.Context, e, n int64) (atomic.Result[int64], error) {
+			return widen(i.CompareAndSet(ctx, int32(e), int32(n)))
+		},
+	}, nil
+}
+
+// writeFailed turns the error of a write to a counter or shared count into an exit
+// status, saying plainly when the write may have been applied.
+func writeFailed(ctx context.Context, what string, err error) error {
+	switch {
+	case errors.Is(err, atomic.ErrUnknownOutcome) || errors.Is(err, sharedcount.ErrUnknownOutcome):
+		return exitWith(exitError, "%s: the outcome is unknown (the connection was lost while it was in flight): it may or may not have been applied: %v", what, err)
+	case ctx.Err() != nil:
+		return exitWith(exitInterrupted, "interrupted: %s", what)
+	}
+	return exitWith(exitError, "%s: %v", what, err)
+}
+
+// counterGet is `zkcurator counter get <path> [--int]`.
+func (a *app) counterGet(ctx context.Context, args []string) error {
+	path, _, isInt, _, c, err := a.counterCmd(ctx, "get", args, []string{"<path>"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctr, err := newCounter(c, path, isInt)
+	if err != nil {
+		return err
+	}
+	r, err := ctr.get(ctx)
+	if err != nil {
+		return writeFailed(ctx, "counter get "+path, err)
+	}
+	fmt.Fprintln(a.stdout, r.Post)
+	return nil
+}
+
+// counterAdd is `zkcurator counter add <path> <delta> [--int]`.
+func (a *app) counterAdd(ctx context.Context, args []string) error {
+	path, delta, isInt, _, c, err := a.counterCmd(ctx, "add", args, []string{"<path>", "<delta>"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctr, err := newCounter(c, path, isInt)
+	if err != nil {
+		return err
+	}
+	r, err := ctr.add(ctx, delta)
+	if err != nil {
+		return writeFailed(ctx, "counter add "+path, err)
+	}
+	if !r.Succeeded {
+		return exitWith(exitError, "counter add %s: not added: others changed the counter on each of %d tries", path, r.Stats.OptimisticTries)
+	}
+	fmt.Fprintln(a.stdout, r.Post)
+	return nil
+}
+
+// counterSet is `zkcurator counter set <path> <value> [--int] [--expect N]`.
+func (a *app) counterSet(ctx context.Context, args []string) error {
+	path, n, isInt, expect, c, err := a.counterCmd(ctx, "set", args, []string{"<path>", "<value>"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctr, err := newCounter(c, path, isInt)
+	if err != nil {
+		return err
+	}
+	if expect == nil {
+		if err := ctr.force(ctx, n); err != nil {
+			return writeFailed(ctx, "counter set "+path, err)
+		}
+		return nil
+	}
+	r, err := ctr.cas(ctx, *expect, n)
+	if err != nil {
+		return writeFailed(ctx, "counter set "+path, err)
+	}
+	if !r.Succeeded {
+		if r.Pre != *expect {
+			return exitWith(exitConflict, "counter set %s: not set: the counter holds %d, not %d", path, r.Pre, *expect)
+		}
+		return exitWith(exitError, "counter set %s: not set: others changed the counter on each of %d tries", path, r.Stats.OptimisticTries)
+	}
+	return nil
+}
+
+// sharedCountGet is `zkcurator sharedcount get <path> [--with-version]`. It only reads: a
+// missing node is an error, not created.
+func (a *app) sharedCountGet(ctx context.Context, args []string) error {
+	const topic = "sharedcount get"
+	fs := a.newFlagSet(topic)
+	withVersion := fs.Bool("with-version", false, "print the node's version after the value")
+	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>"}, false)
+	if err != nil {
+		return err
+	}
+	if err := checkPath(topic, "path", pos[0]); err != nil {
+		return err
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	data, stat, err := c.GetData(ctx, pos[0])
+	if errors.Is(err, framework.ErrNoNode) {
+		return exitWith(exitError, "sharedcount get %s: no shared count there (the node does not exist)", pos[0])
+	}
+	if err != nil {
+		return writeFailed(ctx, "sharedcount get "+pos[0], err)
+	}
+	n, err := sharedcount.Decode(pos[0], data)
+	if err != nil {
+		return exitWith(exitError, "sharedcount get: %v", err)
+	}
+	if *withVersion {
+		fmt.Fprintln(a.stdout, n, stat.Version)
+	} else {
+		fmt.Fprintln(a.stdout, n)
+	}
+	return nil
+}
+
+// sharedCountSet is `zkcurator sharedcount set <path> <value> [--version V]`.
+func (a *app) sharedCountSet(ctx context.Context, args []string) error {
+	const topic = "sharedcount set"
+	fs := a.newFlagSet(topic)
+	version := fs.Int("version", -1, "set only if the node is at this version (what get --with-version printed)")
+	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>", "<value>"}, false)
+	if err != nil {
+		return err
+	}
+	if err := checkPath(topic, "path", pos[0]); err != nil {
+		return err
+	}
+	n, err := parseCount(topic, "<value>", pos[1], 32)
+	if err != nil {
+		return err
+	}
+	if *version < -1 || *version > 1<<31-1 {
+		return usagef(topic, "%s: --version must be a node version (0 or more)", topic)
+	}
+	c, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	path := pos[0]
+	if *version >= 0 { // a versioned set needs a node at that version: never create one
+		st, err := c.Exists(ctx, path)
+		if err != nil {
+			return writeFailed(ctx, "sharedcount set "+path, err)
+		}
+		if st == nil {
+			return exitWith(exitConflict, "sharedcount set %s: not set: the node does not exist, so it is not at version %d", path, *version)
+		}
+	}
+	cnt, err := sharedcount.New(c, path, int32(n))
+	if err != nil {
+		return err
+	}
+	defer cnt.Close()
+	if err := cnt.Start(ctx); err != nil {
+		return writeFailed(ctx, "sharedcount set "+path, err)
+	}
+	if *version < 0 {
+		if err := cnt.Set(ctx, int32(n)); err != nil {
+			return writeFailed(ctx, "sharedcount set "+path, err)
+		}
+		return nil
+	}
+	cur, err := cnt.Get()
+	if err != nil {
+		return writeFailed(ctx, "sharedcount set "+path, err)
+	}
+	if int(cur.Version) != *version {
+		return exitWith(exitConflict, "sharedcount set %s: not set: the node is at version %d, not %d (it holds %d)", path, cur.Version, *version, cur.Value)
+	}
+	err = cnt.TrySet(ctx, cur, int32(n))
+	if errors.Is(err, sharedcount.ErrConflict) {
+		return exitWith(exitConflict, "sharedcount set %s: not set: the node changed after version %d", path, *version)
+	}
+	if err != nil {
+		return writeFailed(ctx, "sharedcount set "+path, err)
+	}
+	return nil
+}
