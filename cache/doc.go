@@ -1,10 +1,14 @@
 // Package cache keeps local copies of ZooKeeper data current: Curator's NodeCache,
-// PathChildrenCache and TreeCache in Go.
+// PathChildrenCache and TreeCache in Go, and Curator 5's CuratorCache API.
 //
 //   - A NodeCache follows one node: its data and Stat, or that it does not exist.
 //   - A PathChildrenCache follows the children of one node (not the node itself).
 //   - A TreeCache follows a whole subtree, down to a maximum depth, optionally pruned by a
 //     Selector.
+//   - A CuratorCache follows a node and its subtree (or the node alone) with Curator 5's
+//     API: one listener for creations, changes and deletions, built per kind of event.
+//     It runs on the tree cache's watches (go-zookeeper cannot send ZooKeeper 3.6's
+//     persistent recursive watches), as Curator's own bridge does for older servers.
 //
 // Each cache is created with its constructor, started with Start and stopped with Close.
 // Reads (Current, Get, Children, Snapshot) never talk to ZooKeeper: they return copies of

@@ -206,9 +206,11 @@ func (e *engine) close() error {
 		unsub()
 	}
 	e.wg.Wait()
-	e.mu.Lock()
-	e.nodes = map[string]*node{}
-	e.mu.Unlock()
+	if !e.cfg.opts.keep {
+		e.mu.Lock()
+		e.nodes = map[string]*node{}
+		e.mu.Unlock()
+	}
 	return nil
 }
 

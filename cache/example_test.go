@@ -69,3 +69,51 @@ func Example() {
 	// NODE_UPDATED /config/orders/timeout = 10s
 	// NODE_ADDED /config/orders/retries = 3
 }
+
+// Curator 5's CuratorCache API: listeners built per kind of event, reads from the cache.
+func ExampleCuratorCache() {
+	srv, err := zktest.StartServer() // or your ensemble's connect string
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := framework.Connect(ctx, srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := client.Create(ctx, "/services/orders", []byte("v1"), framework.WithParents()); err != nil {
+		log.Fatal(err)
+	}
+
+	services, err := cache.NewCuratorCache(client, "/services")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ready, changed := make(chan struct{}), make(chan string, 16)
+	services.AddListener(cache.NewCuratorCacheListener().
+		ForCreatesAndChanges(func(old *cache.ChildData, n cache.ChildData) {
+			changed <- fmt.Sprintf("%s = %s", n.Path, n.Data)
+		}).
+		ForInitialized(func() { close(ready) }).
+		AfterInitialized(). // only what changes after Start
+		Build())
+	if err := services.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer services.Close()
+	<-ready
+	for n := range services.All() {
+		fmt.Printf("cached %s %q\n", n.Path, n.Data)
+	}
+	if _, err := client.SetData(ctx, "/services/orders", []byte("v2"), -1); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-changed)
+	// Output:
+	// cached /services ""
+	// cached /services/orders "v1"
+	// /services/orders = v2
+}

@@ -66,6 +66,7 @@ type options struct {
 	cacheData bool
 	maxDepth  int
 	selector  Selector
+	keep      bool // keep the nodes after Close (CuratorCache's DoNotClearOnClose)
 	errs      []error
 }
 
