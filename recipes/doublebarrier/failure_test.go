@@ -173,7 +173,9 @@ func TestSessionExpiresWhileEntering(t *testing.T) {
 func TestServerRestartDuringEnter(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewLocalServer(t) // one this test can stop and restart
-	opts := []framework.Option{framework.WithSessionTimeout(20 * time.Second), framework.WithConnectionTimeout(30 * time.Second)}
+	// The sessions must outlast the restart, which took 23 s once on a machine loaded
+	// twelve times over: the timeout is far above that.
+	opts := []framework.Option{framework.WithSessionTimeout(90 * time.Second), framework.WithConnectionTimeout(30 * time.Second)}
 	c1, c2, c3 := testutil.ConnectFailFast(t, srv.ConnectString(), opts...), testutil.ConnectFailFast(t, srv.ConnectString(), opts...),
 		testutil.ConnectFailFast(t, srv.ConnectString(), opts...)
 	ctx := testutil.Context(t, 120*time.Second)
