@@ -332,7 +332,7 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if maxNodes >= 0 {
 		res.MaxNodes = &maxNodes
 	}
-	res.ServerRequestsPerOp = serverPerOp(packetsBefore, packetsAfter, sampled, n)
+	res.ServerRequestsPerOp = server.perOp(packetsBefore, packetsAfter, sampled, n)
 	logLine(log, res)
 	if len(e.clients) > 0 {
 		res.RequestsByKind = perOp(kindsBefore, kindsAfter, n)
@@ -411,7 +411,7 @@ func executeCurator(ctx context.Context, e *env, w workload, admin *zk.Conn, ser
 	if maxNodes >= 0 {
 		res.MaxNodes = &maxNodes
 	}
-	res.ServerRequestsPerOp = serverPerOp(packetsBefore, packetsAfter, sampled, res.Ops)
+	res.ServerRequestsPerOp = server.perOp(packetsBefore, packetsAfter, sampled, res.Ops)
 	res.WarmupOps = warmup * workers
 	logLine(log, res)
 	return res, nil
@@ -434,7 +434,9 @@ func serverAddrs(connect string) []string {
 	return addrs
 }
 
-// packets returns the sum of mntr's zk_packets_received over the servers.
+// packets returns the sum of mntr's zk_packets_received over the servers. A server counts
+// the mntr request itself as a packet, so the difference between two readings holds one
+// packet of each server more than the run sent: see perOp.
 func (s serverCounter) packets() (int64, error) {
 	var sum int64
 	for _, a := range s.addrs {
@@ -447,13 +449,13 @@ func (s serverCounter) packets() (int64, error) {
 	return sum, nil
 }
 
-// serverPerOp is the server's count of requests between two readings, less the sampler's
-// own, per op.
-func serverPerOp(before, after, sampled int64, ops int) *float64 {
+// perOp is the servers' count of requests between two readings, less the sampler's own
+// requests and the second reading's mntr requests, per op.
+func (s serverCounter) perOp(before, after, sampled int64, ops int) *float64 {
 	if ops <= 0 {
 		return nil
 	}
-	v := round(float64(after-before-sampled)/float64(ops), 3)
+	v := round(float64(after-before-sampled-int64(len(s.addrs)))/float64(ops), 3)
 	return &v
 }
 
