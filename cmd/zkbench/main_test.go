@@ -242,3 +242,63 @@ func TestPercentile(t *testing.T) {
 		assert.Equal(t, tc.want, percentile(tc.sorted, tc.p), "p%v of %v", tc.p, tc.sorted)
 	}
 }
+
+// TestStandardSet: every entry of the standard set runs on each of its implementations,
+// and every target names an entry measured on what it compares.
+func TestStandardSet(t *testing.T) {
+	labels := map[string]stdEntry{}
+	for _, s := range standardSet {
+		assert.NotContains(t, labels, s.label, "labels are unique")
+		labels[s.label] = s
+		for _, impl := range s.impls {
+			assert.NoError(t, checkWorkload(s.config(config{}, impl, 1000)), "%s on %s", s.label, impl)
+		}
+	}
+	for label := range vsCurator {
+		if assert.Contains(t, labels, label) {
+			assert.Contains(t, labels[label].impls, implCurator, "%s: compared with Curator", label)
+			assert.Contains(t, labels[label].impls, implOurs, label)
+		}
+	}
+	for label := range vsWrite {
+		assert.Contains(t, labels, label)
+	}
+	assert.Equal(t, []string{implGoZK}, labels["write 1x1"].impls, "the physical limit is bare go-zookeeper")
+	assert.Contains(t, labels["mutex 1x1"].impls, implGoZK, "the mutex is compared with go-zookeeper's lock")
+	assert.Contains(t, labels["mutex 4x2"].impls, implGoZK, "the mutex is compared with go-zookeeper's lock")
+	for _, label := range recipeEntries {
+		assert.Contains(t, labels, label)
+	}
+}
+
+// TestPrintTable: the side-by-side table shows each shape on each implementation, the
+// ratios to Curator and to the write floor, and whether issue 21's targets are met.
+func TestPrintTable(t *testing.T) {
+	res := map[runKey]result{}
+	for _, s := range standardSet {
+		for _, impl := range s.impls {
+			res[runKey{s.label, impl}] = result{Impl: impl, Workload: s.workload, Clients: s.clients,
+				PerClient: s.perClient, Ops: 100, OpsPerS: 300}
+		}
+	}
+	res[runKey{"write 1x1", implGoZK}] = result{Impl: implGoZK, Workload: "write", OpsPerS: 1000}
+	res[runKey{"mutex 4x2", implOurs}] = result{Impl: implOurs, Workload: "mutex", OpsPerS: 900}
+	res[runKey{"mutex 1x1", implCurator}] = result{Impl: implCurator, Workload: "mutex", OpsPerS: 200}
+	res[runKey{"semaphore 4x2", implCurator}] = result{Impl: implCurator, Workload: "semaphore", OpsPerS: 200}
+	var out bytes.Buffer
+	printTable(&out, res, 3)
+	_, side, ok := strings.Cut(out.String(), "side by side")
+	require.True(t, ok, "the side-by-side table is printed:\n%s", out.String())
+	side, _, _ = strings.Cut(side, "\n\n")
+	rows := map[string]string{}
+	for _, l := range strings.Split(side, "\n") {
+		if f := strings.Fields(l); len(f) > 2 {
+			rows[strings.Join(f[:2], " ")] = strings.Join(f, " ")
+		}
+	}
+	assert.Contains(t, out.String(), "write 1x1 = 1000 ops/s")
+	assert.Equal(t, "mutex 4x2 900 300 300 3.00x 0.90x >= 0.85x write 1x1: met", rows["mutex 4x2"])
+	assert.Equal(t, "mutex 1x1 300 200 300 1.50x - >= 1.5x curator: met", rows["mutex 1x1"])
+	assert.Equal(t, "semaphore 4x2 300 200 - 1.50x 0.30x >= 2x curator: NOT MET", rows["semaphore 4x2"])
+	assert.Equal(t, "mutex 4x8 300 - - - 0.30x -", rows["mutex 4x8"], "ours only: no ratio to Curator, no target")
+}
