@@ -84,11 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.connect = srv.ConnectString()
 		fmt.Fprintln(stderr, "zkbench: embedded ZooKeeper at", cfg.connect)
 	}
+	if cfg.standard {
+		return runStandard(ctx, cfg, stdout, stderr) // --timeout bounds each run
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	if cfg.standard {
-		return runStandard(ctx, cfg, stdout, stderr)
-	}
 	res, err := execute(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.ops, "ops", 2000, "N: total operations, split evenly over the C×G workers (per run with --standard)")
 	fs.IntVar(&cfg.localBatch, "local-batch", 1, "mutex-shared only: local hand-overs in a row before a waiting process gets in (1: fair)")
 	fs.DurationVar(&cfg.sessionTimeout, "session-timeout", 30*time.Second, "session timeout of every session")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up a run after this long (with --standard: each run of the set)")
 	fs.DurationVar(&cfg.sampleEvery, "sample-every", 20*time.Millisecond, "how often max_nodes counts the lock's children")
 	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
 	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")

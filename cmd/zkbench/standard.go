@@ -88,7 +88,7 @@ func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 				if impl == implCurator {
 					continue
 				}
-				if _, err := execute(ctx, s.config(cfg, impl, ops), log); err != nil {
+				if _, err := executeBounded(ctx, s.config(cfg, impl, ops), log); err != nil {
 					return fmt.Errorf("warm-up %s on %s: %w", s.label, impl, err)
 				}
 			}
@@ -100,7 +100,7 @@ func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		fmt.Fprintf(log, "zkbench: round %d of %d\n", round, cfg.repeat)
 		for _, s := range standardSet {
 			for _, impl := range s.impls {
-				r, err := execute(ctx, s.config(cfg, impl, cfg.ops), log)
+				r, err := executeBounded(ctx, s.config(cfg, impl, cfg.ops), log)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", s.label, impl, err)
 				}
@@ -123,6 +123,13 @@ func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		return fmt.Errorf("%d violations of mutual exclusion", violations)
 	}
 	return nil
+}
+
+// executeBounded is execute within cfg.timeout.
+func executeBounded(ctx context.Context, cfg config, log io.Writer) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	return execute(ctx, cfg, log)
 }
 
 func printTable(w io.Writer, res map[runKey]result, repeat int) {
