@@ -78,7 +78,9 @@ type runKey struct{ label, impl string }
 // in turn, writes each run's JSON line, then the tables and the targets computed from each
 // run's median by ops/s. Violations make it fail; missed targets do not (they are
 // reported). The warm-up round leaves Curator out: each Curator run warms its own JVM up
-// (--curator-warmup).
+// (--curator-warmup). A Curator run that fails (Curator's own bug, as its double barrier's
+// stall) is reported and counted in the table, and the set goes on; any other failure
+// ends the set.
 func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	if cfg.warmup {
 		ops := max(cfg.ops/10, 64)
@@ -95,19 +97,25 @@ func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		}
 	}
 	runs := make(map[runKey][]result)
+	failed := make(map[runKey][]string)
 	violations := int64(0)
 	for round := 1; round <= cfg.repeat; round++ {
 		fmt.Fprintf(log, "zkbench: round %d of %d\n", round, cfg.repeat)
 		for _, s := range standardSet {
 			for _, impl := range s.impls {
+				k := runKey{s.label, impl}
 				r, err := executeBounded(ctx, s.config(cfg, impl, cfg.ops), log)
+				if err != nil && impl == implCurator && ctx.Err() == nil {
+					fmt.Fprintf(log, "zkbench: %s on %s failed, going on without it: %v\n", s.label, impl, err)
+					failed[k] = append(failed[k], firstLine(err.Error()))
+					continue
+				}
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", s.label, impl, err)
 				}
 				if err := writeLine(stdout, r); err != nil {
 					return err
 				}
-				k := runKey{s.label, impl}
 				runs[k] = append(runs[k], r)
 				violations += r.Violations
 			}
@@ -119,10 +127,32 @@ func runStandard(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		medians[k] = rs[len(rs)/2]
 	}
 	printTable(stdout, medians, cfg.repeat)
+	printFailures(stdout, failed)
 	if violations > 0 {
 		return fmt.Errorf("%d violations of mutual exclusion", violations)
 	}
 	return nil
+}
+
+// printFailures lists the runs that failed, by entry.
+func printFailures(w io.Writer, failed map[runKey][]string) {
+	if len(failed) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "failed runs (left out of the medians above):")
+	for _, s := range standardSet {
+		for _, impl := range s.impls {
+			for _, msg := range failed[runKey{s.label, impl}] {
+				fmt.Fprintf(w, "  %s on %s: %s\n", s.label, impl, msg)
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // executeBounded is execute within cfg.timeout.
@@ -141,7 +171,10 @@ func printTable(w io.Writer, res map[runKey]result, repeat int) {
 	fmt.Fprintln(tw, "run\timpl\tops\tops/s\tp50 µs\tp99 µs\treq/op client\treq/op server\tmax nodes\tviolations\t")
 	for _, s := range standardSet {
 		for _, impl := range s.impls {
-			r := res[runKey{s.label, impl}]
+			r, ok := res[runKey{s.label, impl}]
+			if !ok {
+				continue // every run of it failed: see the list of failures
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%d\t%d\t%s\t%s\t%s\t%d\t\n", s.label, r.Impl, r.Ops, r.OpsPerS,
 				r.P50us, r.P99us, optFloat(r.RequestsPerOp), optFloat(r.ServerRequestsPerOp), optInt(r.MaxNodes), r.Violations)
 		}

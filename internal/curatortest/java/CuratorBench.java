@@ -36,7 +36,7 @@
  *   multilock      own InterProcessMultiLock over <base>/a and <base>/b; acquire (timed),
  *                  check (1), release
  *   doublebarrier  op i: DistributedDoubleBarrier <base>/r<i> with clients*perClient members;
- *                  enter + leave (timed)
+ *                  enter + leave (timed), each bounded by BARRIER_STALL_MS
  *   counter-inc    own DistributedAtomicLong on <base> (RetryNTimes(MAX, 0)); increment
  *                  (timed); a failed increment is an error
  */
@@ -71,6 +71,13 @@ import org.apache.curator.retry.RetryNTimes;
 public class CuratorBench {
     static final int SEMAPHORE_LEASES = 3;
     static final int RW_WRITE_EVERY = 10;
+    /**
+     * How long one enter or leave of the double barrier may wait. Curator 5.4's
+     * DistributedDoubleBarrier has been seen (zkbench, 4x2) to hang with members waiting in
+     * leave and in enter for good; a bounded wait turns that into an error instead of a
+     * run that never ends.
+     */
+    static final long BARRIER_STALL_MS = 60_000;
 
     /** One worker's operation; returns the latency to report, in nanoseconds. */
     interface Op {
@@ -210,12 +217,14 @@ public class CuratorBench {
     /**
      * Runs each op perWorker times on its own thread, all starting together, and returns
      * the start time; lat and finished get each worker's latencies and end time. The first
-     * failure stops every worker and is thrown.
+     * failure is thrown at once (the other workers stop after their op; a worker stuck in
+     * a recipe is a daemon thread that the JVM's exit ends).
      */
     static long runAll(Op[] ops, int perWorker, long[][] lat, long[] finished, CountDownLatch start) throws Exception {
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        List<Thread> threads = new ArrayList<>();
         CountDownLatch waiting = new CountDownLatch(ops.length);
+        AtomicInteger running = new AtomicInteger(ops.length);
+        CountDownLatch over = new CountDownLatch(1); // all finished, or one failed
         for (int w = 0; w < ops.length; w++) {
             final int wi = w;
             Thread t = new Thread(() -> {
@@ -228,20 +237,21 @@ public class CuratorBench {
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, new RuntimeException("worker " + wi + ": " + e, e));
+                    over.countDown();
                 }
                 lat[wi] = mine;
                 finished[wi] = System.nanoTime();
+                if (running.decrementAndGet() == 0) {
+                    over.countDown();
+                }
             }, "worker-" + w);
             t.setDaemon(true);
-            threads.add(t);
             t.start();
         }
         waiting.await();
         long t0 = System.nanoTime();
         start.countDown();
-        for (Thread t : threads) {
-            t.join();
-        }
+        over.await();
         if (failure.get() != null) {
             throw new RuntimeException(failure.get().getMessage(), failure.get());
         }
@@ -328,8 +338,14 @@ public class CuratorBench {
                 DistributedDoubleBarrier b = new DistributedDoubleBarrier(c, base + "/r" + round[0], members);
                 round[0]++;
                 long t0 = System.nanoTime();
-                b.enter();
-                b.leave();
+                if (!b.enter(BARRIER_STALL_MS, TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("DistributedDoubleBarrier " + base + "/r" + (round[0] - 1)
+                            + ": enter did not return within " + BARRIER_STALL_MS + " ms (Curator's barrier stalled)");
+                }
+                if (!b.leave(BARRIER_STALL_MS, TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("DistributedDoubleBarrier " + base + "/r" + (round[0] - 1)
+                            + ": leave did not return within " + BARRIER_STALL_MS + " ms (Curator's barrier stalled)");
+                }
                 return System.nanoTime() - t0;
             };
         }
