@@ -3,7 +3,6 @@ package curatortest
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,11 +49,6 @@ type Bench struct {
 
 	closeOnce sync.Once
 }
-
-// ErrBenchFailed marks a failure of the Java side of a Bench: a bad workload, a recipe
-// that failed, a JVM that exited. The error's text carries the JVM's message and the end
-// of its stderr.
-var ErrBenchFailed = errors.New("curatortest: curator bench failed")
 
 // StartBench compiles java/CuratorBench.java (once per process), starts it and waits until
 // its sessions are connected, its warm-up is done and its workers wait at the start line,
