@@ -3,6 +3,8 @@
 #   make test   installs what the tests need (deps), then runs every test with -race
 #   make demo   installs Java and ZooKeeper (deps-base), then runs the demo on an embedded
 #               ZooKeeper the program starts itself
+#   make bench  installs what the tests need (deps: Curator runs side by side), then runs
+#               cmd/zkbench --standard on an embedded ZooKeeper
 
 SHELL     := /bin/bash
 ,         := ,
@@ -17,8 +19,9 @@ SOAK      ?= 10m
 all: lint test
 
 # Installing is split in two. deps-base is what anything that starts a ZooKeeper needs
-# (the demo, bench, soak): Java and ZooKeeper 3.8. deps adds what the tests need on top:
-# a JDK (the Curator interop tests compile Java) and Curator 5.4's jars. Each installs only
+# (the demo, soak): Java and ZooKeeper 3.8. deps adds what the tests and the benchmark need
+# on top: a JDK (the Curator interop tests and zkbench --impl curator compile Java) and
+# Curator 5.4's jars. Each installs only
 # what is missing, from Debian's packages with apt-get; elsewhere it says what to install.
 BASE_PKGS    := zookeeper
 CURATOR_PKGS := libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java
@@ -50,11 +53,11 @@ BASE_CHECK := command -v java >/dev/null 2>&1 || missing="$$missing default-jre-
 TEST_CHECK := command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
 	[ -n "$$CURATOR_CLASSPATH" ] || for j in $(CURATOR_JARS); do [ -f "$$j" ] || { missing="$$missing $(CURATOR_PKGS)"; break; }; done;
 
-# deps-base installs Java and ZooKeeper 3.8 (what the demo, bench and soak need).
+# deps-base installs Java and ZooKeeper 3.8 (what the demo and soak need).
 deps-base:
 	$(call install-missing,$(BASE_CHECK),Java and ZooKeeper are)
 
-# deps installs deps-base's packages and what the tests add: a JDK and Curator 5.4's jars.
+# deps installs deps-base's packages and what the tests and bench add: a JDK and Curator 5.4's jars.
 deps:
 	$(call install-missing,$(BASE_CHECK) $(TEST_CHECK),Java$(,) ZooKeeper and Curator are)
 
@@ -75,7 +78,7 @@ test-short:
 demo: deps-base
 	$(GO) run ./examples/mutex
 
-bench: deps-base
+bench: deps
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
 	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
 

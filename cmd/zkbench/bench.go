@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -33,9 +35,13 @@ type result struct {
 	P99us         int64    `json:"p99_us"`
 	Violations    int64    `json:"violations"`
 	LocalBatch    int      `json:"local_batch,omitempty"`
-	Members       int      `json:"members,omitempty"` // doublebarrier: members of each round (C×G)
-	Rounds        int      `json:"rounds,omitempty"`  // doublebarrier: rounds run; ops = rounds × members
-	RequestsPerOp *float64 `json:"zk_requests_per_op,omitempty"`
+	Members       int      `json:"members,omitempty"`            // doublebarrier: members of each round (C×G)
+	Rounds        int      `json:"rounds,omitempty"`             // doublebarrier: rounds run; ops = rounds × members
+	RequestsPerOp *float64 `json:"zk_requests_per_op,omitempty"` // counted by the client as it sends them
+	// ServerRequestsPerOp is counted by the server: see the package doc.
+	ServerRequestsPerOp *float64 `json:"server_requests_per_op,omitempty"`
+	// WarmupOps is how many ops --impl curator ran unreported in the JVM first.
+	WarmupOps int `json:"warmup_ops,omitempty"`
 	// RequestsByKind splits zk_requests_per_op by ZooKeeper operation (our clients only).
 	RequestsByKind map[string]float64 `json:"zk_requests_per_op_by_kind,omitempty"`
 	MaxNodes       *int               `json:"max_nodes,omitempty"`
@@ -146,7 +152,7 @@ func (e *env) closeSessions() {
 
 // execute runs cfg's workload once and returns its line.
 func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
-	w, err := lookup(cfg.workload)
+	w, err := lookup(cfg.impl, cfg.workload)
 	if err != nil {
 		return result{}, err
 	}
@@ -164,7 +170,7 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		base:    fmt.Sprintf("/zkbench/%s-%d", cfg.workload, time.Now().UnixNano()),
 		allowed: int64(w.allowed),
 	}
-	fmt.Fprintf(log, "zkbench: %s %d×%d, %d ops, base %s\n", cfg.workload, cfg.clients, cfg.perClient, perWorker*workers, e.base)
+	fmt.Fprintf(log, "zkbench: %s %s %d×%d, %d ops, base %s\n", w.impl, cfg.workload, cfg.clients, cfg.perClient, perWorker*workers, e.base)
 
 	// The admin session creates the base path, samples max_nodes and cleans up; its
 	// requests are not counted.
@@ -182,6 +188,10 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 			fmt.Fprintf(log, "zkbench: cleaning up %s: %v\n", e.base, err)
 		}
 	}()
+	server := serverCounter{addrs: serverAddrs(cfg.connect)}
+	if w.impl == implCurator {
+		return executeCurator(ctx, e, w, admin, server, perWorker, log)
+	}
 
 	for i := 0; i < cfg.clients; i++ {
 		if w.raw {
@@ -259,6 +269,12 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		}
 	}()
 
+	// The server's count is read before the sampler starts and after it stops, so that
+	// each of its requests is in the count and can be taken out.
+	packetsBefore, err := server.packets()
+	if err != nil {
+		return result{}, err
+	}
 	var smp *sampler
 	if w.nodes != nil {
 		smp = startSampler(admin, w.nodes(e.base), cfg.sampleEvery)
@@ -268,14 +284,15 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	close(start)
 	<-allDone
 	reqAfter, kindsAfter := e.requests(), e.byKind.snapshot()
-	maxNodes := -1
-	if smp != nil {
-		maxNodes = smp.stop()
-	}
+	maxNodes, sampled := smp.stop()
 	if firstErr != nil {
 		return result{}, firstErr
 	}
 	if err := ctx.Err(); err != nil {
+		return result{}, err
+	}
+	packetsAfter, err := server.packets()
+	if err != nil {
 		return result{}, err
 	}
 
@@ -315,14 +332,131 @@ func execute(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if maxNodes >= 0 {
 		res.MaxNodes = &maxNodes
 	}
-	fmt.Fprintf(log, "zkbench: %s %d×%d: %.0f ops/s, p50 %d µs, p99 %d µs, %d violations\n",
-		cfg.workload, cfg.clients, cfg.perClient, res.OpsPerS, res.P50us, res.P99us, res.Violations)
+	res.ServerRequestsPerOp = server.perOp(packetsBefore, packetsAfter, sampled, n)
+	logLine(log, res)
 	if len(e.clients) > 0 {
 		res.RequestsByKind = perOp(kindsBefore, kindsAfter, n)
 		fmt.Fprintf(log, "zkbench: %s %d×%d: requests per op: %s\n", cfg.workload, cfg.clients, cfg.perClient,
 			byKindText(res.RequestsByKind))
 	}
 	return res, nil
+}
+
+// logLine writes a run's figures on the log.
+func logLine(log io.Writer, res result) {
+	fmt.Fprintf(log, "zkbench: %s %s %d×%d: %.0f ops/s, p50 %d µs, p99 %d µs, %d violations, %s server requests per op\n",
+		res.Impl, res.Workload, res.Clients, res.PerClient, res.OpsPerS, res.P50us, res.P99us, res.Violations,
+		optFloat(res.ServerRequestsPerOp))
+}
+
+// executeCurator runs e's workload on Curator 5.4 in a JVM (curatortest.StartBench): the
+// JVM times the run and checks the holders, and prints the line, to which the server's
+// count of requests and max_nodes are added here. The warm-up runs on a base path of its
+// own, deleted afterwards.
+func executeCurator(ctx context.Context, e *env, w workload, admin *zk.Conn, server serverCounter,
+	perWorker int, log io.Writer) (result, error) {
+	cfg := e.cfg
+	workers := cfg.clients * cfg.perClient
+	warmup := 0
+	if cfg.curatorWarmup > 0 {
+		warmup = max(1, cfg.curatorWarmup/workers)
+	}
+	bc := curatortest.BenchConfig{
+		Connect: cfg.connect, SessionTimeout: cfg.sessionTimeout, Workload: cfg.workload,
+		Clients: cfg.clients, PerClient: cfg.perClient, OpsPerWorker: perWorker, Base: e.base,
+		WarmupOpsPerWorker: warmup, WarmupBase: e.base + "-warmup",
+	}
+	if warmup > 0 {
+		if err := createPath(admin, bc.WarmupBase); err != nil {
+			return result{}, fmt.Errorf("creating %s: %w", bc.WarmupBase, err)
+		}
+		defer func() {
+			if err := deleteAll(admin, bc.WarmupBase); err != nil {
+				fmt.Fprintf(log, "zkbench: cleaning up %s: %v\n", bc.WarmupBase, err)
+			}
+		}()
+	}
+	b, err := curatortest.StartBench(ctx, bc)
+	if err != nil {
+		return result{}, err
+	}
+	defer b.Close()
+	packetsBefore, err := server.packets()
+	if err != nil {
+		return result{}, err
+	}
+	var smp *sampler
+	if w.nodes != nil {
+		smp = startSampler(admin, w.nodes(e.base), cfg.sampleEvery)
+	}
+	line, err := b.Run(ctx)
+	maxNodes, sampled := smp.stop()
+	if err != nil {
+		return result{}, err
+	}
+	packetsAfter, err := server.packets()
+	if err != nil {
+		return result{}, err
+	}
+	if err := b.Close(); err != nil {
+		return result{}, err
+	}
+	var res result
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		return result{}, fmt.Errorf("the curator bench's line %q: %w", line, err)
+	}
+	if res.Ops != workers*perWorker || res.Workload != cfg.workload {
+		return result{}, fmt.Errorf("the curator bench's line %q is not the run asked for", line)
+	}
+	if maxNodes >= 0 {
+		res.MaxNodes = &maxNodes
+	}
+	res.ServerRequestsPerOp = server.perOp(packetsBefore, packetsAfter, sampled, res.Ops)
+	res.WarmupOps = warmup * workers
+	logLine(log, res)
+	return res, nil
+}
+
+// serverCounter reads the count of packets received by every server of a connect string.
+type serverCounter struct {
+	addrs []string
+}
+
+// serverAddrs returns the host:port entries of a connect string (its chroot left out).
+func serverAddrs(connect string) []string {
+	hosts, _, _ := strings.Cut(connect, "/")
+	var addrs []string
+	for _, a := range strings.Split(hosts, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// packets returns the sum of mntr's zk_packets_received over the servers. A server counts
+// the mntr request itself as a packet, so the difference between two readings holds one
+// packet of each server more than the run sent: see perOp.
+func (s serverCounter) packets() (int64, error) {
+	var sum int64
+	for _, a := range s.addrs {
+		n, err := zktest.MntrInt(a, "zk_packets_received")
+		if err != nil {
+			return 0, fmt.Errorf("reading the server's request count: %w", err)
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
+// perOp is the servers' count of requests between two readings, less the sampler's own
+// requests and the second reading's mntr requests, per op.
+func (s serverCounter) perOp(before, after, sampled int64, ops int) *float64 {
+	if ops <= 0 {
+		return nil
+	}
+	v := round(float64(after-before-sampled-int64(len(s.addrs)))/float64(ops), 3)
+	return &v
 }
 
 // percentile returns the nearest-rank percentile p of sorted.
@@ -340,11 +474,12 @@ func round(x float64, digits int) float64 {
 }
 
 // sampler counts the children of some paths every few milliseconds and keeps the
-// largest sum seen.
+// largest sum seen, and how many requests that took.
 type sampler struct {
-	quit chan struct{}
-	done chan struct{}
-	max  int
+	quit     chan struct{}
+	done     chan struct{}
+	max      int
+	requests int64
 }
 
 func startSampler(conn *zk.Conn, paths []string, every time.Duration) *sampler {
@@ -356,6 +491,7 @@ func startSampler(conn *zk.Conn, paths []string, every time.Duration) *sampler {
 		for {
 			sum := 0
 			for _, p := range paths {
+				s.requests++
 				if _, st, err := conn.Children(p); err == nil {
 					sum += int(st.NumChildren)
 				}
@@ -371,11 +507,15 @@ func startSampler(conn *zk.Conn, paths []string, every time.Duration) *sampler {
 	return s
 }
 
-// stop ends the sampling and returns the largest count.
-func (s *sampler) stop() int {
+// stop ends the sampling and returns the largest count and the requests it sent, once
+// every one is answered. A nil sampler returns -1 and 0.
+func (s *sampler) stop() (maxNodes int, requests int64) {
+	if s == nil {
+		return -1, 0
+	}
 	close(s.quit)
 	<-s.done
-	return s.max
+	return s.max, s.requests
 }
 
 // createPath creates path and its missing parents as persistent nodes.

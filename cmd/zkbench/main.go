@@ -4,9 +4,16 @@
 // that other ZooKeeper client libraries can be measured with the same definitions.
 //
 //	zkbench --connect HOST:PORT --workload mutex --clients 4 --per-client 2 --ops 2000
+//	zkbench --impl curator --workload mutex ...   # the same on Curator 5.4, in a JVM
+//	zkbench --impl gozk --workload mutex ...      # the same on go-zookeeper's zk.Lock
 //	zkbench --standard            # the standard set on an embedded server, with a table
 //
 // Without --connect it starts an embedded ZooKeeper (zktest.StartServer) for the run.
+//
+// Every line carries server_requests_per_op: the packets the server received during the
+// run (mntr's zk_packets_received on every server of the connect string, before and
+// after), less zkbench's own sampling requests, per op. It counts every implementation
+// the same way, pings included, and is exact only when nothing else uses the server.
 package main
 
 import (
@@ -17,14 +24,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
+	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // config is one run's command line.
 type config struct {
 	connect        string
+	impl           string
 	workload       string
 	clients        int
 	perClient      int
@@ -36,6 +46,7 @@ type config struct {
 	standard       bool
 	warmup         bool
 	repeat         int
+	curatorWarmup  int
 }
 
 // errUsage marks an error in the command line (exit status 2).
@@ -73,11 +84,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.connect = srv.ConnectString()
 		fmt.Fprintln(stderr, "zkbench: embedded ZooKeeper at", cfg.connect)
 	}
+	if cfg.standard {
+		return runStandard(ctx, cfg, stdout, stderr) // --timeout bounds each run
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	if cfg.standard {
-		return runStandard(ctx, cfg, stdout, stderr)
-	}
 	res, err := execute(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -90,19 +101,22 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("zkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.connect, "connect", "", "ZooKeeper connect string HOST:PORT[,HOST:PORT...]; absent: start an embedded server")
+	fs.StringVar(&cfg.impl, "impl", implOurs, "implementation: zoocurator, curator (Curator 5.4 in a JVM: "+
+		strings.Join(curatortest.BenchWorkloads, ", ")+"), or gozk (go-zookeeper: mutex is its zk.Lock)")
 	fs.StringVar(&cfg.workload, "workload", "", "workload to run: "+workloadNames())
 	fs.IntVar(&cfg.clients, "clients", 1, "C: sessions (one client each)")
 	fs.IntVar(&cfg.perClient, "per-client", 1, "G: goroutines per session")
 	fs.IntVar(&cfg.ops, "ops", 2000, "N: total operations, split evenly over the C×G workers (per run with --standard)")
 	fs.IntVar(&cfg.localBatch, "local-batch", 1, "mutex-shared only: local hand-overs in a row before a waiting process gets in (1: fair)")
 	fs.DurationVar(&cfg.sessionTimeout, "session-timeout", 30*time.Second, "session timeout of every session")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up a run after this long (with --standard: each run of the set)")
 	fs.DurationVar(&cfg.sampleEvery, "sample-every", 20*time.Millisecond, "how often max_nodes counts the lock's children")
 	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
 	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")
 	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
+	fs.IntVar(&cfg.curatorWarmup, "curator-warmup", 400, "--impl curator: ops run in the JVM first, unreported, on a path of their own, so that the JIT has compiled the run's code (0: none)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] --workload NAME --clients C --per-client G --ops N")
+		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] [--impl zoocurator|curator|gozk] --workload NAME --clients C --per-client G --ops N")
 		fmt.Fprintln(stderr, "       zkbench --standard [--repeat R]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nworkloads (../shared/bench/WORKLOADS.md; the op's latency is p50_us/p99_us):")
@@ -120,12 +134,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.sessionTimeout <= 0 || cfg.timeout <= 0 || cfg.sampleEvery <= 0 {
 		return cfg, fmt.Errorf("%w: --session-timeout, --timeout and --sample-every must be positive", errUsage)
 	}
+	if cfg.curatorWarmup < 0 {
+		return cfg, fmt.Errorf("%w: --curator-warmup must not be negative", errUsage)
+	}
+	impl, ok := implNames[cfg.impl]
+	if !ok {
+		return cfg, fmt.Errorf("%w: unknown --impl %q (zoocurator, curator or gozk)", errUsage, cfg.impl)
+	}
+	cfg.impl = impl
 	if cfg.standard {
 		if cfg.repeat < 1 {
 			return cfg, fmt.Errorf("%w: --repeat must be at least 1", errUsage)
 		}
-		if cfg.workload != "" {
-			return cfg, fmt.Errorf("%w: --standard runs its own set; do not give --workload", errUsage)
+		if cfg.workload != "" || cfg.impl != implOurs {
+			return cfg, fmt.Errorf("%w: --standard runs its own set; do not give --workload or --impl", errUsage)
 		}
 		return cfg, nil
 	}
@@ -137,7 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // checkWorkload validates the workload-specific parts of cfg.
 func checkWorkload(cfg config) error {
-	if _, err := lookup(cfg.workload); err != nil {
+	if _, err := lookup(cfg.impl, cfg.workload); err != nil {
 		return err
 	}
 	if cfg.localBatch < 1 || cfg.localBatch > 255 {

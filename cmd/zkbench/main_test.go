@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -34,12 +35,16 @@ func kind(v any) string {
 	return "other"
 }
 
-// TestWorkloads runs every implemented workload small against a real server and checks
-// the line: one line of JSON, every required field, no violation, and nothing left in
+// TestWorkloads runs every implemented workload small against a real server, on every
+// implementation (Curator's in a real JVM), and checks the line: one line of JSON, every
+// required field, no violation, the server's count of requests, and nothing left in
 // ZooKeeper afterwards.
 func TestWorkloads(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
+	// long: a session timeout so long that no session pings during the run, so that the
+	// server's count of a bare go-zookeeper workload is exactly what the client sent.
+	long := []string{"--session-timeout", "2m"}
 	cases := []struct {
 		workload, impl string
 		extra          []string
@@ -49,14 +54,25 @@ func TestWorkloads(t *testing.T) {
 		{"mutex", implOurs, nil, 0, true},
 		{"mutex-shared", implOurs, nil, 0, true},
 		{"mutex-shared", implOurs, []string{"--local-batch", "4"}, 4, true},
-		{"floor", implGoZK, nil, 0, true},
+		{"floor", implGoZK, long, 0, true},
+		{"write", implGoZK, long, 0, true},
 		{"gozk-lock", implGoZK, nil, 0, false},
+		{"mutex", implGoZK, []string{"--impl", "gozk"}, 0, false},
 		{"semmutex", implOurs, nil, 0, true},
 		{"semaphore", implOurs, nil, 0, true},
 		{"rwread", implOurs, nil, 0, true},
 		{"rwmixed", implOurs, nil, 0, true},
 		{"multilock", implOurs, nil, 0, true},
 		{"doublebarrier", implOurs, nil, 0, true},
+		{"counter-inc", implOurs, nil, 0, true},
+	}
+	for _, w := range curatortest.BenchWorkloads {
+		cases = append(cases, struct {
+			workload, impl string
+			extra          []string
+			localBatch     float64
+			counted        bool
+		}{w, implCurator, []string{"--impl", "curator", "--curator-warmup", "8"}, 0, false})
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(append([]string{tc.workload}, tc.extra...), " "), func(t *testing.T) {
@@ -94,10 +110,27 @@ func TestWorkloads(t *testing.T) {
 			}
 			rpo, ok := line["zk_requests_per_op"]
 			assert.Equal(t, tc.counted, ok, "zk_requests_per_op present only when counted exactly")
-			if tc.workload == "floor" {
+			srpo, sok := line["server_requests_per_op"].(float64)
+			assert.True(t, sok, "server_requests_per_op present for every implementation")
+			switch tc.workload {
+			case "floor":
 				assert.EqualValues(t, 3, rpo, "floor is create, children, delete")
-			} else if ok {
-				assert.Greater(t, rpo, 0.0)
+				assert.EqualValues(t, 3, srpo, "the server counts what the client sent, nothing of the sampler's or mntr's")
+			case "write":
+				assert.EqualValues(t, 1, rpo, "write is one setData")
+				assert.EqualValues(t, 1, srpo, "the server counts what the client sent")
+				assert.NotContains(t, line, "max_nodes")
+			default:
+				if ok {
+					assert.Greater(t, rpo, 0.0)
+					assert.GreaterOrEqual(t, srpo, rpo.(float64), "the server got every request the client counted")
+				}
+				assert.GreaterOrEqual(t, srpo, 1.0, "every op sends a request at least")
+			}
+			if tc.impl == implCurator {
+				assert.EqualValues(t, 8, line["warmup_ops"], "--curator-warmup's ops ran first")
+			} else {
+				assert.NotContains(t, line, "warmup_ops")
 			}
 			if ok && tc.impl == implOurs {
 				sum := 0.0
@@ -111,10 +144,14 @@ func TestWorkloads(t *testing.T) {
 			if tc.workload == "doublebarrier" {
 				assert.EqualValues(t, 4, line["members"], "C×G members a round")
 				assert.EqualValues(t, 10, line["rounds"], "ops / members")
-				assert.NotContains(t, line, "max_nodes")
 			} else {
 				assert.NotContains(t, line, "members")
 				assert.NotContains(t, line, "rounds")
+			}
+			switch tc.workload {
+			case "doublebarrier", "counter-inc", "write":
+				assert.NotContains(t, line, "max_nodes")
+			default:
 				assert.Contains(t, line, "max_nodes")
 			}
 
@@ -135,6 +172,12 @@ func TestUsage(t *testing.T) {
 		{"--workload", "mutex-shared", "--local-batch", "0"},
 		{"--workload", "mutex", "--clients", "4", "--per-client", "2", "--ops", "4"},
 		{"--standard", "--workload", "mutex"},
+		{"--standard", "--impl", "curator"},
+		{"--impl", "nosuch", "--workload", "mutex"},
+		{"--impl", "curator", "--workload", "floor"},
+		{"--impl", "curator", "--workload", "mutex-shared"},
+		{"--impl", "gozk", "--workload", "semaphore"},
+		{"--impl", "curator", "--workload", "mutex", "--curator-warmup", "-1"},
 		{},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -198,4 +241,64 @@ func TestPercentile(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, percentile(tc.sorted, tc.p), "p%v of %v", tc.p, tc.sorted)
 	}
+}
+
+// TestStandardSet: every entry of the standard set runs on each of its implementations,
+// and every target names an entry measured on what it compares.
+func TestStandardSet(t *testing.T) {
+	labels := map[string]stdEntry{}
+	for _, s := range standardSet {
+		assert.NotContains(t, labels, s.label, "labels are unique")
+		labels[s.label] = s
+		for _, impl := range s.impls {
+			assert.NoError(t, checkWorkload(s.config(config{}, impl, 1000)), "%s on %s", s.label, impl)
+		}
+	}
+	for label := range vsCurator {
+		if assert.Contains(t, labels, label) {
+			assert.Contains(t, labels[label].impls, implCurator, "%s: compared with Curator", label)
+			assert.Contains(t, labels[label].impls, implOurs, label)
+		}
+	}
+	for label := range vsWrite {
+		assert.Contains(t, labels, label)
+	}
+	assert.Equal(t, []string{implGoZK}, labels["write 1x1"].impls, "the physical limit is bare go-zookeeper")
+	assert.Contains(t, labels["mutex 1x1"].impls, implGoZK, "the mutex is compared with go-zookeeper's lock")
+	assert.Contains(t, labels["mutex 4x2"].impls, implGoZK, "the mutex is compared with go-zookeeper's lock")
+	for _, label := range recipeEntries {
+		assert.Contains(t, labels, label)
+	}
+}
+
+// TestPrintTable: the side-by-side table shows each shape on each implementation, the
+// ratios to Curator and to the write floor, and whether issue 21's targets are met.
+func TestPrintTable(t *testing.T) {
+	res := map[runKey]result{}
+	for _, s := range standardSet {
+		for _, impl := range s.impls {
+			res[runKey{s.label, impl}] = result{Impl: impl, Workload: s.workload, Clients: s.clients,
+				PerClient: s.perClient, Ops: 100, OpsPerS: 300}
+		}
+	}
+	res[runKey{"write 1x1", implGoZK}] = result{Impl: implGoZK, Workload: "write", OpsPerS: 1000}
+	res[runKey{"mutex 4x2", implOurs}] = result{Impl: implOurs, Workload: "mutex", OpsPerS: 900}
+	res[runKey{"mutex 1x1", implCurator}] = result{Impl: implCurator, Workload: "mutex", OpsPerS: 200}
+	res[runKey{"semaphore 4x2", implCurator}] = result{Impl: implCurator, Workload: "semaphore", OpsPerS: 200}
+	var out bytes.Buffer
+	printTable(&out, res, 3)
+	_, side, ok := strings.Cut(out.String(), "side by side")
+	require.True(t, ok, "the side-by-side table is printed:\n%s", out.String())
+	side, _, _ = strings.Cut(side, "\n\n")
+	rows := map[string]string{}
+	for _, l := range strings.Split(side, "\n") {
+		if f := strings.Fields(l); len(f) > 2 {
+			rows[strings.Join(f[:2], " ")] = strings.Join(f, " ")
+		}
+	}
+	assert.Contains(t, out.String(), "write 1x1 = 1000 ops/s")
+	assert.Equal(t, "mutex 4x2 900 300 300 3.00x 0.90x >= 0.85x write 1x1: met", rows["mutex 4x2"])
+	assert.Equal(t, "mutex 1x1 300 200 300 1.50x - >= 1.5x curator: met", rows["mutex 1x1"])
+	assert.Equal(t, "semaphore 4x2 300 200 - 1.50x 0.30x >= 2x curator: NOT MET", rows["semaphore 4x2"])
+	assert.Equal(t, "mutex 4x8 300 - - - 0.30x -", rows["mutex 4x8"], "ours only: no ratio to Curator, no target")
 }

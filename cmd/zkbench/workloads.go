@@ -4,17 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zoocurator/zoocurator/internal/curatortest"
+	"github.com/zoocurator/zoocurator/recipes/atomic"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // op is one operation of one worker. It returns the latency to report (the acquire, or
@@ -24,7 +28,7 @@ type op func(ctx context.Context) (time.Duration, error)
 // workload is one named benchmark of WORKLOADS.md. Adding one is writing its prepare
 // function and an entry in workloads.
 type workload struct {
-	impl string // "zoocurator", or "go-zookeeper" for the reference workloads
+	impl string // the "impl" of the line: "zoocurator", or "go-zookeeper" for the reference workloads
 	// raw: the sessions are bare go-zookeeper connections (env.conns), not framework
 	// clients (env.clients).
 	raw bool
@@ -64,19 +68,42 @@ var workloads = map[string]workload{
 		doc: "own multi-lock (multilock.NewFromPaths) per worker over <base>/a and <base>/b; acquire (measured), check (1 holder), release"},
 	"doublebarrier": {impl: implOurs, rounds: true, prepare: prepareDoubleBarrier,
 		doc: "round i: double barrier <base>/r<i> with C×G members, one per worker; enter+leave (measured); ops = rounds × C×G, so --ops N runs N/(C×G) rounds"},
+	"counter-inc": {impl: implOurs, prepare: prepareCounter,
+		doc: "own atomic.Long per worker on <base> (retries without sleep, as Curator's RetryNTimes(MAX, 0)); increment (measured)"},
 	"floor": {impl: implGoZK, raw: true, nodes: basePath, prepare: prepareFloor,
 		doc: "bare go-zookeeper: create ephemeral-sequential under <base>, list <base>, delete the node (whole cycle measured)"},
-	"gozk-lock": {impl: implGoZK, raw: true, allowed: 1, uncounted: true, nodes: basePath, prepare: prepareGoZKLock,
-		doc: "go-zookeeper's own zk.Lock per worker on <base>; lock (measured), check (1 holder), unlock"},
+	"write": {impl: implGoZK, raw: true, prepare: prepareWrite,
+		doc: "bare go-zookeeper: one committed write (setData of 8 bytes on <base>) per op; the physical limit of a hand-over when run 1x1"},
+	"gozk-lock": gozkLock,
+}
+
+// gozkLock is go-zookeeper's own lock: the workload gozk-lock, and mutex with --impl gozk.
+var gozkLock = workload{impl: implGoZK, raw: true, allowed: 1, uncounted: true, nodes: basePath, prepare: prepareGoZKLock,
+	doc: "go-zookeeper's own zk.Lock per worker on <base>; lock (measured), check (1 holder), unlock (also: --impl gozk --workload mutex)"}
+
+// curatorNodes are the paths whose children max_nodes sums for --impl curator (Curator's
+// layout under the base path; absent: no max_nodes).
+var curatorNodes = map[string]func(base string) []string{
+	"mutex": basePath, "rwread": basePath, "rwmixed": basePath, "multilock": multilockPaths,
+	"semmutex": semaphorePaths, "semaphore": semaphorePaths,
 }
 
 // semaphoreLeases is the maximum of leases of the semaphore workload.
 const semaphoreLeases = 3
 
+// The values of --impl, and of the line's "impl".
 const (
-	implOurs = "zoocurator"
-	implGoZK = "go-zookeeper"
+	implOurs    = "zoocurator"
+	implGoZK    = "go-zookeeper"
+	implCurator = "curator"
 )
+
+// implNames are the names --impl accepts for each implementation.
+var implNames = map[string]string{
+	"zoocurator": implOurs, "ours": implOurs,
+	"curator": implCurator,
+	"gozk":    implGoZK, "go-zookeeper": implGoZK,
+}
 
 var openACL = zk.WorldACL(zk.PermAll)
 
@@ -87,12 +114,36 @@ func semaphorePaths(base string) []string { return []string{base + "/locks", bas
 
 func multilockPaths(base string) []string { return []string{base + "/a", base + "/b"} }
 
-func lookup(name string) (workload, error) {
+// lookup returns the workload name of implementation impl (implOurs, implGoZK or
+// implCurator). The reference workloads (floor, write, gozk-lock) are bare go-zookeeper
+// whatever --impl says, except curator; with --impl gozk, mutex is go-zookeeper's lock.
+// A curator workload has no prepare: the JVM runs it (curatortest.StartBench).
+func lookup(impl, name string) (workload, error) {
 	w, ok := workloads[name]
 	if !ok {
 		return w, fmt.Errorf("%w: unknown workload %q (known: %s)", errUsage, name, workloadNames())
 	}
-	return w, nil
+	switch impl {
+	case implOurs:
+		return w, nil
+	case implGoZK:
+		if name == "mutex" {
+			return gozkLock, nil
+		}
+		if w.impl == implGoZK {
+			return w, nil
+		}
+		return w, fmt.Errorf("%w: workload %q has no go-zookeeper implementation (only mutex, floor, write, gozk-lock)", errUsage, name)
+	case implCurator:
+		if !slices.Contains(curatortest.BenchWorkloads, name) {
+			return w, fmt.Errorf("%w: workload %q has no Curator implementation (known: %s)", errUsage, name,
+				strings.Join(curatortest.BenchWorkloads, ", "))
+		}
+		cw := workload{impl: implCurator, allowed: w.allowed, rounds: w.rounds, uncounted: true,
+			nodes: curatorNodes[name], doc: w.doc}
+		return cw, nil
+	}
+	return w, fmt.Errorf("%w: unknown implementation %q", errUsage, impl)
 }
 
 func workloadNames() string {
@@ -318,6 +369,59 @@ func prepareGoZKLock(_ context.Context, e *env) (func(ci, gi int) (op, error), e
 				return 0, fmt.Errorf("gozk-lock: unlock: %w", err)
 			}
 			return d, nil
+		}, nil
+	}, nil
+}
+
+// counterRetries is how many optimistic tries an increment of counter-inc gets: no limit
+// in practice, as the Curator side's RetryNTimes(Integer.MAX_VALUE, 0).
+const counterRetries = 1 << 30
+
+// prepareCounter: each worker has its own atomic.Long on the base path (all workers
+// share the one counter node), retrying a lost race at once. Per op: increment
+// (measured); an increment that did not succeed stops the run.
+func prepareCounter(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	policy, err := retry.NewNTimes(counterRetries, 0)
+	if err != nil {
+		return nil, err
+	}
+	return func(ci, gi int) (op, error) {
+		n, err := atomic.NewLong(e.clients[ci], e.base, atomic.WithRetryPolicy(policy))
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (time.Duration, error) {
+			t0 := time.Now()
+			r, err := n.Increment(ctx)
+			d := time.Since(t0)
+			if err != nil {
+				return 0, err
+			}
+			if !r.Succeeded {
+				return 0, fmt.Errorf("counter-inc: increment did not succeed after %d tries", counterRetries)
+			}
+			return d, nil
+		}, nil
+	}, nil
+}
+
+// writeData is what the write workload writes: 8 bytes, as a counter's.
+var writeData = make([]byte, 8)
+
+// prepareWrite: the physical limit of a hand-over: one committed write (setData on the
+// base path, any version) per op, serial per worker. A contended hand-over needs at
+// least one committed write (the holder's delete) and a notification, so it cannot beat
+// write 1x1. The request is counted as it is sent.
+func prepareWrite(_ context.Context, e *env) (func(ci, gi int) (op, error), error) {
+	return func(ci, gi int) (op, error) {
+		conn := e.conns[ci]
+		return func(context.Context) (time.Duration, error) {
+			t0 := time.Now()
+			e.rawRequests.Add(1)
+			if _, err := conn.Set(e.base, writeData, -1); err != nil {
+				return 0, fmt.Errorf("write: set: %w", err)
+			}
+			return time.Since(t0), nil
 		}, nil
 	}, nil
 }

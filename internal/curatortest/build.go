@@ -15,8 +15,26 @@ import (
 //go:embed java/CuratorTool.java
 var toolSource []byte
 
-// mainClass is the Java class Start runs.
-const mainClass = "CuratorTool"
+//go:embed java/CuratorBench.java
+var benchSource []byte
+
+// javaProgram is a Java program of one source file, compiled against Curator's jars on
+// first use (once per process, cached across processes).
+type javaProgram struct {
+	mainClass string // the public class, which names the source file
+	source    []byte
+
+	once sync.Once
+	dir  string
+	err  error
+}
+
+var (
+	// toolProgram is what Start runs.
+	toolProgram = &javaProgram{mainClass: "CuratorTool", source: toolSource}
+	// benchProgram is what StartBench runs.
+	benchProgram = &javaProgram{mainClass: "CuratorBench", source: benchSource}
+)
 
 // debianJars are the jars Debian's libcurator-recipes-java and zookeeper packages install;
 // the manifests of curator-*.jar and zookeeper.jar name the rest of their dependencies.
@@ -45,10 +63,6 @@ var (
 	chainOnce sync.Once
 	chainVal  *toolchain
 	chainErr  error
-
-	compileOnce sync.Once
-	compiledDir string
-	compileErr  error
 )
 
 // Available reports whether the Java tool can run here: nil when java, javac and
@@ -110,17 +124,17 @@ func findJavaTool(name string) string {
 	return p
 }
 
-// compiled returns the directory holding the compiled tool, compiling it once per
+// compiled returns the directory holding the compiled program, compiling it once per
 // process. The result is cached across processes under the user's cache directory,
 // keyed by the source, javac and the classpath.
-func compiled(tc *toolchain) (string, error) {
-	compileOnce.Do(func() { compiledDir, compileErr = compile(tc) })
-	return compiledDir, compileErr
+func (p *javaProgram) compiled(tc *toolchain) (string, error) {
+	p.once.Do(func() { p.dir, p.err = p.compile(tc) })
+	return p.dir, p.err
 }
 
-func compile(tc *toolchain) (string, error) {
+func (p *javaProgram) compile(tc *toolchain) (string, error) {
 	h := sha256.New()
-	h.Write(toolSource)
+	h.Write(p.source)
 	fmt.Fprintf(h, "\x00%s\x00%s", tc.javac, strings.Join(tc.classpath, string(os.PathListSeparator)))
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 
@@ -130,7 +144,7 @@ func compile(tc *toolchain) (string, error) {
 	}
 	root := filepath.Join(base, "zoocurator-curatortest")
 	final := filepath.Join(root, key)
-	if isCompiled(final) {
+	if p.isCompiled(final) {
 		return final, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -146,8 +160,8 @@ func compile(tc *toolchain) (string, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
-	src := filepath.Join(tmp, mainClass+".java")
-	if err := os.WriteFile(src, toolSource, 0o644); err != nil {
+	src := filepath.Join(tmp, p.mainClass+".java")
+	if err := os.WriteFile(src, p.source, 0o644); err != nil {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
 	cmd := exec.Command(tc.javac, "-nowarn", "-encoding", "UTF-8", "-d", tmp,
@@ -156,7 +170,7 @@ func compile(tc *toolchain) (string, error) {
 		return "", fmt.Errorf("curatortest: javac %s: %w\n%s", src, err, out)
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		if isCompiled(final) { // another process was quicker
+		if p.isCompiled(final) { // another process was quicker
 			return final, nil
 		}
 		return "", fmt.Errorf("curatortest: %w", err)
@@ -164,7 +178,7 @@ func compile(tc *toolchain) (string, error) {
 	return final, nil
 }
 
-func isCompiled(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, mainClass+".class"))
+func (p *javaProgram) isCompiled(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, p.mainClass+".class"))
 	return err == nil
 }

@@ -524,3 +524,44 @@ func TestCommandsAndErrors(t *testing.T) {
 	_, err = a.Do(ctx, "ping")
 	require.ErrorIs(t, err, curatortest.ErrExited)
 }
+
+// TestBench runs a short workload on Curator with StartBench, and the ways it fails: an
+// unknown workload (found before a JVM starts), a path Curator refuses (the JVM's error,
+// before ready), a context that ends first (the JVM is killed).
+func TestBench(t *testing.T) {
+	connect := server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := curatortest.BenchConfig{Connect: connect, SessionTimeout: 30 * time.Second, Workload: "mutex",
+		Clients: 1, PerClient: 2, OpsPerWorker: 10, Base: "/bench/mutex", WarmupOpsPerWorker: 2, WarmupBase: "/bench/warmup"}
+
+	b, err := curatortest.StartBench(ctx, cfg)
+	require.NoError(t, err)
+	line, err := b.Run(ctx)
+	require.NoError(t, err)
+	assert.Regexp(t, `^\{"impl":"curator","workload":"mutex","clients":1,"per_client":2,"ops":20,"seconds":[0-9.]+,`+
+		`"ops_per_s":[0-9.]+,"p50_us":[0-9]+,"p99_us":[0-9]+,"violations":0\}$`, line)
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "Close may be called again")
+	for _, p := range []string{"/bench/mutex", "/bench/warmup"} {
+		kids, err := zktest.Children(ctx, connect, p)
+		require.NoError(t, err)
+		assert.Empty(t, kids, "no lock node left under %s", p)
+	}
+
+	bad := cfg
+	bad.Workload = "nosuch"
+	_, err = curatortest.StartBench(ctx, bad)
+	assert.ErrorIs(t, err, curatortest.ErrBenchFailed)
+
+	bad = cfg
+	bad.Base = "no-slash"
+	_, err = curatortest.StartBench(ctx, bad)
+	assert.ErrorIs(t, err, curatortest.ErrBenchFailed)
+	assert.Contains(t, err.Error(), "Path must start with /", "the JVM's message is passed on")
+
+	done, stop := context.WithCancel(ctx)
+	stop()
+	_, err = curatortest.StartBench(done, cfg)
+	assert.ErrorIs(t, err, context.Canceled)
+}

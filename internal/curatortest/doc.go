@@ -106,6 +106,13 @@
 // Two handles on the same path in one Tool contend like two threads of one process;
 // use two Tools for two processes.
 //
+// # Benchmark
+//
+// StartBench runs one of zkbench's workloads on Curator instead
+// (java/CuratorBench.java, compiled the same way): C Curator clients with G worker threads
+// each, timed inside the JVM, reporting the line of shared/bench/WORKLOADS.md. It needs no
+// testing.T; cmd/zkbench's --impl curator uses it.
+//
 // # Requirements
 //
 // java and javac (JAVA_HOME or PATH) and Curator 5.4's jars with their dependencies:

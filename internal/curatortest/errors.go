@@ -8,6 +8,10 @@ var (
 	ErrUnavailable = errors.New("curatortest: Java or Curator not available")
 	// ErrExited is returned by a Tool whose JVM has exited (after Close or Kill, or a crash).
 	ErrExited = errors.New("curatortest: Curator tool has exited")
+	// ErrBenchFailed marks a failure of a Bench (StartBench): a bad configuration or
+	// workload, a recipe that failed in the JVM, a JVM that exited. The error's text
+	// carries the JVM's message and the end of its stderr.
+	ErrBenchFailed = errors.New("curatortest: curator bench failed")
 )
 
 // CommandError is the error Do returns when the tool answers "err <message>".

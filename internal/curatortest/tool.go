@@ -85,7 +85,7 @@ func Start(t testing.TB, connect string, opts ...Option) *Tool {
 		}
 		t.Fatalf("%v", err)
 	}
-	dir, err := compiled(tc)
+	dir, err := toolProgram.compiled(tc)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -109,7 +109,7 @@ func start(tc *toolchain, dir, connect string, o options) (*Tool, error) {
 	cmd := exec.Command(tc.java,
 		"-Xmx96m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Djava.io.tmpdir="+os.TempDir(),
-		"-cp", cp, mainClass, connect, strconv.FormatInt(o.sessionTimeout.Milliseconds(), 10))
+		"-cp", cp, toolProgram.mainClass, connect, strconv.FormatInt(o.sessionTimeout.Milliseconds(), 10))
 	cmd.Dir = filepath.Clean(dir)
 	cmd.SysProcAttr = sysProcAttr()
 	tool := &Tool{
