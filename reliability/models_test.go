@@ -1,0 +1,322 @@
+package reliability_test
+
+import (
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The sequential specifications that recorded histories are checked against (with
+// porcupine, as etcd's robustness tests do). Facts carried over from etcd's models:
+//
+//   - an operation whose outcome is unknown (its context ended, it timed out, its
+//     connection was lost) is recorded with the return time of the end of the history
+//     and an output that the model accepts whatever the state: the model applies it.
+//     Since it may be linearized at any point after its call, up to the end, "applied
+//     at the end" stands for "never applied": together they cover both outcomes;
+//   - a read that failed tells nothing and is not recorded.
+//
+// Each Step is a pure function of its arguments, as porcupine requires.
+
+// result is the definite outcome of a ZooKeeper write or read, or unknown.
+type result int
+
+const (
+	resOK result = iota
+	resNoNode
+	resNodeExists
+	resBadVersion
+	resUnknown
+)
+
+func (r result) String() string {
+	return [...]string{"ok", "NoNode", "NodeExists", "BadVersion", "unknown"}[r]
+}
+
+// # Register per znode
+
+// regKeys is how many znodes the register workload uses; a transaction spans two.
+const regKeys = 2
+
+// znode is one node of the register: whether it exists, its data and its data version.
+type znode struct {
+	exists  bool
+	data    string
+	version int32
+}
+
+// regState is the register: every key's node. It is comparable, so porcupine's default
+// equality works.
+type regState [regKeys]znode
+
+type regKind int
+
+const (
+	regCreate      regKind = iota // create(key, data)
+	regGet                        // getData(key)
+	regSet                        // setData(key, data, -1)
+	regSetV                       // setData(key, data, version)
+	regDelete                     // delete(key, -1)
+	regDeleteV                    // delete(key, version)
+	regTxnCheck                   // multi: check(key, version) + setData(other, data, -1)
+	regTxnRecreate                // multi: delete(key, -1) + create(key, data)
+)
+
+var regKindNames = [...]string{"create", "get", "set", "setV", "delete", "deleteV", "txn(check,set)", "txn(delete,create)"}
+
+// regInput is one call on the register.
+type regInput struct {
+	kind    regKind
+	key     int
+	data    string
+	version int32
+}
+
+// regOutput is what the call returned: its result, for get the data and version, for a
+// set the new version, for a failed transaction the index of the op that failed.
+type regOutput struct {
+	res     result
+	data    string
+	version int32
+	index   int
+}
+
+// regApply runs in on st: the state after it and the output a correct server returns.
+func regApply(st regState, in regInput) (regState, regOutput) {
+	other := (in.key + 1) % regKeys
+	n := st[in.key]
+	switch in.kind {
+	case regCreate:
+		if n.exists {
+			return st, regOutput{res: resNodeExists}
+		}
+		st[in.key] = znode{exists: true, data: in.data}
+		return st, regOutput{res: resOK}
+	case regGet:
+		if !n.exists {
+			return st, regOutput{res: resNoNode}
+		}
+		return st, regOutput{res: resOK, data: n.data, version: n.version}
+	case regSet, regSetV:
+		if !n.exists {
+			return st, regOutput{res: resNoNode}
+		}
+		if in.kind == regSetV && n.version != in.version {
+			return st, regOutput{res: resBadVersion}
+		}
+		st[in.key] = znode{exists: true, data: in.data, version: n.version + 1}
+		return st, regOutput{res: resOK, version: n.version + 1}
+	case regDelete, regDeleteV:
+		if !n.exists {
+			return st, regOutput{res: resNoNode}
+		}
+		if in.kind == regDeleteV && n.version != in.version {
+			return st, regOutput{res: resBadVersion}
+		}
+		st[in.key] = znode{}
+		return st, regOutput{res: resOK}
+	case regTxnCheck:
+		if !n.exists {
+			return st, regOutput{res: resNoNode, index: 0}
+		}
+		if n.version != in.version {
+			return st, regOutput{res: resBadVersion, index: 0}
+		}
+		o := st[other]
+		if !o.exists {
+			return st, regOutput{res: resNoNode, index: 1}
+		}
+		st[other] = znode{exists: true, data: in.data, version: o.version + 1}
+		return st, regOutput{res: resOK}
+	case regTxnRecreate:
+		if !n.exists {
+			return st, regOutput{res: resNoNode, index: 0}
+		}
+		st[in.key] = znode{exists: true, data: in.data} // a recreated node starts at version 0
+		return st, regOutput{res: resOK}
+	}
+	return st, regOutput{res: -1} // no such call: matches no output
+}
+
+// registerModel is the register: each znode a (exists, data, version) cell.
+var registerModel = porcupine.Model{
+	Init: func() any { return regState{} },
+	Step: func(state, input, output any) (bool, any) {
+		in, out := input.(regInput), output.(regOutput)
+		next, want := regApply(state.(regState), in)
+		if out.res == resUnknown {
+			return true, next
+		}
+		if out.res != want.res {
+			return false, state
+		}
+		switch {
+		case in.kind == regGet && out.res == resOK:
+			return out.data == want.data && out.version == want.version, next
+		case (in.kind == regSet || in.kind == regSetV) && out.res == resOK:
+			return out.version == want.version, next
+		case (in.kind == regTxnCheck || in.kind == regTxnRecreate) && out.res != resOK:
+			return out.index == want.index, next
+		}
+		return true, next
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(regInput), output.(regOutput)
+		call := fmt.Sprintf("%s(k%d", regKindNames[in.kind], in.key)
+		if in.data != "" {
+			call += ", " + in.data
+		}
+		if in.kind == regSetV || in.kind == regDeleteV || in.kind == regTxnCheck {
+			call += fmt.Sprintf(", v%d", in.version)
+		}
+		call += ")"
+		switch {
+		case out.res == resOK && in.kind == regGet:
+			return fmt.Sprintf("%s -> %q v%d", call, out.data, out.version)
+		case out.res == resOK && (in.kind == regSet || in.kind == regSetV):
+			return fmt.Sprintf("%s -> v%d", call, out.version)
+		case out.res != resOK && out.res != resUnknown && (in.kind == regTxnCheck || in.kind == regTxnRecreate):
+			return fmt.Sprintf("%s -> %s at op %d", call, out.res, out.index)
+		}
+		return fmt.Sprintf("%s -> %s", call, out.res)
+	},
+	DescribeState: func(state any) string {
+		s := ""
+		for k, n := range state.(regState) {
+			if n.exists {
+				s += fmt.Sprintf("k%d=%q v%d ", k, n.data, n.version)
+			} else {
+				s += fmt.Sprintf("k%d=none ", k)
+			}
+		}
+		return s
+	},
+}
+
+// # Counter (recipes/atomic)
+
+type ctrKind int
+
+const (
+	ctrIncrement ctrKind = iota
+	ctrCompareAndSet
+	ctrGet
+)
+
+// ctrInput is one call on the counter; expected and n are CompareAndSet's.
+type ctrInput struct {
+	kind        ctrKind
+	expected, n int64
+}
+
+// ctrOutput is the call's Result (Succeeded, Pre, Post), or unknown when it returned an
+// error matching atomic.ErrUnknownOutcome or its context ended.
+type ctrOutput struct {
+	unknown   bool
+	succeeded bool
+	pre, post int64
+}
+
+// counterModel is a 64-bit counter: no increment lost, none applied twice, and a
+// compare-and-set succeeds exactly when the counter holds the expected value. A call
+// with Succeeded false and no error wrote nothing (the optimistic tries lost the race,
+// or, for CompareAndSet, the counter did not hold the expected value).
+var counterModel = porcupine.Model{
+	Init: func() any { return int64(0) },
+	Step: func(state, input, output any) (bool, any) {
+		s, in, out := state.(int64), input.(ctrInput), output.(ctrOutput)
+		switch in.kind {
+		case ctrIncrement:
+			switch {
+			case out.unknown:
+				return true, s + 1
+			case out.succeeded:
+				return out.pre == s && out.post == s+1, s + 1
+			}
+			return true, s
+		case ctrCompareAndSet:
+			switch {
+			case out.unknown:
+				if s == in.expected {
+					return true, in.n
+				}
+				return true, s
+			case out.succeeded:
+				return s == in.expected && out.post == in.n, in.n
+			}
+			return s != in.expected, s
+		case ctrGet:
+			return out.post == s, s
+		}
+		return false, s
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(ctrInput), output.(ctrOutput)
+		call := map[ctrKind]string{ctrIncrement: "increment()", ctrGet: "get()",
+			ctrCompareAndSet: fmt.Sprintf("compareAndSet(%d, %d)", in.expected, in.n)}[in.kind]
+		switch {
+		case out.unknown:
+			return call + " -> unknown"
+		case in.kind == ctrGet:
+			return fmt.Sprintf("%s -> %d", call, out.post)
+		case out.succeeded:
+			return fmt.Sprintf("%s -> ok %d→%d", call, out.pre, out.post)
+		}
+		return call + " -> not done"
+	},
+	DescribeState: func(state any) string { return fmt.Sprint(state.(int64)) },
+}
+
+// # Lock-protected register with fencing tokens
+
+// fencedState is the store behind a lock: its value and the highest token it accepted.
+type fencedState struct {
+	value, highest int64
+}
+
+// fencedInput is a read of the store, or a write of read+1 by a holder whose lease has
+// token and who read the value read.
+type fencedInput struct {
+	write       bool
+	token, read int64
+}
+
+// fencedOutput is what the store answered: the value read, or whether the write was
+// accepted.
+type fencedOutput struct {
+	value    int64
+	accepted bool
+}
+
+// fencedModel is the lock-protected register: a read returns the value; a write is
+// accepted only with a token no older than every token accepted before, and only if the
+// holder's read is still the value (the lock let no one write in between: no lost
+// update); a refused write changes nothing, and only an older token may be refused.
+var fencedModel = porcupine.Model{
+	Init: func() any { return fencedState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in, out := state.(fencedState), input.(fencedInput), output.(fencedOutput)
+		if !in.write {
+			return out.value == s.value, s
+		}
+		if !out.accepted {
+			return in.token < s.highest, s
+		}
+		return in.token >= s.highest && in.read == s.value, fencedState{value: in.read + 1, highest: in.token}
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(fencedInput), output.(fencedOutput)
+		if !in.write {
+			return fmt.Sprintf("read() -> %d", out.value)
+		}
+		verdict := "refused"
+		if out.accepted {
+			verdict = "accepted"
+		}
+		return fmt.Sprintf("write(token %d, %d) -> %s", in.token, in.read+1, verdict)
+	},
+	DescribeState: func(state any) string {
+		s := state.(fencedState)
+		return fmt.Sprintf("value %d, highest token %d", s.value, s.highest)
+	},
+}
