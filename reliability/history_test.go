@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,20 +33,28 @@ type recorder struct {
 	unknown []int // indexes of operations whose outcome is unknown
 }
 
-// add records an operation that returned a definite outcome.
-func (r *recorder) add(client int, in, out any, call, ret int64) {
+// add records an operation that returned a definite outcome; err, when not nil, is kept
+// as the operation's metadata (shown in the visualisation).
+func (r *recorder) add(client int, in, out any, call, ret int64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
+	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret, Metadata: errText(err)})
 }
 
 // addUnknown records an operation whose outcome is unknown: it may have been applied at
 // any time after call, or never. Its return is set to the end of the history.
-func (r *recorder) addUnknown(client int, in, out any, call int64) {
+func (r *recorder) addUnknown(client int, in, out any, call int64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.unknown = append(r.unknown, len(r.ops))
-	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call})
+	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Metadata: errText(err)})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // history returns the operations, the unknown ones returning after every other event.
@@ -84,6 +93,7 @@ func artifactDir() (string, error) {
 func checkHistory(t testing.TB, name string, model porcupine.Model, ops []porcupine.Operation) porcupine.CheckResult {
 	t.Helper()
 	start := time.Now()
+	model.DescribeOperationMetadata = func(m any) string { return m.(string) }
 	res, info := porcupine.CheckOperationsVerbose(model, ops, histCheckTimeout)
 	t.Logf("history %s: %d operations, %s (checked in %v)", name, len(ops), res, time.Since(start).Round(time.Millisecond))
 	if res == porcupine.Ok {
@@ -101,9 +111,29 @@ func checkHistory(t testing.TB, name string, model porcupine.Model, ops []porcup
 		return res
 	}
 	t.Logf("history %s is %s: porcupine's visualisation is %s", name, res, path)
+	if err := os.WriteFile(strings.TrimSuffix(path, ".html")+".txt", []byte(describeHistory(model, ops)), 0o644); err != nil {
+		t.Errorf("history %s: writing it as text: %v", name, err)
+	}
 	firstVisualisation.CompareAndSwap(nil, &path)
 	return res
 }
 
 // firstVisualisation is the path of the first visualisation written (the soak reports it).
 var firstVisualisation atomic.Pointer[string]
+
+// describeHistory lists ops as text, by invocation time: client, call and return in
+// milliseconds, the operation, and its error if any.
+func describeHistory(model porcupine.Model, ops []porcupine.Operation) string {
+	sorted := append([]porcupine.Operation(nil), ops...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Call < sorted[j].Call })
+	var b strings.Builder
+	for _, op := range sorted {
+		fmt.Fprintf(&b, "c%d [%.3f, %.3f] %s", op.ClientId, float64(op.Call)/1e6, float64(op.Return)/1e6,
+			model.DescribeOperation(op.Input, op.Output))
+		if m, _ := op.Metadata.(string); m != "" {
+			fmt.Fprintf(&b, " (%s)", m)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -129,7 +129,7 @@ func registerWorker(c *framework.Client, paths [regKeys]string, id int, rec *rec
 		in.version = seen[in.key]
 		octx, cancel := context.WithTimeout(ctx, histOpTimeout)
 		call := histNow()
-		out, _ := regCall(octx, c, paths, in)
+		out, err := regCall(octx, c, paths, in)
 		ret := histNow()
 		cancel()
 		switch {
@@ -137,7 +137,7 @@ func registerWorker(c *framework.Client, paths [regKeys]string, id int, rec *rec
 			return false // a failed read tells nothing
 		case out.res == resUnknown:
 			// Also when the scenario's end cancelled it: the request may be applied.
-			rec.addUnknown(id, in, regOutput{res: resUnknown}, call)
+			rec.addUnknown(id, in, regOutput{res: resUnknown}, call, err)
 			return false
 		}
 		if out.res == resOK && (in.kind == regGet || in.kind == regSet || in.kind == regSetV) {
@@ -146,7 +146,7 @@ func registerWorker(c *framework.Client, paths [regKeys]string, id int, rec *rec
 		if out.res == resOK && (in.kind == regCreate || in.kind == regTxnRecreate) {
 			seen[in.key] = 0
 		}
-		rec.add(id, in, out, call, ret)
+		rec.add(id, in, out, call, ret, nil)
 		return true
 	}
 }
@@ -183,17 +183,17 @@ func counterWorker(ctr *zatomic.Long, id int, rec *recorder, rng *rand.Rand) fun
 		case err != nil && in.kind == ctrGet:
 			return false
 		case errors.Is(err, zatomic.ErrUnknownOutcome):
-			rec.addUnknown(id, in, ctrOutput{unknown: true}, call)
+			rec.addUnknown(id, in, ctrOutput{unknown: true}, call, err)
 			return false
 		case err != nil:
 			// The recipe says nothing was written: a definite "not done".
-			rec.add(id, in, ctrOutput{}, call, ret)
+			rec.add(id, in, ctrOutput{failed: true}, call, ret, err)
 			return false
 		}
 		if res.Succeeded || in.kind == ctrGet {
 			seen = res.Post
 		}
-		rec.add(id, in, ctrOutput{succeeded: res.Succeeded, pre: res.Pre, post: res.Post}, call, ret)
+		rec.add(id, in, ctrOutput{succeeded: res.Succeeded, pre: res.Pre, post: res.Post}, call, ret, nil)
 		return true
 	}
 }
@@ -214,7 +214,7 @@ func (s *fencedStore) read(client int) int64 {
 	defer s.mu.Unlock()
 	call := histNow()
 	v := s.value
-	s.rec.add(client, fencedInput{}, fencedOutput{value: v}, call, histNow())
+	s.rec.add(client, fencedInput{}, fencedOutput{value: v}, call, histNow(), nil)
 	return v
 }
 
@@ -226,7 +226,7 @@ func (s *fencedStore) write(client int, token, read int64) bool {
 	if ok {
 		s.value, s.highest = read+1, max(s.highest, token)
 	}
-	s.rec.add(client, fencedInput{write: true, token: token, read: read}, fencedOutput{accepted: ok}, call, histNow())
+	s.rec.add(client, fencedInput{write: true, token: token, read: read}, fencedOutput{accepted: ok}, call, histNow(), nil)
 	return ok
 }
 

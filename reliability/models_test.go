@@ -209,10 +209,12 @@ type ctrInput struct {
 	expected, n int64
 }
 
-// ctrOutput is the call's Result (Succeeded, Pre, Post), or unknown when it returned an
-// error matching atomic.ErrUnknownOutcome or its context ended.
+// ctrOutput is the call's Result (Succeeded, Pre, Post); unknown when it returned an
+// error matching atomic.ErrUnknownOutcome, failed when it returned another error (the
+// recipe then promises that nothing was written).
 type ctrOutput struct {
 	unknown   bool
+	failed    bool
 	succeeded bool
 	pre, post int64
 }
@@ -225,6 +227,9 @@ var counterModel = porcupine.Model{
 	Init: func() any { return int64(0) },
 	Step: func(state, input, output any) (bool, any) {
 		s, in, out := state.(int64), input.(ctrInput), output.(ctrOutput)
+		if out.failed {
+			return in.kind != ctrGet, s
+		}
 		switch in.kind {
 		case ctrIncrement:
 			switch {
@@ -257,6 +262,8 @@ var counterModel = porcupine.Model{
 		switch {
 		case out.unknown:
 			return call + " -> unknown"
+		case out.failed:
+			return call + " -> failed, nothing written"
 		case in.kind == ctrGet:
 			return fmt.Sprintf("%s -> %d", call, out.post)
 		case out.succeeded:
