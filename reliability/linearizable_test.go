@@ -87,10 +87,16 @@ func regCall(ctx context.Context, c *framework.Client, paths [regKeys]string, in
 	case regCreate:
 		_, err = c.Create(ctx, p, []byte(in.data))
 	case regGet:
+		// ZooKeeper serves a read from the server the client is connected to, which may
+		// lag behind a write another client already saw acknowledged: reads are
+		// sequentially consistent, not linearizable. A sync first makes that server catch
+		// up with the leader, which is how a ZooKeeper client reads linearizably.
 		var data []byte
 		var st *framework.Stat
-		if data, st, err = c.GetData(ctx, p); err == nil {
-			out.data, out.version = string(data), st.Version
+		if err = c.Sync(ctx, framework.ParentPath(p)); err == nil {
+			if data, st, err = c.GetData(ctx, p); err == nil {
+				out.data, out.version = string(data), st.Version
+			}
 		}
 	case regSet, regSetV:
 		v := int32(-1)
@@ -152,8 +158,9 @@ func registerWorker(c *framework.Client, paths [regKeys]string, id int, rec *rec
 }
 
 // counterWorker returns worker id's next operation on the counter: an increment, a
-// compare-and-set from the last value this worker saw to the next, or a get.
-func counterWorker(ctr *zatomic.Long, id int, rec *recorder, rng *rand.Rand) func(context.Context) bool {
+// compare-and-set from the last value this worker saw to the next, or a get (after a
+// sync, as regCall's reads).
+func counterWorker(c *framework.Client, ctr *zatomic.Long, id int, rec *recorder, rng *rand.Rand) func(context.Context) bool {
 	var seen int64
 	return func(ctx context.Context) bool {
 		var in ctrInput
@@ -175,7 +182,9 @@ func counterWorker(ctr *zatomic.Long, id int, rec *recorder, rng *rand.Rand) fun
 		case ctrCompareAndSet:
 			res, err = ctr.CompareAndSet(octx, in.expected, in.n)
 		case ctrGet:
-			res, err = ctr.Get(octx)
+			if err = c.Sync(octx, ctr.Path()); err == nil {
+				res, err = ctr.Get(octx)
+			}
 		}
 		ret := histNow()
 		cancel()
@@ -303,7 +312,7 @@ func runHistory(t *testing.T, f fault, p histProfile) histOutcome {
 	for i, c := range e.clients() {
 		ctr, err := zatomic.NewLong(c, ctrPath)
 		require.NoError(t, err)
-		ops = append(ops, counterWorker(ctr, i, ctrRec, rand.New(rand.NewPCG(seed, uint64(10+i)))))
+		ops = append(ops, counterWorker(c, ctr, i, ctrRec, rand.New(rand.NewPCG(seed, uint64(10+i)))))
 		m, err := mutex.New(c, lockPath)
 		require.NoError(t, err)
 		ops = append(ops, lockWorker(m, i, st))

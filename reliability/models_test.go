@@ -220,9 +220,12 @@ type ctrOutput struct {
 }
 
 // counterModel is a 64-bit counter: no increment lost, none applied twice, and a
-// compare-and-set succeeds exactly when the counter holds the expected value. A call
-// with Succeeded false and no error wrote nothing (the optimistic tries lost the race,
-// or, for CompareAndSet, the counter did not hold the expected value).
+// compare-and-set that succeeded found the expected value and applied once. A call with
+// Succeeded false and no error wrote nothing (the optimistic tries lost the race). A
+// compare-and-set that did not succeed is not taken as proof that the counter held
+// another value: like Curator's, it compares with what the client's server returned,
+// and ZooKeeper reads are not linearizable across clients (a follower may lag behind an
+// acknowledged write), so it may fail spuriously — a weak compare-and-set.
 var counterModel = porcupine.Model{
 	Init: func() any { return int64(0) },
 	Step: func(state, input, output any) (bool, any) {
@@ -249,7 +252,7 @@ var counterModel = porcupine.Model{
 			case out.succeeded:
 				return s == in.expected && out.post == in.n, in.n
 			}
-			return s != in.expected, s
+			return true, s
 		case ctrGet:
 			return out.post == s, s
 		}
