@@ -2,8 +2,10 @@ package reliability_test
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/assert"
 )
 
 // The sequential specifications that recorded histories are checked against (with
@@ -329,4 +331,84 @@ var fencedModel = porcupine.Model{
 		s := state.(fencedState)
 		return fmt.Sprintf("value %d, highest token %d", s.value, s.highest)
 	},
+}
+
+// TestLinearModels checks the models themselves on small hand-written histories (no
+// server): what each must accept, and what it must reject.
+func TestLinearModels(t *testing.T) {
+	op := func(client int, in, out any, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret}
+	}
+	const end = 1000 // the end of every history: an unknown operation's return
+	create := regInput{kind: regCreate, key: 0, data: "a"}
+	get := regInput{kind: regGet, key: 0}
+	cases := []struct {
+		name  string
+		model porcupine.Model
+		ops   []porcupine.Operation
+		ok    bool
+	}{
+		{"register: create then read", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(1, get, regOutput{res: resOK, data: "a"}, 20, 30)}, true},
+		{"register: read misses an acknowledged create", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(1, get, regOutput{res: resNoNode}, 20, 30)}, false},
+		{"register: unknown create, then seen", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resUnknown}, 0, end),
+			op(1, get, regOutput{res: resOK, data: "a"}, 20, 30)}, true},
+		{"register: unknown create, never seen", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resUnknown}, 0, end),
+			op(1, get, regOutput{res: resNoNode}, 20, 30)}, true},
+		{"register: set applied twice", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(0, regInput{kind: regSet, key: 0, data: "b"}, regOutput{res: resOK, version: 2}, 20, 30)}, false},
+		{"register: recreate resets the version", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(0, regInput{kind: regSet, key: 0, data: "b"}, regOutput{res: resOK, version: 1}, 20, 30),
+			op(0, regInput{kind: regTxnRecreate, key: 0, data: "c"}, regOutput{res: resOK}, 40, 50),
+			op(1, regInput{kind: regSetV, key: 0, data: "d", version: 0}, regOutput{res: resOK, version: 1}, 60, 70)}, true},
+		{"register: transaction check fails on the first op", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(0, regInput{kind: regTxnCheck, key: 0, data: "x", version: 3}, regOutput{res: resBadVersion, index: 0}, 20, 30)}, true},
+		{"register: transaction blamed on the wrong op", registerModel, []porcupine.Operation{
+			op(0, create, regOutput{res: resOK}, 0, 10),
+			op(0, regInput{kind: regTxnCheck, key: 0, data: "x", version: 0}, regOutput{res: resNoNode, index: 0}, 20, 30)}, false},
+		{"counter: increments and a read", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrIncrement}, ctrOutput{succeeded: true, pre: 0, post: 1}, 0, 10),
+			op(1, ctrInput{kind: ctrIncrement}, ctrOutput{succeeded: true, pre: 1, post: 2}, 5, 20),
+			op(2, ctrInput{kind: ctrGet}, ctrOutput{post: 2}, 30, 40)}, true},
+		{"counter: lost increment", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrIncrement}, ctrOutput{succeeded: true, pre: 0, post: 1}, 0, 10),
+			op(1, ctrInput{kind: ctrIncrement}, ctrOutput{succeeded: true, pre: 0, post: 1}, 20, 30)}, false},
+		{"counter: unknown increment applied or not", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrIncrement}, ctrOutput{unknown: true}, 0, end),
+			op(1, ctrInput{kind: ctrGet}, ctrOutput{post: 0}, 10, 20),
+			op(1, ctrInput{kind: ctrGet}, ctrOutput{post: 1}, 30, 40)}, true},
+		{"counter: unknown increment applied twice", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrIncrement}, ctrOutput{unknown: true}, 0, end),
+			op(1, ctrInput{kind: ctrGet}, ctrOutput{post: 2}, 30, 40)}, false},
+		{"counter: failed call wrote nothing", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrIncrement}, ctrOutput{failed: true}, 0, 10),
+			op(1, ctrInput{kind: ctrGet}, ctrOutput{post: 1}, 30, 40)}, false},
+		{"counter: compare-and-set twice from the same value", counterModel, []porcupine.Operation{
+			op(0, ctrInput{kind: ctrCompareAndSet, expected: 0, n: 1}, ctrOutput{succeeded: true, pre: 0, post: 1}, 0, 10),
+			op(1, ctrInput{kind: ctrCompareAndSet, expected: 0, n: 1}, ctrOutput{succeeded: true, pre: 0, post: 1}, 20, 30)}, false},
+		{"fenced: newer token after older", fencedModel, []porcupine.Operation{
+			op(0, fencedInput{write: true, token: 1, read: 0}, fencedOutput{accepted: true}, 0, 10),
+			op(1, fencedInput{write: true, token: 2, read: 1}, fencedOutput{accepted: true}, 20, 30)}, true},
+		{"fenced: older token accepted after a newer one", fencedModel, []porcupine.Operation{
+			op(1, fencedInput{write: true, token: 2, read: 0}, fencedOutput{accepted: true}, 0, 10),
+			op(0, fencedInput{write: true, token: 1, read: 1}, fencedOutput{accepted: true}, 20, 30)}, false},
+		{"fenced: lost update", fencedModel, []porcupine.Operation{
+			op(0, fencedInput{write: true, token: 1, read: 0}, fencedOutput{accepted: true}, 0, 10),
+			op(1, fencedInput{write: true, token: 2, read: 0}, fencedOutput{accepted: true}, 20, 30)}, false},
+		{"fenced: a current token refused", fencedModel, []porcupine.Operation{
+			op(0, fencedInput{write: true, token: 1, read: 0}, fencedOutput{accepted: false}, 0, 10)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.ok, porcupine.CheckOperations(c.model, c.ops))
+		})
+	}
 }
