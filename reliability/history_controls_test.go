@@ -24,9 +24,11 @@ import (
 // stall that lasts until the server expires a session.
 
 // wantVerdict checks h against model and asserts porcupine's verdict; a rejection must
-// come with its visualisation.
+// come with its visualisation, which goes to a directory deleted with the test (a
+// rejection is what a control expects: its files would only pile up).
 func wantVerdict(t *testing.T, name string, model porcupine.Model, rec *recorder, want porcupine.CheckResult) {
 	t.Helper()
+	t.Setenv("ZOOCURATOR_ARTIFACTS", t.TempDir())
 	before := visualisationCount()
 	got := checkHistory(t, name, model, rec.history())
 	assert.Equal(t, want, got, "porcupine's verdict on the %s history", name)
