@@ -10,7 +10,10 @@
 //     paused process wakes up after its session expired;
 //   - liveness: after the fault heals every worker finishes within a bound;
 //   - cleanliness: no recipe nodes, ephemerals or watches left; containers reaped; no
-//     goroutines leaked.
+//     goroutines leaked;
+//   - linearizability: the histories of a znode register, a recipes/atomic counter and a
+//     mutex-protected fenced store, recorded under every fault, are checked with
+//     porcupine (an operation with an unknown outcome may or may not have been applied).
 //
 // `go test ./reliability` runs the fast profile (part of `make test`); `make soak` runs
 // rounds for as long as asked (-soak=30m) and prints the counts.
