@@ -26,6 +26,7 @@ func TestCounterUsage(t *testing.T) {
 		{[]string{"counter", "add", "/c", "2147483648", "--int"}, "fits in 32 bits"},
 		{[]string{"counter", "add", "/c", "-3"}, "flag provided but not defined: -3"},
 		{[]string{"counter", "set", "/c", "1", "--expect", "x"}, `bad --expect "x"`},
+		{[]string{"counter", "set", "/c", "1", "--expect", ""}, `bad --expect ""`}, // an unset shell variable must not turn it into a forced set
 		{[]string{"counter", "get", "c"}, "bad path"},
 		{[]string{"counter", "get", "/zookeeper"}, "cannot be used"},
 		{[]string{"sharedcount", "set", "/s"}, "sharedcount set: missing <value>"},
