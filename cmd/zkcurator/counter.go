@@ -18,9 +18,12 @@ func (a *app) counterCmd(ctx context.Context, verb string, args []string, names 
 	topic := "counter " + verb
 	fs := a.newFlagSet(topic)
 	intFlag := fs.Bool("int", false, "a 4-byte counter (Curator's DistributedAtomicInteger) instead of an 8-byte one")
-	var expectStr *string
+	var expectStr *string // nil unless --expect was given, even empty
 	if verb == "set" {
-		expectStr = fs.String("expect", "", "set only if the counter holds this value (compare-and-set)")
+		fs.Func("expect", "set only if the counter holds this value (compare-and-set)", func(v string) error {
+			expectStr = &v
+			return nil
+		})
 	}
 	pos, _, err := a.parseArgs(fs, topic, args, names, false)
 	if err != nil {
@@ -38,7 +41,7 @@ func (a *app) counterCmd(ctx context.Context, verb string, args []string, names 
 			return "", 0, false, nil, nil, err
 		}
 	}
-	if expectStr != nil && *expectStr != "" {
+	if expectStr != nil {
 		e, err := parseCount(topic, "--expect", *expectStr, bits)
 		if err != nil {
 			return "", 0, false, nil, nil, err
