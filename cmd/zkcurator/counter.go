@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/versioned"
 	"github.com/zoocurator/zoocurator/recipes/atomic"
 	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
@@ -101,7 +102,7 @@ func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
 // status, saying plainly when the write may have been applied.
 func writeFailed(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(err, atomic.ErrUnknownOutcome) || errors.Is(err, sharedcount.ErrUnknownOutcome):
+	case errors.Is(err, versioned.ErrUnknownOutcome):
 		return exitWith(exitError, "%s: the outcome is unknown (the connection was lost while it was in flight): it may or may not have been applied: %v", what, err)
 	case ctx.Err() != nil:
 		return exitWith(exitInterrupted, "interrupted: %s", what)
@@ -242,14 +243,19 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 	}
 	defer c.Close()
 	path := pos[0]
-	if *version >= 0 { // a versioned set needs a node at that version: never create one
-		st, err := c.Exists(ctx, path)
-		if err != nil {
+	if *version >= 0 {
+		// One versioned setData: it never creates the node, and a retry after a lost
+		// connection that cannot prove what happened is reported as unknown.
+		_, err := versioned.SetData(ctx, c, path, sharedcount.Encode(int32(n)), int32(*version))
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+			return exitWith(exitConflict, "sharedcount set %s: not set: the node does not exist, so it is not at version %d", path, *version)
+		case errors.Is(err, versioned.ErrConflict):
+			return exitWith(exitConflict, "sharedcount set %s: not set: the node is not at version %d", path, *version)
+		case err != nil:
 			return writeFailed(ctx, "sharedcount set "+path, err)
 		}
-		if st == nil {
-			return exitWith(exitConflict, "sharedcount set %s: not set: the node does not exist, so it is not at version %d", path, *version)
-		}
+		return nil
 	}
 	cnt, err := sharedcount.New(c, path, int32(n))
 	if err != nil {
@@ -259,24 +265,7 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 	if err := cnt.Start(ctx); err != nil {
 		return writeFailed(ctx, "sharedcount set "+path, err)
 	}
-	if *version < 0 {
-		if err := cnt.Set(ctx, int32(n)); err != nil {
-			return writeFailed(ctx, "sharedcount set "+path, err)
-		}
-		return nil
-	}
-	cur, err := cnt.Get()
-	if err != nil {
-		return writeFailed(ctx, "sharedcount set "+path, err)
-	}
-	if int(cur.Version) != *version {
-		return exitWith(exitConflict, "sharedcount set %s: not set: the node is at version %d, not %d (it holds %d)", path, cur.Version, *version, cur.Value)
-	}
-	err = cnt.TrySet(ctx, cur, int32(n))
-	if errors.Is(err, sharedcount.ErrConflict) {
-		return exitWith(exitConflict, "sharedcount set %s: not set: the node changed after version %d", path, *version)
-	}
-	if err != nil {
+	if err := cnt.Set(ctx, int32(n)); err != nil {
 		return writeFailed(ctx, "sharedcount set "+path, err)
 	}
 	return nil

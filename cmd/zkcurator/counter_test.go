@@ -114,7 +114,7 @@ func TestSharedCount(t *testing.T) {
 
 	p = zkc(t, c, "sharedcount", "set", path, "8", "--version", got[1]+"0")
 	assert.Equal(t, 3, p.code)
-	assert.Contains(t, p.stderr.String(), "not set: the node is at version "+got[1])
+	assert.Contains(t, p.stderr.String(), "not set: the node is not at version "+got[1]+"0")
 	assert.Equal(t, "", out(t, c, "sharedcount", "set", path, "8", "--version", got[1]))
 	assert.Equal(t, "8", out(t, c, "sharedcount", "get", path))
 	p = zkc(t, c, "sharedcount", "set", path, "9", "--version", got[1])
