@@ -30,7 +30,9 @@ import (
 // servers, no goroutine leaked, and the same call with a fresh context succeeds at once.
 //
 // ZOOCURATOR_CANCEL_SEED sets the seed (it is logged), ZOOCURATOR_CANCEL_ROUNDS the
-// number of rounds (the fast profile's default is small; the soak runs more).
+// number of rounds (the fast profile's default is small; the soak runs more). Each round
+// logs how long the call took to return after the cancel; the test logs the slowest per
+// call and moment. ZOOCURATOR_KNOWN_BUGS=1 fails a round slower than slowCancel.
 
 // cancelWorld is one round's clients: the victim behind a proxy, whose requests the
 // trigger watches, and a peer connected directly.
@@ -120,6 +122,14 @@ const (
 
 var moments = []string{momentBefore, momentSend, momentStalled, momentHeldReply, momentDropped}
 
+// knownBugs turns on checks of defects found and not fixed yet (ZOOCURATOR_KNOWN_BUGS=1).
+var knownBugs = os.Getenv("ZOOCURATOR_KNOWN_BUGS") == "1"
+
+// slowCancel bounds, under ZOOCURATOR_KNOWN_BUGS=1, how long a call may take to return
+// after its context was cancelled: generous for a loaded machine (calls return within
+// milliseconds), far below the 10 s cleanup timeout a stalled cleanup waits for.
+const slowCancel = 5 * time.Second
+
 func envInt(t *testing.T, name string, def int64) int64 {
 	t.Helper()
 	s := os.Getenv(name)
@@ -133,7 +143,7 @@ func envInt(t *testing.T, name string, def int64) int64 {
 
 func TestCancellationFuzz(t *testing.T) {
 	seed := envInt(t, "ZOOCURATOR_CANCEL_SEED", time.Now().UnixNano())
-	rounds := int(envInt(t, "ZOOCURATOR_CANCEL_ROUNDS", 60))
+	rounds := int(envInt(t, "ZOOCURATOR_CANCEL_ROUNDS", 30))
 	t.Logf("cancellation fuzz: seed %d (ZOOCURATOR_CANCEL_SEED=%d reproduces it), %d rounds", seed, seed, rounds)
 	runCancelFuzz(t, seed, rounds)
 }
@@ -141,13 +151,24 @@ func TestCancellationFuzz(t *testing.T) {
 func runCancelFuzz(t *testing.T, seed int64, rounds int) {
 	healthy(t)
 	rng := rand.New(rand.NewPCG(uint64(seed), 17))
+	worst := map[string]time.Duration{} // op/moment -> slowest return after a cancel
+	defer func() {
+		var lines []string
+		for k, d := range worst {
+			lines = append(lines, fmt.Sprintf("%s %v", k, d.Round(time.Millisecond)))
+		}
+		sort.Strings(lines)
+		t.Logf("slowest return after a cancel, per call and moment:\n\t%s", strings.Join(lines, "\n\t"))
+	}()
 	for i := 0; i < rounds; i++ {
 		op := cancelOps[rng.IntN(len(cancelOps))]
 		moment := moments[rng.IntN(len(moments))]
 		k := 1 + rng.IntN(6)
 		ok := t.Run(fmt.Sprintf("%03d-%s-%s-k%d", i, op.name, moment, k), func(t *testing.T) {
 			leakcheck.Check(t)
-			cancelRound(t, op, moment, k)
+			if d := cancelRound(t, op, moment, k); d > worst[op.name+"/"+moment] {
+				worst[op.name+"/"+moment] = d
+			}
 		})
 		if !ok {
 			t.Logf("round %d failed: reproduce with ZOOCURATOR_CANCEL_SEED=%d ZOOCURATOR_CANCEL_ROUNDS=%d", i, seed, i+1)
@@ -166,7 +187,9 @@ func newCancelWorld(t *testing.T) *cancelWorld {
 	return w
 }
 
-func cancelRound(t *testing.T, op cancelOp, moment string, k int) {
+// cancelRound runs one round and returns how long the call took to return after its
+// context was cancelled (0 when it returned first).
+func cancelRound(t *testing.T, op cancelOp, moment string, k int) (latency time.Duration) {
 	w := newCancelWorld(t)
 	bg, bgCancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer bgCancel()
@@ -183,6 +206,9 @@ func cancelRound(t *testing.T, op cancelOp, moment string, k int) {
 
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
+	cancelledAt := make(chan time.Time, 1)
+	stopAfter := context.AfterFunc(ctx, func() { cancelledAt <- time.Now() })
+	defer stopAfter()
 	var fired <-chan struct{}
 	switch moment {
 	case momentBefore:
@@ -248,10 +274,28 @@ wait:
 			t.Fatalf("the %s call did not return after its context was cancelled (%s)", op.name, what)
 		}
 	}
+	returned := time.Now()
 	w.trig.disarm()
+	// latency: from the cancel to the call's return
+	if ctx.Err() != nil {
+		select {
+		case at := <-cancelledAt:
+			latency = max(0, returned.Sub(at))
+		case <-bg.Done():
+		}
+	}
+	started := time.Now()
+	phase := func(what string) { t.Logf("%v: %s", time.Since(started).Round(time.Millisecond), what) }
+	defer phase("round done")
 	cancelled := ctx.Err() != nil
 	w.proxy.Heal()
-	t.Logf("%s cancelled %s (context ended: %v): %v", op.name, what, cancelled, res.err)
+	t.Logf("%s cancelled %s (context ended: %v), returned %v after the cancel: %v", op.name, what, cancelled,
+		latency.Round(time.Millisecond), res.err)
+	if knownBugs && latency > slowCancel {
+		// Known defect (issue 17.2 report): a cancelled acquire whose connection is stalled
+		// waits for its cleanup's own timeout (10 s per cleanup step) before it returns.
+		t.Errorf("a cancelled %s returned %v after the cancel (%s)", op.name, latency, what)
+	}
 	if res.err != nil && !errors.Is(res.err, context.Canceled) {
 		t.Errorf("a cancelled %s returned %v, not the context's error", op.name, res.err)
 	}
@@ -274,6 +318,7 @@ wait:
 	if r.unblock != nil {
 		require.NoError(t, r.unblock(bg), "unblock")
 	}
+	phase("unblocked")
 	// Usable again at once.
 	actx, acancel := context.WithTimeout(bg, 30*time.Second)
 	undo, err := r.call(actx)
@@ -282,6 +327,7 @@ wait:
 	if undo != nil {
 		require.NoError(t, undo(bg), "undo the fresh call")
 	}
+	phase("called again")
 	for _, s := range r.sentinels {
 		require.NoError(t, w.peer.Delete(bg, s, framework.Quietly()))
 	}
@@ -291,7 +337,9 @@ wait:
 		require.NoError(t, r.check(bg))
 	}
 	closeRound()
+	phase("checking")
 	w.checkNothingLeft(bg, op.name)
+	return latency
 }
 
 // waitFor polls cond until it holds or max passes (a bound on a wait, not an assertion).
