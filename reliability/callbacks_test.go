@@ -3,6 +3,7 @@ package reliability_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -27,7 +28,7 @@ import (
 // not finished within a generous bound.
 //
 // ZOOCURATOR_CALLBACK_SEED sets the seed of the choice of faults (it is logged);
-// ZOOCURATOR_CALLBACK_ALL=1 runs every scenario under every fault (the soak does).
+// ZOOCURATOR_CALLBACK_ALL=1 runs every scenario under every fault (make soak does).
 
 // callbackBound is the watchdog's bound on one round: a session expiry, an election and
 // a great deal of slack for a loaded 2-core machine. A round that needs it has hung.
@@ -107,17 +108,27 @@ func TestCallbacksCallingBackIn(t *testing.T) {
 	seed := envInt(t, "ZOOCURATOR_CALLBACK_SEED", time.Now().UnixNano())
 	t.Logf("callbacks: seed %d (ZOOCURATOR_CALLBACK_SEED=%d reproduces it)", seed, seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 3))
-	all := os.Getenv("ZOOCURATOR_CALLBACK_ALL") == "1"
+	all := os.Getenv("ZOOCURATOR_CALLBACK_ALL") == "1" || *soakFor > 0
+	var rounds, failed int
+	if *soakFor > 0 {
+		defer func() {
+			fmt.Fprintf(os.Stdout, "soak: callbacks calling back in: rounds %d, failed rounds %d\n", rounds, failed)
+		}()
+	}
 	for _, sc := range callbackScenarios {
 		fs := []fault{callbackFaults[rng.IntN(len(callbackFaults))]}
 		if all {
 			fs = callbackFaults
 		}
 		for _, f := range fs {
-			t.Run(sc.name+"/"+f.name, func(t *testing.T) {
+			ok := t.Run(sc.name+"/"+f.name, func(t *testing.T) {
 				leakcheck.Check(t)
 				runCallbackScenario(t, sc, f)
 			})
+			rounds++
+			if !ok {
+				failed++
+			}
 		}
 	}
 }

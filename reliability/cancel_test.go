@@ -144,11 +144,19 @@ func envInt(t *testing.T, name string, def int64) int64 {
 func TestCancellationFuzz(t *testing.T) {
 	seed := envInt(t, "ZOOCURATOR_CANCEL_SEED", time.Now().UnixNano())
 	rounds := int(envInt(t, "ZOOCURATOR_CANCEL_ROUNDS", 30))
+	var until time.Time
+	if *soakFor > 0 && os.Getenv("ZOOCURATOR_CANCEL_ROUNDS") == "" {
+		until = time.Now().Add(*soakFor / 4) // make soak: a quarter of its time on top
+	}
 	t.Logf("cancellation fuzz: seed %d (ZOOCURATOR_CANCEL_SEED=%d reproduces it), %d rounds", seed, seed, rounds)
-	runCancelFuzz(t, seed, rounds)
+	ran, failed := runCancelFuzz(t, seed, rounds, until)
+	if *soakFor > 0 {
+		fmt.Fprintf(os.Stdout, "soak: cancellation fuzz seed %d: rounds %d, failed rounds %d\n", seed, ran, failed)
+	}
 }
 
-func runCancelFuzz(t *testing.T, seed int64, rounds int) {
+// runCancelFuzz runs rounds rounds, or rounds until until when it is set.
+func runCancelFuzz(t *testing.T, seed int64, rounds int, until time.Time) (ran, failed int) {
 	healthy(t)
 	rng := rand.New(rand.NewPCG(uint64(seed), 17))
 	worst := map[string]time.Duration{} // op/moment -> slowest return after a cancel
@@ -160,7 +168,7 @@ func runCancelFuzz(t *testing.T, seed int64, rounds int) {
 		sort.Strings(lines)
 		t.Logf("slowest return after a cancel, per call and moment:\n\t%s", strings.Join(lines, "\n\t"))
 	}()
-	for i := 0; i < rounds; i++ {
+	for i := 0; (until.IsZero() && i < rounds) || (!until.IsZero() && time.Now().Before(until)); i++ {
 		op := cancelOps[rng.IntN(len(cancelOps))]
 		moment := moments[rng.IntN(len(moments))]
 		k := 1 + rng.IntN(6)
@@ -170,10 +178,13 @@ func runCancelFuzz(t *testing.T, seed int64, rounds int) {
 				worst[op.name+"/"+moment] = d
 			}
 		})
+		ran++
 		if !ok {
+			failed++
 			t.Logf("round %d failed: reproduce with ZOOCURATOR_CANCEL_SEED=%d ZOOCURATOR_CANCEL_ROUNDS=%d", i, seed, i+1)
 		}
 	}
+	return ran, failed
 }
 
 func newCancelWorld(t *testing.T) *cancelWorld {
@@ -284,13 +295,19 @@ wait:
 		case <-bg.Done():
 		}
 	}
-	started := time.Now()
-	phase := func(what string) { t.Logf("%v: %s", time.Since(started).Round(time.Millisecond), what) }
-	defer phase("round done")
 	cancelled := ctx.Err() != nil
 	w.proxy.Heal()
-	t.Logf("%s cancelled %s (context ended: %v), returned %v after the cancel: %v", op.name, what, cancelled,
+	summary := fmt.Sprintf("%s cancelled %s (context ended: %v), returned %v after the cancel: %v", op.name, what, cancelled,
 		latency.Round(time.Millisecond), res.err)
+	if *soakFor == 0 {
+		t.Log(summary)
+	} else {
+		defer func() { // the soak keeps its output short
+			if t.Failed() {
+				t.Log(summary)
+			}
+		}()
+	}
 	if knownBugs && latency > slowCancel {
 		// Known defect (issue 17.2 report): a cancelled acquire whose connection is stalled
 		// waits for its cleanup's own timeout (10 s per cleanup step) before it returns.
@@ -318,7 +335,6 @@ wait:
 	if r.unblock != nil {
 		require.NoError(t, r.unblock(bg), "unblock")
 	}
-	phase("unblocked")
 	// Usable again at once.
 	actx, acancel := context.WithTimeout(bg, 30*time.Second)
 	undo, err := r.call(actx)
@@ -327,7 +343,6 @@ wait:
 	if undo != nil {
 		require.NoError(t, undo(bg), "undo the fresh call")
 	}
-	phase("called again")
 	for _, s := range r.sentinels {
 		require.NoError(t, w.peer.Delete(bg, s, framework.Quietly()))
 	}
@@ -337,7 +352,6 @@ wait:
 		require.NoError(t, r.check(bg))
 	}
 	closeRound()
-	phase("checking")
 	w.checkNothingLeft(bg, op.name)
 	return latency
 }
