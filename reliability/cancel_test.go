@@ -309,8 +309,9 @@ wait:
 		}()
 	}
 	if knownBugs && latency > slowCancel {
-		// Known defect (issue 17.2 report): a cancelled acquire whose connection is stalled
-		// waits for its cleanup's own timeout (10 s per cleanup step) before it returns.
+		// Known defect (issue 17.2 report): a cancelled lock, semaphore or multi-lock
+		// acquire or double barrier Enter whose connection is stalled waits for its
+		// cleanup's own timeout (10 s per cleanup step) before it returns.
 		t.Errorf("a cancelled %s returned %v after the cancel (%s)", op.name, latency, what)
 	}
 	if res.err != nil && !errors.Is(res.err, context.Canceled) {
