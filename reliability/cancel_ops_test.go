@@ -313,6 +313,22 @@ var cancelOps = []cancelOp{
 			return func(context.Context) error { return l.Close() }, nil
 		}}, nil
 	}},
+	{name: "selector-start", setup: func(ctx context.Context, w *cancelWorld) (*opRound, error) {
+		return &opRound{call: func(ctx context.Context) (func(context.Context) error, error) {
+			s, err := leader.NewSelector(w.victim, w.base+"/sel", "victim", func(fctx context.Context) error {
+				<-fctx.Done() // leads until Close
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			if err := s.Start(ctx); err != nil {
+				_ = s.Close()
+				return nil, err
+			}
+			return func(context.Context) error { return s.Close() }, nil
+		}}, nil
+	}},
 	{name: "sharedcount", setup: func(ctx context.Context, w *cancelWorld) (*opRound, error) {
 		sc, err := sharedcount.New(w.victim, w.base+"/sc", 0)
 		if err != nil {
