@@ -84,8 +84,9 @@ func (cc *CuratorCache) Start(ctx context.Context) error { return cc.e.start(ctx
 
 // Close stops the cache and waits for its goroutines: no listener is called after it
 // returns. The cache is then empty, unless DoNotClearOnClose. Close may be called more
-// than once; it must not be called from a listener (that would wait for itself), though
-// `go cc.Close()` may.
+// than once, also from a listener: there it returns without waiting for the listener's
+// own goroutine, which ends once the listener returns (a Close from anywhere else waits
+// for it).
 func (cc *CuratorCache) Close() error { return cc.e.close() }
 
 // Path returns the path the cache follows.

@@ -97,8 +97,13 @@ type engine struct {
 	initDone chan struct{}
 	cancel   context.CancelFunc
 	unsub    func()
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the run goroutine and the watchers
 	ws       *watchers
+	// The dispatcher runs the listeners on a goroutine of gs, so that a listener may
+	// close its own cache: Close does not wait for the goroutine it is called on.
+	gs        *framework.Goroutines
+	dispDone  chan struct{} // closed when the dispatcher returns; nil before start
+	closeDone chan struct{} // closed when the first close has done its work
 
 	imu  sync.Mutex
 	inq  []input
@@ -138,6 +143,8 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
 		initDone:   make(chan struct{}),
+		gs:         framework.NewGoroutines(),
+		closeDone:  make(chan struct{}),
 		isig:       make(chan struct{}, 1),
 		armed:      map[watchKey]*watch{},
 		dirty:      map[string]dirt{},
@@ -161,16 +168,18 @@ func (e *engine) start(ctx context.Context) error {
 	c := e.cfg.client
 	e.ws = &watchers{stop: e.stop, cdone: c.Done(), fire: e.onWatch, wg: &e.wg}
 	e.unsub = c.AddListener(e.onState)
-	e.wg.Add(2)
+	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer close(e.done)
 		e.run(rctx)
 	}()
-	go func() {
-		defer e.wg.Done()
+	dispDone := make(chan struct{})
+	e.dispDone = dispDone
+	e.gs.Go(func() {
+		defer close(dispDone)
 		e.disp.run(e.stop, e.done)
-	}()
+	})
 	e.life.Unlock()
 
 	if e.cfg.opts.mode != BuildInitialCache {
@@ -189,10 +198,20 @@ func (e *engine) start(ctx context.Context) error {
 	}
 }
 
+// close stops the cache. Called from a listener (on the dispatcher's goroutine) it does
+// not wait for the dispatcher, which returns once that listener does; from anywhere else,
+// every close waits for the first one's work and for the dispatcher.
 func (e *engine) close() error {
 	e.life.Lock()
 	if e.closed {
+		closeDone, dispDone := e.closeDone, e.dispDone
 		e.life.Unlock()
+		if !e.gs.Inside() {
+			<-closeDone
+			if dispDone != nil {
+				<-dispDone
+			}
+		}
 		return nil
 	}
 	e.closed = true
@@ -200,12 +219,16 @@ func (e *engine) close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
-	unsub := e.unsub
+	unsub, dispDone := e.unsub, e.dispDone
 	e.life.Unlock()
+	defer close(e.closeDone)
 	if unsub != nil {
 		unsub()
 	}
 	e.wg.Wait()
+	if dispDone != nil && !e.gs.Inside() {
+		<-dispDone
+	}
 	if !e.cfg.opts.keep {
 		e.mu.Lock()
 		e.nodes = map[string]*node{}

@@ -50,8 +50,9 @@ func NewPathChildrenCache(c *framework.Client, path string, opts ...PathChildren
 func (pc *PathChildrenCache) Start(ctx context.Context) error { return pc.e.start(ctx) }
 
 // Close stops the cache and waits for its goroutines: no listener is called after it
-// returns. The cache is then empty. Close may be called more than once; it must not be
-// called from a listener (that would wait for itself), though `go c.Close()` may.
+// returns. The cache is then empty. Close may be called more than once, also from a
+// listener: there it returns without waiting for the listener's own goroutine, which ends
+// once the listener returns (a Close from anywhere else waits for it).
 func (pc *PathChildrenCache) Close() error { return pc.e.close() }
 
 // Path returns the path whose children the cache follows.

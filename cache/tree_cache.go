@@ -51,8 +51,9 @@ func NewTreeCache(c *framework.Client, path string, opts ...TreeOption) (*TreeCa
 func (tc *TreeCache) Start(ctx context.Context) error { return tc.e.start(ctx) }
 
 // Close stops the cache and waits for its goroutines: no listener is called after it
-// returns. The cache is then empty. Close may be called more than once; it must not be
-// called from a listener (that would wait for itself), though `go c.Close()` may.
+// returns. The cache is then empty. Close may be called more than once, also from a
+// listener: there it returns without waiting for the listener's own goroutine, which ends
+// once the listener returns (a Close from anywhere else waits for it).
 func (tc *TreeCache) Close() error { return tc.e.close() }
 
 // Path returns the root of the subtree the cache follows.

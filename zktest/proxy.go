@@ -39,10 +39,12 @@ type Proxy struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
 	stalled    bool
+	holding    bool // replies (server -> client) are held until Heal
 	refusing   bool
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
 	accepted   int // connections passed on to a server
+	forwarded  int // client requests passed on to a server (not handshakes, pings or watch resets)
 	links      map[*link]struct{}
 	closed     bool
 	wg         sync.WaitGroup
@@ -205,10 +207,31 @@ func (p *Proxy) StallFor(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// Heal ends a stall and a refusal.
+// HoldReplies holds every reply (and watch event) from the servers until Heal, while the
+// clients' requests still reach them: a request sent meanwhile is applied, and its
+// client waits for an answer — a request held in flight after the server acted on it.
+// Bytes held are delivered after Heal; a client that hears nothing for long enough
+// closes its connection, as it would with a hung server.
+func (p *Proxy) HoldReplies() {
+	p.mu.Lock()
+	p.holding = true
+	p.mu.Unlock()
+}
+
+// Forwarded returns how many client requests the proxy has passed on to the servers so
+// far, not counting session handshakes, pings and the re-arming of watches (requests with
+// a negative xid): a test waits on it to know that a request reached a server.
+func (p *Proxy) Forwarded() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.forwarded
+}
+
+// Heal ends a stall, a hold of replies and a refusal.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.stalled = false
+	p.holding = false
 	p.refusing = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
@@ -360,7 +383,7 @@ func (pp *pipe) write() {
 	defer pp.l.close()
 	for {
 		p.mu.Lock()
-		for !p.closed && (p.stalled || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
+		for !p.closed && (p.stalled || (!pp.up && p.holding) || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
 			p.cond.Wait()
 		}
 		if p.closed || !pp.l.isOpenLocked() || (len(pp.queue) == 0 && pp.eof) {
@@ -375,6 +398,9 @@ func (pp *pipe) write() {
 		if !first && len(frame) >= 12 {
 			xid := int32(binary.BigEndian.Uint32(frame[4:8]))
 			if pp.up {
+				if xid > 0 {
+					p.forwarded++
+				}
 				op := int32(binary.BigEndian.Uint32(frame[8:12]))
 				if p.dropCreate > 0 && (op == opCreate || op == opCreate2 || op == opCreateContainer || op == opCreateTTL) {
 					p.dropCreate--

@@ -304,3 +304,38 @@ func TestProxyRefuse(t *testing.T) {
 	assert.Equal(t, sid, conn.SessionID(), "the session outlived a short refusal")
 	assert.Greater(t, p.Accepted(), accepted)
 }
+
+func TestProxyHoldRepliesAppliesRequests(t *testing.T) {
+	s := zktest.NewServer(t)
+	p := zktest.NewProxy(t, s.ConnectString())
+	// A long session: go-zookeeper closes a connection silent for 2/3 of it.
+	conn, _ := connect(t, p.ConnectString(), 30*time.Second, nil)
+	before := p.Forwarded()
+	p.HoldReplies()
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Create("/held-reply", nil, 0, zk.WorldACL(zk.PermAll))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return p.Forwarded() > before }, 20*time.Second, 10*time.Millisecond,
+		"the request must reach the server")
+	// The server applied it although the client has no answer yet.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kids, err := zktest.Children(ctx, s.ConnectString(), "/")
+	require.NoError(t, err)
+	assert.Contains(t, kids, "held-reply")
+	select {
+	case err := <-done:
+		require.Error(t, err, "the create succeeded while its reply was held")
+		return
+	default:
+	}
+	p.Heal()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("the held reply never came after Heal")
+	}
+}

@@ -38,6 +38,14 @@ type Value struct {
 	wake      chan struct{}
 	done      chan struct{}
 	removeL   func()
+	// Listeners hear new values one at a time on the notifier goroutine, run by gs so
+	// that a listener may call Close (which then does not wait for itself) and Set
+	// (whose value is queued, not told underneath the running listener).
+	gs        *framework.Goroutines
+	pending   []Versioned[[]byte] // values not yet told, oldest first
+	sig       chan struct{}
+	notified  chan struct{} // closed when the notifier returns
+	closeDone chan struct{} // closed when the first Close has done its work
 }
 
 // NewValue returns a shared value at path; Start creates the node with seed when it does
@@ -56,7 +64,8 @@ func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
 		return nil, fmt.Errorf("sharedcount: %w: seed of %d bytes", framework.ErrDataTooLarge, len(seed))
 	}
 	return &Value{client: c, path: path, seed: bytes.Clone(seed),
-		listeners: map[int]func(Versioned[[]byte]){}, states: map[int]func(framework.State){}}, nil
+		listeners: map[int]func(Versioned[[]byte]){}, states: map[int]func(framework.State){},
+		gs: framework.NewGoroutines(), sig: make(chan struct{}, 1), closeDone: make(chan struct{})}, nil
 }
 
 // Path returns the node's path.
@@ -91,12 +100,15 @@ func (v *Value) Start(ctx context.Context) error {
 	v.started = true
 	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
 	v.stop, v.wake, v.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	v.notified = make(chan struct{})
 	v.removeL = v.client.AddListener(v.onState)
 	if !v.client.Go(func() { v.loop(ch.Done()) }) {
 		close(v.done)
+		close(v.notified)
 		v.removeL()
 		return fmt.Errorf("sharedcount: start %s: %w", v.path, framework.ErrClosed)
 	}
+	v.gs.Go(v.notify)
 	return nil
 }
 
@@ -191,13 +203,46 @@ func (v *Value) update(data []byte, st *framework.Stat) {
 		v.mu.Unlock()
 		return
 	}
-	fns := make([]func(Versioned[[]byte]), 0, len(v.listeners))
-	for _, fn := range v.listeners {
-		fns = append(fns, fn)
-	}
+	v.pending = append(v.pending, Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid})
 	v.mu.Unlock()
-	for _, fn := range fns {
-		fn(Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid})
+	select {
+	case v.sig <- struct{}{}:
+	default:
+	}
+}
+
+// notify tells the listeners each new value, one call at a time, until Close or the
+// client's Close.
+func (v *Value) notify() {
+	defer close(v.notified)
+	for {
+		v.mu.Lock()
+		if len(v.pending) == 0 {
+			v.mu.Unlock()
+			select {
+			case <-v.sig:
+				continue
+			case <-v.stop:
+				return
+			case <-v.client.Done():
+				return
+			}
+		}
+		next := v.pending[0]
+		v.pending = v.pending[1:]
+		fns := make([]func(Versioned[[]byte]), 0, len(v.listeners))
+		for _, fn := range v.listeners {
+			fns = append(fns, fn)
+		}
+		v.mu.Unlock()
+		for _, fn := range fns {
+			select {
+			case <-v.stop:
+				return
+			default:
+			}
+			fn(Versioned[[]byte]{Value: bytes.Clone(next.Value), Version: next.Version, Zxid: next.Zxid})
+		}
 	}
 }
 
@@ -302,20 +347,31 @@ func (v *Value) AddStateListener(fn func(framework.State)) (remove func()) {
 // Close stops keeping the value current and waits for the watch goroutine. The node
 // stays. The data watch set on the node stays registered on the server until it fires or
 // the session ends (go-zookeeper cannot remove a watch); when it fires, nothing is done.
-// Close may be called many times.
+// Close may be called many times, also from a listener: there it does not wait for the
+// listener's own goroutine, which ends once the listener returns; a Close from anywhere
+// else waits for it.
 func (v *Value) Close() error {
 	v.mu.Lock()
 	if v.closed {
+		started, notified := v.started, v.notified
 		v.mu.Unlock()
+		if started && !v.gs.Inside() {
+			<-v.closeDone
+			<-notified
+		}
 		return nil
 	}
 	v.closed = true
 	started := v.started
 	v.mu.Unlock()
+	defer close(v.closeDone)
 	if started {
 		v.removeL()
 		close(v.stop)
 		<-v.done
+		if !v.gs.Inside() {
+			<-v.notified
+		}
 	}
 	return nil
 }
