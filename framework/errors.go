@@ -26,6 +26,14 @@ var (
 )
 
 var (
+	// ErrUnknownOutcome is matched, together with the server's answer, by the error of a
+	// write that the client sent again after a connection loss and whose answer the first
+	// attempt may explain: a plain create answered NodeExists, a versioned setData answered
+	// BadVersion, a transaction that failed. The first attempt may have been applied and
+	// made that answer; ZooKeeper cannot say. errors.Is(err, ErrNodeExists) (or
+	// ErrBadVersion, ...) still holds, so callers that treat "already there" as success
+	// are unaffected. Curator returns the bare answer in these cases.
+	ErrUnknownOutcome = errors.New("framework: the outcome is unknown: an earlier attempt of this write may have been applied")
 	// ErrClosed is returned by every operation on a client after Close.
 	ErrClosed = errors.New("framework: client closed")
 	// ErrNotStarted is returned by operations on a client that was not started.
