@@ -203,6 +203,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 
 	var created string
 	attempt := 0
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		attempt++
 		if o.protected && attempt > 1 {
@@ -216,9 +217,11 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 			}
 		}
 		p, err := c.createOnce(ctx, conn, full, data, o, acl)
+		sent.note(err)
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
 			if err = c.ensureParents(ctx, conn, parent, o.containers); err == nil {
 				p, err = c.createOnce(ctx, conn, full, data, o, acl)
+				sent.note(err)
 			}
 		}
 		if errors.Is(err, zk.ErrNodeExists) && (o.orSetData || o.idempotent) && !o.mode.sequential() {
@@ -242,6 +245,9 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	if err != nil {
 		if o.protected && attempt > 0 {
 			c.deleter.add(deleteJob{parent: parent, prefix: prefix})
+		}
+		if !o.protected {
+			err = sent.unknownIf(err, zk.ErrNodeExists)
 		}
 		return "", nil, opErr("create", path, err)
 	}

@@ -88,3 +88,37 @@ func opErr(op, path string, err error) error {
 	}
 	return &OpError{Op: op, Path: path, Err: err}
 }
+
+// resent notes whether an attempt of a write failed for a connection-class reason after
+// it may have been sent, so that the write, sent again, may meet its own first attempt.
+type resent bool
+
+// note records the error of one attempt.
+func (r *resent) note(err error) {
+	if err != nil && connectionClass(err) {
+		*r = true
+	}
+}
+
+// unknownIf returns err, matching ErrUnknownOutcome as well when an attempt was resent
+// and err is one of the answers the first attempt may have caused (targets).
+func (r resent) unknownIf(err error, targets ...error) error {
+	if !bool(r) || err == nil || errors.Is(err, ErrUnknownOutcome) {
+		return err
+	}
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return &unknownOutcomeError{err: err}
+		}
+	}
+	return err
+}
+
+// unknownOutcomeError is an answer that an earlier attempt of the same write may explain.
+type unknownOutcomeError struct{ err error }
+
+func (e *unknownOutcomeError) Error() string {
+	return e.err.Error() + " (after a retry: the first attempt may have been applied; the outcome is unknown)"
+}
+
+func (e *unknownOutcomeError) Unwrap() []error { return []error{e.err, ErrUnknownOutcome} }

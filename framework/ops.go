@@ -70,18 +70,24 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return opErr("delete", path, fmt.Errorf("%w: WithMaxCzxid and WithChildren together", ErrInvalidArgument))
 	}
 	full := c.fullPath(path)
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				sent.note(err)
 				return err
 			}
 		}
 		if o.maxCzxid != 0 {
-			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version)
+			err := deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version)
+			sent.note(err)
+			return err
 		}
 		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
+		sent.note(err)
 		return err
 	})
+	err = sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion)
 	if errors.Is(err, zk.ErrNoNode) && o.quietly {
 		return nil
 	}
@@ -199,11 +205,16 @@ func (c *Client) SetData(ctx context.Context, path string, data []byte, version 
 	}
 	full := c.fullPath(path)
 	var st *zk.Stat
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
 		st, err = callAt(c, ctx, "setData", full, func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
+		sent.note(err)
 		return err
 	})
+	if version != -1 {
+		err = sent.unknownIf(err, zk.ErrBadVersion)
+	}
 	if err != nil {
 		return nil, opErr("setData", path, err)
 	}

@@ -119,9 +119,11 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		return nil, &DataTooLargeError{Path: ops[0].path, Size: size, Limit: c.opts.maxPacket - packetOverhead}
 	}
 	var resp []zk.MultiResponse
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
 		resp, err = call(c, ctx, "multi", func() ([]zk.MultiResponse, error) { return conn.Multi(reqs...) }, nil)
+		sent.note(err)
 		return err
 	})
 	results := make([]OpResult, len(ops))
@@ -140,6 +142,9 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 			if i != failed {
 				results[i] = OpResult{Err: fmt.Errorf("%w: op %d (%s %s) failed", ErrRolledBack, failed, te.Op, te.Path)}
 			}
+		}
+		if bool(sent) {
+			return results, &unknownOutcomeError{err: te}
 		}
 		return results, te
 	}

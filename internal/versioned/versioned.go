@@ -32,11 +32,9 @@ type disturbance struct {
 	c      *framework.Client
 }
 
-// watch starts noticing connection losses. The client learns of a loss on its own event
-// goroutine (the loss signal) and tells listeners after that, while the request that
-// failed is retried on the caller's goroutine; the retry has to reconnect first, which
-// in practice is far slower, but it is not ordered with them. A client-level "attempts
-// made" count for one call would close that gap; the framework has none yet.
+// watch starts noticing connection losses. The client itself marks a write it sent again
+// after a connection loss (framework.ErrUnknownOutcome), which is what decides; the loss
+// signal, generation and state seen here are a second, independent sign of the same.
 func watch(c *framework.Client) *disturbance {
 	gen := c.Generation()
 	d := &disturbance{c: c, gen: gen, loss: c.LossSignal(gen)}
@@ -93,6 +91,8 @@ func SetData(ctx context.Context, c *framework.Client, path string, data []byte,
 	switch {
 	case err == nil:
 		return st, nil
+	case errors.Is(err, framework.ErrUnknownOutcome): // the client sent it again after a loss
+		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 	case errors.Is(err, framework.ErrNoNode):
 		// Nothing to set: a delete cannot be undone by our write, so it was not applied.
 		return nil, fmt.Errorf("%w: %w", ErrConflict, err)
@@ -129,6 +129,8 @@ func Create(ctx context.Context, c *framework.Client, path string, data []byte) 
 	switch {
 	case err == nil:
 		return st, nil
+	case errors.Is(err, framework.ErrUnknownOutcome): // the client sent it again after a loss
+		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 	case errors.Is(err, framework.ErrNodeExists):
 		if !d.seen() {
 			return nil, fmt.Errorf("%w: %w", ErrConflict, err)

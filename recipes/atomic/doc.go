@@ -25,12 +25,10 @@
 // value that may have been written) and does not try again: trying again could apply an
 // increment twice.
 //
-// Known limit: the framework retries a write after a lost connection by itself, and this
-// package infers that a retry happened from the client's loss signal and session
-// generation, which the client's event goroutine updates. Nothing orders that update
-// strictly before the retried write's answer; in practice the retry must reconnect first,
-// so the event is seen long before, but it is not proven. A per-call attempt count from
-// the framework would close the gap; it is not there yet.
+// The framework retries a write after a lost connection by itself, and marks a write it
+// sent again whose answer the first attempt may explain (framework.ErrUnknownOutcome):
+// that mark is what makes such a call report ErrUnknownOutcome, so no retried write is
+// ever taken for a conflict.
 //
 // The counter node is persistent and outlives sessions; a lost session costs nothing but
 // the call in flight. A Long, Int or Value holds no state besides its configuration and is
