@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/recipes/atomic"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/recipes/groupmember"
@@ -20,6 +22,7 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/persistentnode"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
+	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -80,11 +83,16 @@ func TestBadInputEverywhere(t *testing.T) {
 			badCall{"persistentnode.New " + what, func() error { _, err := persistentnode.New(c, p, nil); return err }, want},
 			badCall{"persistentnode.NewTTL " + what, func() error { _, err := persistentnode.NewTTL(c, p, time.Minute, nil); return err }, want},
 			badCall{"groupmember.New " + what, func() error { _, err := groupmember.New(c, p, "id", nil); return err }, want},
+			badCall{"sharedcount.New " + what, func() error { _, err := sharedcount.New(c, p, 0); return err }, want},
+			badCall{"sharedcount.NewValue " + what, func() error { _, err := sharedcount.NewValue(c, p, nil); return err }, want},
+			badCall{"atomic.NewLong " + what, func() error { _, err := atomic.NewLong(c, p); return err }, want},
+			badCall{"atomic.NewValue " + what, func() error { _, err := atomic.NewValue(c, p); return err }, want},
 		)
 		if what == "zookeeper (root)" {
 			continue // a valid path for plain operations (ZooKeeper itself guards it)
 		}
 		calls = append(calls,
+			badCall{"cache.NewCuratorCache " + what, func() error { _, err := cache.NewCuratorCache(c, p); return err }, want},
 			badCall{"Create " + what, func() error { _, err := c.Create(ctx, p, nil); return err }, want},
 			badCall{"Delete " + what, func() error { return c.Delete(ctx, p) }, want},
 			badCall{"GetData " + what, func() error { _, _, err := c.GetData(ctx, p); return err }, want},
@@ -110,6 +118,25 @@ func TestBadInputEverywhere(t *testing.T) {
 		badCall{"semaphore.SetCount 0", func() error { return semaphore.SetCount(ctx, c, "/count", 0) }, []error{arg}},
 		badCall{"semaphore huge data", func() error { _, err := semaphore.New(c, "/x", 1, semaphore.WithNodeData(big)); return err }, []error{tooBig}},
 		badCall{"rwlock.New nil client", func() error { _, err := rwlock.New(nil, "/x"); return err }, []error{arg}},
+		badCall{"sharedcount.New nil client", func() error { _, err := sharedcount.New(nil, "/x", 0); return err }, []error{arg}},
+		badCall{"sharedcount.NewValue huge seed", func() error { _, err := sharedcount.NewValue(c, "/x", big); return err }, []error{tooBig}},
+		badCall{"atomic.NewLong nil client", func() error { _, err := atomic.NewLong(nil, "/x"); return err }, []error{arg}},
+		badCall{"cache.NewCuratorCache nil client", func() error { _, err := cache.NewCuratorCache(nil, "/x"); return err }, []error{arg}},
+		badCall{"closed client sharedcount", func() error {
+			sc, err := sharedcount.New(closed, "/x", 0)
+			if err != nil {
+				return err
+			}
+			return sc.Start(ctx)
+		}, []error{framework.ErrClosed}},
+		badCall{"closed client atomic", func() error {
+			l, err := atomic.NewLong(closed, "/x")
+			if err != nil {
+				return err
+			}
+			_, err = l.Increment(ctx)
+			return err
+		}, []error{framework.ErrClosed}},
 		badCall{"multilock.New empty", func() error { _, err := multilock.New(); return err }, []error{multilock.ErrNoLocks}},
 		badCall{"multilock.New nil lock", func() error { _, err := multilock.New(nil); return err }, []error{arg}},
 		badCall{"multilock.NewFromPaths duplicate", func() error { _, err := multilock.NewFromPaths(c, "/a", "/a"); return err }, []error{multilock.ErrDuplicatePath}},
