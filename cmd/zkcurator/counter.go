@@ -13,9 +13,9 @@ import (
 )
 
 // counterCmd parses `zkcurator counter <verb> <path> [<n>] [--int]` (with --expect for set)
-// and returns the path, the number (when names has two entries), whether the counter is
-// an Int, --expect (nil when absent) and a client (close it).
-func (a *app) counterCmd(ctx context.Context, verb string, args []string, names []string) (path string, n int64, isInt bool, expect *int64, c *framework.Client, err error) {
+// and returns the path, the number (when names has two entries), --expect (nil when
+// absent), the counter and a function that closes its client.
+func (a *app) counterCmd(ctx context.Context, verb string, args []string, names []string) (path string, n int64, expect *int64, ctr counter, closeFn func() error, err error) {
 	topic := "counter " + verb
 	fs := a.newFlagSet(topic)
 	intFlag := fs.Bool("int", false, "a 4-byte counter (Curator's DistributedAtomicInteger) instead of an 8-byte one")
@@ -28,10 +28,10 @@ func (a *app) counterCmd(ctx context.Context, verb string, args []string, names 
 	}
 	pos, _, err := a.parseArgs(fs, topic, args, names, false)
 	if err != nil {
-		return "", 0, false, nil, nil, err
+		return "", 0, nil, counter{}, nil, err
 	}
 	if err := checkPath(topic, "path", pos[0]); err != nil {
-		return "", 0, false, nil, nil, err
+		return "", 0, nil, counter{}, nil, err
 	}
 	bits := 64
 	if *intFlag {
@@ -39,20 +39,25 @@ func (a *app) counterCmd(ctx context.Context, verb string, args []string, names 
 	}
 	if len(pos) > 1 {
 		if n, err = parseCount(topic, names[1], pos[1], bits); err != nil {
-			return "", 0, false, nil, nil, err
+			return "", 0, nil, counter{}, nil, err
 		}
 	}
 	if expectStr != nil {
 		e, err := parseCount(topic, "--expect", *expectStr, bits)
 		if err != nil {
-			return "", 0, false, nil, nil, err
+			return "", 0, nil, counter{}, nil, err
 		}
 		expect = &e
 	}
-	if c, err = a.client(ctx); err != nil {
-		return "", 0, false, nil, nil, err
+	c, err := a.client(ctx)
+	if err != nil {
+		return "", 0, nil, counter{}, nil, err
 	}
-	return pos[0], n, *intFlag, expect, c, nil
+	if ctr, err = newCounter(c, pos[0], *intFlag); err != nil {
+		c.Close()
+		return "", 0, nil, counter{}, nil, err
+	}
+	return pos[0], n, expect, ctr, c.Close, nil
 }
 
 // parseCount parses a decimal integer of the given size in bits.
@@ -112,15 +117,11 @@ func writeFailed(ctx context.Context, what string, err error) error {
 
 // counterGet is `zkcurator counter get <path> [--int]`.
 func (a *app) counterGet(ctx context.Context, args []string) error {
-	path, _, isInt, _, c, err := a.counterCmd(ctx, "get", args, []string{"<path>"})
+	path, _, _, ctr, closeFn, err := a.counterCmd(ctx, "get", args, []string{"<path>"})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	ctr, err := newCounter(c, path, isInt)
-	if err != nil {
-		return err
-	}
+	defer closeFn()
 	r, err := ctr.get(ctx)
 	if err != nil {
 		return writeFailed(ctx, "counter get "+path, err)
@@ -131,15 +132,11 @@ func (a *app) counterGet(ctx context.Context, args []string) error {
 
 // counterAdd is `zkcurator counter add <path> <delta> [--int]`.
 func (a *app) counterAdd(ctx context.Context, args []string) error {
-	path, delta, isInt, _, c, err := a.counterCmd(ctx, "add", args, []string{"<path>", "<delta>"})
+	path, delta, _, ctr, closeFn, err := a.counterCmd(ctx, "add", args, []string{"<path>", "<delta>"})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	ctr, err := newCounter(c, path, isInt)
-	if err != nil {
-		return err
-	}
+	defer closeFn()
 	r, err := ctr.add(ctx, delta)
 	if err != nil {
 		return writeFailed(ctx, "counter add "+path, err)
@@ -153,15 +150,11 @@ func (a *app) counterAdd(ctx context.Context, args []string) error {
 
 // counterSet is `zkcurator counter set <path> <value> [--int] [--expect N]`.
 func (a *app) counterSet(ctx context.Context, args []string) error {
-	path, n, isInt, expect, c, err := a.counterCmd(ctx, "set", args, []string{"<path>", "<value>"})
+	path, n, expect, ctr, closeFn, err := a.counterCmd(ctx, "set", args, []string{"<path>", "<value>"})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	ctr, err := newCounter(c, path, isInt)
-	if err != nil {
-		return err
-	}
+	defer closeFn()
 	if expect == nil {
 		if err := ctr.force(ctx, n); err != nil {
 			return writeFailed(ctx, "counter set "+path, err)
