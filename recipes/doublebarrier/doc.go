@@ -17,10 +17,10 @@
 //   - <path>/ready: a persistent node, created by the member whose arrival brings the
 //     count of members to memberQty; its creation lets everyone in. Every member that
 //     finishes Leave and still saw it deletes it (already gone is fine), as Curator's
-//     members do. When that delete's outcome is unknown, the client retries it in the
-//     background only on the round's own ready, one created before the member's last
-//     listing (by czxid: each round's ready is a new node at version 0), so that it
-//     cannot remove the next round's.
+//     members do. That delete, its retries after a connection loss and, when its outcome
+//     is unknown, the client's background retries all remove only the round's own ready,
+//     one created before the member's last listing (by czxid: each round's ready is a
+//     new node at version 0), so that none can remove the next round's.
 //
 // Enter sets an exists watch on ready, creates the member node, and is in if ready
 // exists or the members number at least memberQty (then it creates ready); otherwise it
