@@ -513,8 +513,13 @@ func (n *Node) deleteOwn() error {
 		}
 		if err != nil {
 			if n.o.protected && !errors.Is(err, framework.ErrClosed) {
-				// The name proves it is ours: hand the delete to the background retrier.
-				err = n.client.Delete(ctx, path, framework.Guaranteed(), framework.Quietly())
+				// The name proves it is ours: hand the delete to the background retrier
+				// (bounded by its czxid, when known).
+				opts := []framework.DeleteOption{framework.Guaranteed(), framework.Quietly()}
+				if czxid > 0 {
+					opts = append(opts, framework.WithMaxCzxid(czxid))
+				}
+				err = n.client.Delete(ctx, path, opts...)
 				if err == nil {
 					return nil
 				}
@@ -533,7 +538,9 @@ func (n *Node) deleteOwn() error {
 		case czxid == 0 || st.Czxid != czxid:
 			return nil // re-created by someone else
 		}
-		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.Guaranteed())
+		// The czxid bound keeps the background retries of a delete whose outcome is unknown
+		// off a node someone else makes at the path meanwhile (at version 0 too).
+		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
 		switch {
 		case err == nil, errors.Is(err, framework.ErrNoNode):
 			return nil
