@@ -266,21 +266,16 @@ func (n *Node) AddListener(fn func(Created)) (remove func()) {
 // run is the loop that keeps the node in place.
 func (n *Node) run() {
 	defer close(n.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-n.stop:
-		case <-n.client.Done():
-		case <-finished:
-		}
-		cancel()
-	}()
+	ctx, release := untilStopped(n.stop, n.client.Done())
+	defer release()
 	for {
+		// Checked before each step, not left to ctx alone: a listener that calls Close runs
+		// on this goroutine, inside a step, and ctx ends only a moment after Close.
+		if stopped(n.stop, n.client.Done()) {
+			return
+		}
 		next, err := n.step(ctx)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || stopped(n.stop, n.client.Done()) {
 			return
 		}
 		n.mu.Lock()
@@ -291,7 +286,8 @@ func (n *Node) run() {
 			if retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
 				continue // the next request waits for a connection
 			}
-			next = nil // wait for a reconnection or a SetData
+			// Otherwise wait for the node's watch, when step set one (as Curator watches
+			// the node whatever its write returned), a reconnection or a SetData.
 		}
 		select {
 		case <-next:
@@ -305,33 +301,71 @@ func (n *Node) run() {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // step brings the node in place once. It returns what to wait for before the next step:
-// the node's exists watch, or a closed channel to look again at once.
+// the node's exists watch, a closed channel to look again at once, or nil (a
+// non-retryable error with no node to watch: wait for a poke).
 func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
+	// dirty is taken here, atomically with its clearing: a SetData that fails from now
+	// on sets it again for the next step.
 	n.mu.Lock()
 	path, dirty := n.path, n.dirty
+	n.dirty = false
 	n.mu.Unlock()
 	if path == "" {
-		return closedChan, n.create(ctx, n.base, n.o.mode, n.o.protected, false)
+		return n.afterCreate(ctx, n.create(ctx, n.base, n.o.mode, n.o.protected, false))
 	}
 	st, w, err := n.client.ExistsW(ctx, path)
 	if err != nil {
+		if dirty {
+			n.setDirty()
+		}
 		return nil, err
 	}
 	if st == nil {
-		return closedChan, n.create(ctx, path, plain(n.o.mode), false, true)
+		return n.afterCreate(ctx, n.create(ctx, path, plain(n.o.mode), false, true))
 	}
 	n.mu.Lock()
 	if n.owned && n.czxid == 0 {
 		n.czxid = st.Czxid
 	}
-	n.dirty = false
 	n.mu.Unlock()
 	if dirty {
 		if err := n.syncData(ctx, path, 0, true); err != nil {
-			return nil, err
+			return w.Done(), err // the watch is set: keep it (syncData set dirty again)
 		}
 	}
 	return w.Done(), nil
+}
+
+// afterCreate returns what step waits for after a create that returned err: look again
+// at once, unless err cannot be retried; then the node's watch, when the node has a path
+// (a node found there that could not be written is kept and watched, as Curator does).
+func (n *Node) afterCreate(ctx context.Context, err error) (<-chan struct{}, error) {
+	if err == nil || retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
+		return closedChan, err
+	}
+	n.mu.Lock()
+	path := n.path
+	n.mu.Unlock()
+	if path == "" {
+		return nil, err
+	}
+	st, w, werr := n.client.ExistsW(ctx, path)
+	switch {
+	case werr != nil && (retry.IsRetryable(werr, true) || errors.Is(werr, framework.ErrNotConnected)):
+		return closedChan, werr // look again at once
+	case werr != nil:
+		return nil, err
+	case st == nil:
+		return closedChan, err // gone already: the next step creates it
+	}
+	return w.Done(), err
+}
+
+// setDirty marks the wanted data as not written.
+func (n *Node) setDirty() {
+	n.mu.Lock()
+	n.dirty = true
+	n.mu.Unlock()
 }
 
 // create makes the node at path (a re-creation: with its known name and a plain mode).
@@ -466,12 +500,8 @@ func (n *Node) Close() error {
 		// its work and for the loop, which may run the listener that closed it first).
 		done := n.done
 		n.mu.Unlock()
-		if !n.g.Inside() {
-			<-n.closeDone
-			if done != nil {
-				<-done
-			}
-		}
+		waitUnlessInside(n.g, n.closeDone)
+		waitUnlessInside(n.g, done)
 		return nil
 	}
 	prev := n.state
@@ -483,9 +513,7 @@ func (n *Node) Close() error {
 	}
 	n.unlisten()
 	close(n.stop)
-	if !n.g.Inside() {
-		<-n.done
-	}
+	waitUnlessInside(n.g, n.done)
 	if !n.deleteOnClose {
 		return nil
 	}
@@ -551,4 +579,42 @@ func (n *Node) deleteOwn() error {
 		}
 	}
 	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+}
+
+// untilStopped returns a context that ends when stop or clientDone is closed, for a loop
+// of Node or TTLNode, and a function that releases it once the loop is over.
+func untilStopped(stop, clientDone <-chan struct{}) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-stop:
+		case <-clientDone:
+		case <-finished:
+		}
+		cancel()
+	}()
+	return ctx, func() { close(finished); cancel() }
+}
+
+// stopped reports whether stop or clientDone is closed: a loop checks it before each
+// round of work, since a Close made on the loop's own goroutine (from a listener) ends
+// the loop's context only a moment later.
+func stopped(stop, clientDone <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	case <-clientDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitUnlessInside waits until done is closed, unless the caller runs on one of g's
+// goroutines (a listener that calls Close), which done may be waiting for.
+func waitUnlessInside(g *framework.Goroutines, done <-chan struct{}) {
+	if done != nil && !g.Inside() {
+		<-done
+	}
 }
