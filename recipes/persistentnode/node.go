@@ -92,8 +92,8 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 	if isTTL(o.mode) != (o.ttl > 0) {
 		return nil, fmt.Errorf("persistentnode: %w: a TTL is needed with, and only with, a TTL mode (mode %d, TTL %v)", framework.ErrInvalidArgument, o.mode, o.ttl)
 	}
-	if len(data) > framework.DefaultMaxPacketSize-1024 {
-		return nil, fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	if err := c.CheckDataSize(path, len(data)); err != nil {
+		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
 	return &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
 		data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
@@ -216,8 +216,8 @@ func (n *Node) Data() []byte {
 // creation (which then uses data). An error means the node was not provably written
 // (the wanted data are changed all the same, and written again once the node is seen).
 func (n *Node) SetData(ctx context.Context, data []byte) error {
-	if len(data) > framework.DefaultMaxPacketSize-1024 {
-		return fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
+		return fmt.Errorf("persistentnode: %w", err)
 	}
 	n.writeMu.Lock()
 	defer n.writeMu.Unlock()
