@@ -310,18 +310,22 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 	path, dirty := n.path, n.dirty
 	n.dirty = false
 	n.mu.Unlock()
+	// keep marks the data not written again when this step could not write them.
+	keep := func(err error) error {
+		if err != nil && dirty {
+			n.setDirty()
+		}
+		return err
+	}
 	if path == "" {
-		return n.afterCreate(ctx, n.create(ctx, n.base, n.o.mode, n.o.protected, false))
+		return n.afterCreate(ctx, keep(n.create(ctx, n.base, n.o.mode, n.o.protected, false)))
 	}
 	st, w, err := n.client.ExistsW(ctx, path)
 	if err != nil {
-		if dirty {
-			n.setDirty()
-		}
-		return nil, err
+		return nil, keep(err)
 	}
 	if st == nil {
-		return n.afterCreate(ctx, n.create(ctx, path, plain(n.o.mode), false, true))
+		return n.afterCreate(ctx, keep(n.create(ctx, path, plain(n.o.mode), false, true)))
 	}
 	n.mu.Lock()
 	if n.owned && n.czxid == 0 {
