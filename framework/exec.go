@@ -56,6 +56,23 @@ func (c *Client) checkSize(path string, dataLen int) error {
 	return nil
 }
 
+// nameAllowance is the room CheckDataSize leaves for what may be added to a node's name:
+// a protected prefix (_c_ and a UUID, 40 bytes) and a sequence number (10 digits).
+const nameAllowance = 64
+
+// CheckDataSize returns a *DataTooLargeError (errors.Is(err, ErrDataTooLarge)) when n
+// bytes of data written at path, with room for a protected prefix and a sequence number
+// added to its name, would not fit the client's packet limit (WithMaxPacketSize). Recipes
+// call it when they are made, to refuse data no request could carry; each request checks
+// its own size again before it is sent.
+func (c *Client) CheckDataSize(path string, n int) error {
+	room := c.opts.maxPacket - packetOverhead - nameAllowance - len(c.fullPath(path))
+	if n > room {
+		return &DataTooLargeError{Path: path, Size: n, Limit: max(room, 0)}
+	}
+	return nil
+}
+
 // withRetry runs op under the retry policy, each attempt after waiting for a connection.
 // The first attempt runs directly; the retry machinery is set up only when it fails with a
 // retryable error (most operations succeed the first time).

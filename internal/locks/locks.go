@@ -84,8 +84,8 @@ func New(cfg Config) (*Internals, error) {
 	if cfg.LockName == "" || cfg.MaxLeases < 1 {
 		return nil, fmt.Errorf("%w: lock name %q, max leases %d", framework.ErrInvalidArgument, cfg.LockName, cfg.MaxLeases)
 	}
-	if len(cfg.Data) > framework.DefaultMaxPacketSize-1024 {
-		return nil, fmt.Errorf("%w: node data of %d bytes", framework.ErrDataTooLarge, len(cfg.Data))
+	if err := cfg.Client.CheckDataSize(framework.JoinPath(cfg.Path, cfg.LockName), len(cfg.Data)); err != nil {
+		return nil, fmt.Errorf("node data: %w", err)
 	}
 	if cfg.FastHandoff && (cfg.Predicate != nil || cfg.SortKey != nil || cfg.MaxLeases != 1) {
 		return nil, fmt.Errorf("%w: fast hand-off needs the standard predicate, sort and one lease", framework.ErrInvalidArgument)

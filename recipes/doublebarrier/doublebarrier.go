@@ -329,14 +329,17 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		return nil // gone already: a ready made since is a next round's
 	}
 	// Every member is out: delete ready, as Curator does. A failure does not change that
-	// every member is out. When the outcome is unknown, the client's background worker
-	// keeps trying, but only on this round's ready: each round's is a new node at version
-	// 0, and a next round's can only be made after this one is gone, after the last
-	// listing, so with a later czxid than the listing's pzxid.
-	err := d.client.Delete(ctx, d.readyPath, framework.Quietly())
-	if err != nil && last.pzxid > 0 { // (0: unknown; WithMaxCzxid(0) would be no bound)
-		err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(last.pzxid), framework.Quietly(), framework.Guaranteed())
+	// every member is out. Every attempt (the first, the framework's retries after a
+	// connection loss, and the client's background worker when the outcome is unknown)
+	// deletes only this round's ready: each round's is a new node at version 0, and a
+	// next round's can only be made after this one is gone, after the last listing, so
+	// with a later czxid than the listing's pzxid. The bound costs a read of ready's
+	// Stat before the delete.
+	opts := []framework.DeleteOption{framework.Quietly()}
+	if last.pzxid > 0 { // (0: unknown, never seen from a real server; WithMaxCzxid(0) would be no bound)
+		opts = append(opts, framework.WithMaxCzxid(last.pzxid), framework.Guaranteed())
 	}
+	err := d.client.Delete(ctx, d.readyPath, opts...)
 	if err != nil {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}

@@ -22,9 +22,10 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	// Lost at 10 % of a 20 s session: the server still holds the old session, and its
-	// nodes, long after the client has a new one.
-	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+	// Lost at 10 % of a 90 s session: the server still holds the old session, and its
+	// nodes, long after the client has a new one (a 20 s session was seen to end on the
+	// server before a loaded machine had reconnected: stalls of 23 s).
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
 		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
 		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	require.NoError(t, err)
@@ -33,7 +34,7 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	checker := testutil.ConnectFailFast(t, srv.ConnectString())
-	ctx := testutil.Context(t, 90*time.Second)
+	ctx := testutil.Context(t, 120*time.Second)
 	require.NoError(t, c.BlockUntilConnected(ctx))
 	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
 
@@ -52,7 +53,7 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 	// Lost, it ends the session (the close cannot reach the server) and starts a new one.
 	proxy.Refuse()
 	proxy.DropConnections()
-	testutil.WaitState(t, states, framework.Lost, 20*time.Second)
+	testutil.WaitState(t, states, framework.Lost, 40*time.Second) // 9 s after the drop
 	proxy.Heal()
 	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
 	newSid := c.SessionID()

@@ -18,9 +18,10 @@ type Member struct {
 	node  *persistentnode.Node
 	cache *cache.PathChildrenCache
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	closeDone chan struct{} // closed when the first Close is over
 }
 
 // New returns the member id of the group at membershipPath, with payload as its node's
@@ -48,7 +49,7 @@ func New(c *framework.Client, membershipPath, id string, payload []byte) (*Membe
 	if err != nil {
 		return nil, fmt.Errorf("groupmember: %w", err)
 	}
-	return &Member{path: membershipPath, id: id, node: node, cache: pc}, nil
+	return &Member{path: membershipPath, id: id, node: node, cache: pc, closeDone: make(chan struct{})}, nil
 }
 
 // ValidateID checks that id can name a member: a valid node name (not empty, no "/",
@@ -161,14 +162,17 @@ func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
 }
 
 // Close leaves the group: it stops the cache and deletes this member's node (see
-// persistentnode.Node.Close). Close may be called many times.
+// persistentnode.Node.Close). Close may be called many times; a Close made while
+// another is under way waits until that one is over (and returns nil).
 func (m *Member) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
+		<-m.closeDone // the first Close ends: it waits for nothing that waits for this one
 		return nil
 	}
 	m.closed = true
 	m.mu.Unlock()
+	defer close(m.closeDone)
 	return errors.Join(m.cache.Close(), m.node.Close())
 }

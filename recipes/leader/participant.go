@@ -75,8 +75,8 @@ func validate(c *framework.Client, path, id string) error {
 	if id == "" {
 		return fmt.Errorf("leader: %w: empty participant id", framework.ErrInvalidArgument)
 	}
-	if len(id) > framework.DefaultMaxPacketSize-1024 {
-		return fmt.Errorf("leader: %w: participant id of %d bytes", framework.ErrDataTooLarge, len(id))
+	if err := c.CheckDataSize(path, len(id)); err != nil {
+		return fmt.Errorf("leader: participant id: %w", err)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@
 // back once the client reaches a server again (with a new session, when the old one
 // expired). A node found at the path and not made by this Node (someone else's, or made
 // by this Node's own create whose reply was lost, for a persistent node without
-// protection) is kept and its data set, as Curator does; Close leaves such a node, since
-// nothing proves it is this Node's own.
+// protection) is kept and its data set, as Curator does; when its data cannot be set (its
+// ACL refuses, say) it is watched all the same and, once deleted, created again. Close
+// leaves such a node, since nothing proves it is this Node's own.
 package persistentnode

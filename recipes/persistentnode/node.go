@@ -92,8 +92,8 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 	if isTTL(o.mode) != (o.ttl > 0) {
 		return nil, fmt.Errorf("persistentnode: %w: a TTL is needed with, and only with, a TTL mode (mode %d, TTL %v)", framework.ErrInvalidArgument, o.mode, o.ttl)
 	}
-	if len(data) > framework.DefaultMaxPacketSize-1024 {
-		return nil, fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	if err := c.CheckDataSize(path, len(data)); err != nil {
+		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
 	return &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
 		data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
@@ -216,8 +216,8 @@ func (n *Node) Data() []byte {
 // creation (which then uses data). An error means the node was not provably written
 // (the wanted data are changed all the same, and written again once the node is seen).
 func (n *Node) SetData(ctx context.Context, data []byte) error {
-	if len(data) > framework.DefaultMaxPacketSize-1024 {
-		return fmt.Errorf("persistentnode: %w: data of %d bytes", framework.ErrDataTooLarge, len(data))
+	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
+		return fmt.Errorf("persistentnode: %w", err)
 	}
 	n.writeMu.Lock()
 	defer n.writeMu.Unlock()
@@ -266,21 +266,16 @@ func (n *Node) AddListener(fn func(Created)) (remove func()) {
 // run is the loop that keeps the node in place.
 func (n *Node) run() {
 	defer close(n.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-n.stop:
-		case <-n.client.Done():
-		case <-finished:
-		}
-		cancel()
-	}()
+	ctx, release := untilStopped(n.stop, n.client.Done())
+	defer release()
 	for {
+		// Checked before each step, not left to ctx alone: a listener that calls Close runs
+		// on this goroutine, inside a step, and ctx ends only a moment after Close.
+		if stopped(n.stop, n.client.Done()) {
+			return
+		}
 		next, err := n.step(ctx)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || stopped(n.stop, n.client.Done()) {
 			return
 		}
 		n.mu.Lock()
@@ -291,7 +286,8 @@ func (n *Node) run() {
 			if retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
 				continue // the next request waits for a connection
 			}
-			next = nil // wait for a reconnection or a SetData
+			// Otherwise wait for the node's watch, when step set one (as Curator watches
+			// the node whatever its write returned), a reconnection or a SetData.
 		}
 		select {
 		case <-next:
@@ -305,33 +301,75 @@ func (n *Node) run() {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // step brings the node in place once. It returns what to wait for before the next step:
-// the node's exists watch, or a closed channel to look again at once.
+// the node's exists watch, a closed channel to look again at once, or nil (a
+// non-retryable error with no node to watch: wait for a poke).
 func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
+	// dirty is taken here, atomically with its clearing: a SetData that fails from now
+	// on sets it again for the next step.
 	n.mu.Lock()
 	path, dirty := n.path, n.dirty
+	n.dirty = false
 	n.mu.Unlock()
+	// keep marks the data not written again when this step could not write them.
+	keep := func(err error) error {
+		if err != nil && dirty {
+			n.setDirty()
+		}
+		return err
+	}
 	if path == "" {
-		return closedChan, n.create(ctx, n.base, n.o.mode, n.o.protected, false)
+		return n.afterCreate(ctx, keep(n.create(ctx, n.base, n.o.mode, n.o.protected, false)))
 	}
 	st, w, err := n.client.ExistsW(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, keep(err)
 	}
 	if st == nil {
-		return closedChan, n.create(ctx, path, plain(n.o.mode), false, true)
+		return n.afterCreate(ctx, keep(n.create(ctx, path, plain(n.o.mode), false, true)))
 	}
 	n.mu.Lock()
 	if n.owned && n.czxid == 0 {
 		n.czxid = st.Czxid
 	}
-	n.dirty = false
 	n.mu.Unlock()
 	if dirty {
 		if err := n.syncData(ctx, path, 0, true); err != nil {
-			return nil, err
+			return w.Done(), err // the watch is set: keep it (syncData set dirty again)
 		}
 	}
 	return w.Done(), nil
+}
+
+// afterCreate returns what step waits for after a create that returned err: look again
+// at once, unless err cannot be retried; then the node's watch, when the node has a path
+// (a node found there that could not be written is kept and watched, as Curator does).
+func (n *Node) afterCreate(ctx context.Context, err error) (<-chan struct{}, error) {
+	if err == nil || retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
+		return closedChan, err
+	}
+	n.mu.Lock()
+	path := n.path
+	n.mu.Unlock()
+	if path == "" {
+		return nil, err
+	}
+	st, w, werr := n.client.ExistsW(ctx, path)
+	switch {
+	case werr != nil && (retry.IsRetryable(werr, true) || errors.Is(werr, framework.ErrNotConnected)):
+		return closedChan, werr // look again at once
+	case werr != nil:
+		return nil, err
+	case st == nil:
+		return closedChan, err // gone already: the next step creates it
+	}
+	return w.Done(), err
+}
+
+// setDirty marks the wanted data as not written.
+func (n *Node) setDirty() {
+	n.mu.Lock()
+	n.dirty = true
+	n.mu.Unlock()
 }
 
 // create makes the node at path (a re-creation: with its known name and a plain mode).
@@ -466,12 +504,8 @@ func (n *Node) Close() error {
 		// its work and for the loop, which may run the listener that closed it first).
 		done := n.done
 		n.mu.Unlock()
-		if !n.g.Inside() {
-			<-n.closeDone
-			if done != nil {
-				<-done
-			}
-		}
+		waitUnlessInside(n.g, n.closeDone)
+		waitUnlessInside(n.g, done)
 		return nil
 	}
 	prev := n.state
@@ -483,9 +517,7 @@ func (n *Node) Close() error {
 	}
 	n.unlisten()
 	close(n.stop)
-	if !n.g.Inside() {
-		<-n.done
-	}
+	waitUnlessInside(n.g, n.done)
 	if !n.deleteOnClose {
 		return nil
 	}
@@ -513,8 +545,13 @@ func (n *Node) deleteOwn() error {
 		}
 		if err != nil {
 			if n.o.protected && !errors.Is(err, framework.ErrClosed) {
-				// The name proves it is ours: hand the delete to the background retrier.
-				err = n.client.Delete(ctx, path, framework.Guaranteed(), framework.Quietly())
+				// The name proves it is ours: hand the delete to the background retrier
+				// (bounded by its czxid, when known).
+				opts := []framework.DeleteOption{framework.Guaranteed(), framework.Quietly()}
+				if czxid > 0 {
+					opts = append(opts, framework.WithMaxCzxid(czxid))
+				}
+				err = n.client.Delete(ctx, path, opts...)
 				if err == nil {
 					return nil
 				}
@@ -533,7 +570,9 @@ func (n *Node) deleteOwn() error {
 		case czxid == 0 || st.Czxid != czxid:
 			return nil // re-created by someone else
 		}
-		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.Guaranteed())
+		// The czxid bound keeps the background retries of a delete whose outcome is unknown
+		// off a node someone else makes at the path meanwhile (at version 0 too).
+		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
 		switch {
 		case err == nil, errors.Is(err, framework.ErrNoNode):
 			return nil
@@ -544,4 +583,42 @@ func (n *Node) deleteOwn() error {
 		}
 	}
 	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+}
+
+// untilStopped returns a context that ends when stop or clientDone is closed, for a loop
+// of Node or TTLNode, and a function that releases it once the loop is over.
+func untilStopped(stop, clientDone <-chan struct{}) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-stop:
+		case <-clientDone:
+		case <-finished:
+		}
+		cancel()
+	}()
+	return ctx, func() { close(finished); cancel() }
+}
+
+// stopped reports whether stop or clientDone is closed: a loop checks it before each
+// round of work, since a Close made on the loop's own goroutine (from a listener) ends
+// the loop's context only a moment later.
+func stopped(stop, clientDone <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	case <-clientDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitUnlessInside waits until done is closed, unless the caller runs on one of g's
+// goroutines (a listener that calls Close), which done may be waiting for.
+func waitUnlessInside(g *framework.Goroutines, done <-chan struct{}) {
+	if done != nil && !g.Inside() {
+		<-done
+	}
 }

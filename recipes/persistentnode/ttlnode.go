@@ -95,18 +95,8 @@ func (t *TTLNode) Start() error {
 // run touches the child until Close.
 func (t *TTLNode) run() {
 	defer close(t.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-t.stop:
-		case <-t.node.client.Done():
-		case <-finished:
-		}
-		cancel()
-	}()
+	ctx, release := untilStopped(t.stop, t.node.client.Done())
+	defer release()
 	select {
 	case <-t.node.createdCh:
 	case <-ctx.Done():
@@ -115,6 +105,9 @@ func (t *TTLNode) run() {
 	tick := time.NewTicker(t.every)
 	defer tick.Stop()
 	for {
+		if stopped(t.stop, t.node.client.Done()) {
+			return // closed (perhaps from a listener, a moment before ctx ends)
+		}
 		if err := t.touch(ctx); err != nil && ctx.Err() == nil {
 			t.node.client.Logger().Debug("TTL child not touched", "component", "persistentnode", "path", t.child, "err", err)
 		}
@@ -170,8 +163,8 @@ func (t *TTLNode) Close() error {
 	if t.closed {
 		started := t.started
 		t.mu.Unlock()
-		if started && !t.node.g.Inside() {
-			<-t.done // the first Close may have come from a listener, which does not wait
+		if started {
+			waitUnlessInside(t.node.g, t.done) // the first Close may have come from a listener, which does not wait
 		}
 		return t.node.Close()
 	}
@@ -180,9 +173,7 @@ func (t *TTLNode) Close() error {
 	t.mu.Unlock()
 	if started {
 		close(t.stop)
-		if !t.node.g.Inside() {
-			<-t.done
-		}
+		waitUnlessInside(t.node.g, t.done)
 	}
 	return t.node.Close()
 }

@@ -112,8 +112,8 @@ func newSemaphore(c *framework.Client, path string, maxLeases int, countPath str
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
-	if len(o.data) > framework.DefaultMaxPacketSize-1024 {
-		return nil, fmt.Errorf("semaphore: %w: node data of %d bytes", framework.ErrDataTooLarge, len(o.data))
+	if err := c.CheckDataSize(framework.JoinPath(path, "leases", leaseName), len(o.data)); err != nil {
+		return nil, fmt.Errorf("semaphore: node data: %w", err)
 	}
 	return &Semaphore{client: c, path: path, leasesPath: framework.JoinPath(path, "leases"),
 		maxLeases: maxLeases, countPath: countPath, opts: o, inner: inner}, nil

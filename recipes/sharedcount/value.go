@@ -60,8 +60,8 @@ func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
 	if path == "/" || framework.IsReservedPath(path) {
 		return nil, fmt.Errorf("sharedcount: %w: %q cannot be a shared value path", framework.ErrInvalidArgument, path)
 	}
-	if len(seed) > framework.DefaultMaxPacketSize-1024 {
-		return nil, fmt.Errorf("sharedcount: %w: seed of %d bytes", framework.ErrDataTooLarge, len(seed))
+	if err := c.CheckDataSize(path, len(seed)); err != nil {
+		return nil, fmt.Errorf("sharedcount: seed: %w", err)
 	}
 	return &Value{client: c, path: path, seed: bytes.Clone(seed),
 		listeners: map[int]func(Versioned[[]byte]){}, states: map[int]func(framework.State){},
