@@ -35,10 +35,13 @@ type Proxy struct {
 	targets   []string
 	listeners []net.Listener
 	byTarget  map[string]string // server address -> proxy address
+	raw       bool              // carries bytes as they come, not ZooKeeper client frames
 
 	mu         sync.Mutex
 	cond       *sync.Cond
 	stalled    bool
+	stallUp    bool // client -> server bytes held
+	stallDown  bool // server -> client bytes held
 	refusing   bool
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
@@ -51,10 +54,17 @@ type Proxy struct {
 // StartProxy starts a proxy in front of the given servers (host:port each). Close it when
 // done.
 func StartProxy(targets ...string) (*Proxy, error) {
+	return startProxy(false, targets...)
+}
+
+// startProxy starts a proxy; a raw one carries any TCP stream (ZooKeeper's quorum and
+// election traffic is not made of length-prefixed frames), so DropNextCreateReply does
+// nothing on it.
+func startProxy(raw bool, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: proxy needs at least one target")
 	}
-	p := &Proxy{byTarget: map[string]string{}, links: map[*link]struct{}{}}
+	p := &Proxy{byTarget: map[string]string{}, links: map[*link]struct{}{}, raw: raw}
 	p.cond = sync.NewCond(&p.mu)
 	for _, t := range targets {
 		t = strings.TrimSpace(t)
@@ -197,6 +207,29 @@ func (p *Proxy) Refuse() {
 	p.mu.Unlock()
 }
 
+// StallToServers holds, until Heal, the bytes that clients send through the proxy on
+// existing connections, while the servers' bytes still reach the clients: one direction
+// of a partition. At TCP level this is all a proxy can do: each side's kernel still
+// acknowledges the other's segments (the proxy terminates both connections), so a sender
+// learns of the cut only from the silence of the other side's application, never from
+// TCP. On a proxy that carries ensemble peer traffic (see WithPeerProxies), new
+// connections are reset at once while this lasts, rather than left open in silence, so
+// that no member's listener waits on a connection that says nothing.
+func (p *Proxy) StallToServers() {
+	p.mu.Lock()
+	p.stallUp = true
+	p.mu.Unlock()
+}
+
+// StallToClients holds, until Heal, the bytes that the servers send back through the
+// proxy, while the clients' bytes still reach the servers: the other direction of
+// StallToServers, with the same TCP-level meaning.
+func (p *Proxy) StallToClients() {
+	p.mu.Lock()
+	p.stallDown = true
+	p.mu.Unlock()
+}
+
 // StallFor stalls the proxy for d, then heals it.
 func (p *Proxy) StallFor(d time.Duration) {
 	p.Stall()
@@ -205,10 +238,12 @@ func (p *Proxy) StallFor(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// Heal ends a stall and a refusal.
+// Heal ends a stall (of both directions or of one) and a refusal.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.stalled = false
+	p.stallUp = false
+	p.stallDown = false
 	p.refusing = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
@@ -238,6 +273,8 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	p.stalled = false
+	p.stallUp = false
+	p.stallDown = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 	}
@@ -259,7 +296,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			return
 		}
 		p.mu.Lock()
-		refusing := p.refusing
+		refusing := p.refusing || (p.raw && (p.stalled || p.stallUp))
 		p.mu.Unlock()
 		if refusing {
 			if tc, ok := c.(*net.TCPConn); ok {
@@ -329,6 +366,10 @@ type pipe struct {
 func (pp *pipe) read() {
 	p := pp.l.p
 	defer p.wg.Done()
+	if p.raw {
+		pp.readRaw()
+		return
+	}
 	hdr := make([]byte, 4)
 	for {
 		if _, err := io.ReadFull(pp.src, hdr); err != nil {
@@ -354,13 +395,42 @@ func (pp *pipe) read() {
 	p.mu.Unlock()
 }
 
+// readRaw queues bytes as they come, for a raw proxy.
+func (pp *pipe) readRaw() {
+	p := pp.l.p
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := pp.src.Read(buf)
+		if n > 0 {
+			chunk := append([]byte(nil), buf[:n]...)
+			p.mu.Lock()
+			pp.queue = append(pp.queue, chunk)
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	p.mu.Lock()
+	pp.eof = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// heldLocked reports whether this pipe's direction is stalled; p.mu must be held.
+func (pp *pipe) heldLocked() bool {
+	p := pp.l.p
+	return p.stalled || (pp.up && p.stallUp) || (!pp.up && p.stallDown)
+}
+
 func (pp *pipe) write() {
 	p := pp.l.p
 	defer p.wg.Done()
 	defer pp.l.close()
 	for {
 		p.mu.Lock()
-		for !p.closed && (p.stalled || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
+		for !p.closed && (pp.heldLocked() || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
 			p.cond.Wait()
 		}
 		if p.closed || !pp.l.isOpenLocked() || (len(pp.queue) == 0 && pp.eof) {
@@ -372,7 +442,7 @@ func (pp *pipe) write() {
 		first := pp.frames == 0
 		pp.frames++
 		drop := false
-		if !first && len(frame) >= 12 {
+		if !p.raw && !first && len(frame) >= 12 {
 			xid := int32(binary.BigEndian.Uint32(frame[4:8]))
 			if pp.up {
 				op := int32(binary.BigEndian.Uint32(frame[8:12]))
