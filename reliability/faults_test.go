@@ -60,4 +60,10 @@ var faults = []fault{
 		e.proxy.DropNextCreateReply()
 		return func() {}
 	}},
+	// Partitions between servers (partition_test.go): inject returns once the cut-off
+	// member has stopped serving; hold then lets the victim's session expire if it does not
+	// come back through another member in time.
+	{name: "isolate-leader", hold: victimSession + time.Second, inject: isolateLeader},
+	{name: "partition-follower", hold: victimSession / 2, inject: partitionFollower},
+	{name: "one-way-leader-to-follower", hold: victimSession / 2, inject: oneWayLeaderToFollower},
 }

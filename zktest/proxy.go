@@ -35,6 +35,7 @@ type Proxy struct {
 	targets   []string
 	listeners []net.Listener
 	byTarget  map[string]string // server address -> proxy address
+	targetOf  map[string]string // server address, as given or resolved -> target as given
 	raw       bool              // carries bytes as they come, not ZooKeeper client frames
 
 	mu         sync.Mutex
@@ -43,6 +44,7 @@ type Proxy struct {
 	stallUp    bool // client -> server bytes held
 	stallDown  bool // server -> client bytes held
 	refusing   bool
+	refused    map[string]bool // targets refused alone (Refuse with targets)
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
 	accepted   int // connections passed on to a server
@@ -64,7 +66,8 @@ func startProxy(raw bool, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: proxy needs at least one target")
 	}
-	p := &Proxy{byTarget: map[string]string{}, links: map[*link]struct{}{}, raw: raw}
+	p := &Proxy{byTarget: map[string]string{}, targetOf: map[string]string{}, refused: map[string]bool{},
+		links: map[*link]struct{}{}, raw: raw}
 	p.cond = sync.NewCond(&p.mu)
 	for _, t := range targets {
 		t = strings.TrimSpace(t)
@@ -86,6 +89,7 @@ func startProxy(raw bool, targets ...string) (*Proxy, error) {
 				return nil, fmt.Errorf("zktest: proxy targets overlap: %s is given twice (as %s)", t, a)
 			}
 			p.byTarget[a] = ln.Addr().String()
+			p.targetOf[a] = t
 		}
 	}
 	for i, ln := range p.listeners {
@@ -149,7 +153,7 @@ func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (n
 			return nil, fmt.Errorf("zktest: the proxy does not front %s (it fronts %s)", address, strings.Join(p.targets, ","))
 		}
 		p.mu.Lock()
-		refusing := p.refusing
+		refusing := p.refusing || p.refused[p.targetOf[address]]
 		p.mu.Unlock()
 		if refusing {
 			return nil, fmt.Errorf("zktest: dial %s: %w", address, syscall.ECONNREFUSED)
@@ -168,7 +172,7 @@ func (p *Proxy) Accepted() int {
 }
 
 // DropConnections closes every connection through the proxy now, in both directions.
-// New connections are accepted as usual.
+// New connections are accepted as usual (unless refused).
 func (p *Proxy) DropConnections() {
 	p.mu.Lock()
 	links := make([]*link, 0, len(p.links))
@@ -199,11 +203,19 @@ func (p *Proxy) Stall() {
 // Refuse makes the proxy refuse new connections until Heal, like a host whose server
 // process is gone: a dial through Dialer fails at once with an error wrapping
 // syscall.ECONNREFUSED, and a connection made to the proxy's own address is reset at once,
-// before the server hears of it. Connections already open are left as they are; with
-// DropConnections as well, it is a server that died.
-func (p *Proxy) Refuse() {
+// before the server hears of it. Given targets (server addresses as given to the proxy),
+// it refuses connections to those servers only, and others go through: with
+// DropConnections, a client must come back through a server not refused. Connections
+// already open are left as they are; with DropConnections as well, it is a server that
+// died.
+func (p *Proxy) Refuse(targets ...string) {
 	p.mu.Lock()
-	p.refusing = true
+	if len(targets) == 0 {
+		p.refusing = true
+	}
+	for _, t := range targets {
+		p.refused[strings.TrimSpace(t)] = true
+	}
 	p.mu.Unlock()
 }
 
@@ -245,6 +257,7 @@ func (p *Proxy) Heal() {
 	p.stallUp = false
 	p.stallDown = false
 	p.refusing = false
+	clear(p.refused)
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
@@ -296,7 +309,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			return
 		}
 		p.mu.Lock()
-		refusing := p.refusing || (p.raw && (p.stalled || p.stallUp))
+		refusing := p.refusing || p.refused[target] || (p.raw && (p.stalled || p.stallUp))
 		p.mu.Unlock()
 		if refusing {
 			if tc, ok := c.(*net.TCPConn); ok {
