@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -21,8 +24,9 @@ const peerFaultBound = 90 * time.Second
 
 // moveVictimTo makes the victim's client connected to member i: if it is elsewhere, the
 // proxy refuses the other members and drops the connection, and the client comes back
-// through member i with its session. It returns once member i lists the victim's session.
-func moveVictimTo(t *testing.T, e *env, i int) {
+// through member i with its session. It returns once member i lists the victim's session,
+// and reports whether the client had to move.
+func moveVictimTo(t *testing.T, e *env, i int) (moved bool) {
 	t.Helper()
 	sid := e.victim.SessionID()
 	on := func() bool {
@@ -30,7 +34,7 @@ func moveVictimTo(t *testing.T, e *env, i int) {
 		return err == nil && slices.Contains(ids, sid)
 	}
 	if on() {
-		return
+		return false
 	}
 	var others []string
 	for j := 0; j < ens.Size(); j++ {
@@ -42,6 +46,7 @@ func moveVictimTo(t *testing.T, e *env, i int) {
 	e.proxy.DropConnections()
 	require.Eventually(t, on, 60*time.Second, 20*time.Millisecond, "the victim's client comes back through member %d", i)
 	e.proxy.Heal()
+	return true
 }
 
 // waitCut waits until member out no longer serves and some other member leads.
@@ -108,4 +113,139 @@ func oneWayLeaderToFollower(t *testing.T, e *env) func() {
 	require.NoError(t, ens.CutOneWay(leader, f))
 	waitCut(t, f)
 	return func() { healPeers(t) }
+}
+
+// stateAt is a connection state and when the listener heard it.
+type stateAt struct {
+	s  framework.State
+	at time.Time
+}
+
+// TestMutexIsolatedLeaderMargin: the victim holds the mutex through a client connected to
+// the leader; another client, on a follower, waits for it; the leader is cut off from both
+// followers. The victim must learn of it (Suspended or Lost) before the other client gets
+// the lock: the margin, measured from the victim's first Suspended/Lost to the other's
+// acquisition, must be positive, and the overlap and fencing checkers must hold.
+func TestMutexIsolatedLeaderMargin(t *testing.T) {
+	leakcheck.Check(t)
+	e := newEnv(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	states := make(chan stateAt, 64)
+	remove := e.victim.AddListener(func(s framework.State) {
+		select {
+		case states <- stateAt{s, time.Now()}:
+		default:
+		}
+	})
+	defer remove()
+	leader, f := follower(t)
+	if moveVictimTo(t, e, leader) {
+		// Wait for the move's own Suspended to be behind us: the listener hears Reconnected.
+		waitState(t, ctx, states, framework.Reconnected)
+	}
+	other := connect(t, ens.Addr(f), otherSession) // pinned to a follower of the majority
+	e.others = append(e.others, other)             // for the cleanliness checks
+
+	ov := newOverlap(1)
+	st := &store{fenced: true}
+	mv, err := mutex.New(e.victim, e.base+"/m")
+	require.NoError(t, err)
+	mo, err := mutex.New(other, e.base+"/m")
+	require.NoError(t, err)
+	lv, err := mv.Acquire(ctx)
+	require.NoError(t, err)
+	ov.enter(true)
+	tok, err := lv.Token(ctx)
+	require.NoError(t, err)
+	require.True(t, st.write(tok, st.read()))
+
+	type acquired struct {
+		at  time.Time
+		err error
+	}
+	got := make(chan acquired, 1)
+	go func() {
+		lo, err := mo.Acquire(ctx)
+		at := time.Now()
+		if err != nil {
+			got <- acquired{at, err}
+			return
+		}
+		ov.enter(true)
+		if tok, err := lo.Token(ctx); err == nil {
+			st.write(tok, st.read())
+		}
+		ov.exit(true)
+		got <- acquired{at, lo.Release(context.WithoutCancel(ctx))}
+	}()
+	// The other client waits in line: two lock nodes.
+	require.Eventually(t, func() bool {
+		kids, err := zktest.Children(ctx, ens.ConnectString(), e.base+"/m")
+		return err == nil && len(kids) == 2
+	}, 60*time.Second, 20*time.Millisecond)
+
+	cut := time.Now()
+	require.NoError(t, ens.Isolate(leader))
+	var noticed time.Time
+	released := make(chan error, 1)
+	select {
+	case <-lv.Done(): // the victim stops working as soon as its lease says so, and releases
+		ov.exit(true)
+		go func() { released <- lv.Release(context.WithoutCancel(ctx)) }()
+	case a := <-got:
+		ov.exit(true)
+		t.Fatalf("the other client got the lock (err %v) before the victim's lease ended", a.err)
+	case <-ctx.Done():
+		t.Fatal("the victim's lease did not end while its leader was cut off")
+	}
+	for noticed.IsZero() {
+		select {
+		case s := <-states:
+			if s.s == framework.Suspended || s.s == framework.Lost {
+				noticed = s.at
+			}
+		case <-ctx.Done():
+			t.Fatal("the victim's client saw no Suspended or Lost")
+		}
+	}
+	var a acquired
+	select {
+	case a = <-got:
+	case <-ctx.Done():
+		t.Fatal("the other client never got the lock")
+	}
+	require.NoError(t, a.err)
+	select {
+	case err := <-released: // a lost lease may say so; its node is removed anyway
+		t.Logf("the victim's release: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the victim's release never returned")
+	}
+	healPeers(t)
+
+	margin := a.at.Sub(noticed)
+	t.Logf("isolated leader: victim noticed %v after the cut; the other client acquired %v after the cut; margin %v",
+		noticed.Sub(cut).Round(time.Millisecond), a.at.Sub(cut).Round(time.Millisecond), margin.Round(time.Millisecond))
+	require.Positive(t, margin, "the victim must learn of the cut before another holder starts")
+	_, violations := ov.counts()
+	require.Zero(t, violations, "overlap")
+	_, _, lost := st.counts()
+	require.Zero(t, lost, "fencing")
+	e.checkClean(e.base + "/m")
+}
+
+// waitState waits until the listener has heard want.
+func waitState(t *testing.T, ctx context.Context, states <-chan stateAt, want framework.State) {
+	t.Helper()
+	for {
+		select {
+		case s := <-states:
+			if s.s == want {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no %v: %v", want, ctx.Err())
+		}
+	}
 }
