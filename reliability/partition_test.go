@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"testing"
 	"time"
@@ -17,6 +18,18 @@ import (
 // Partitions between servers (issue 17 item 4): the shared ensemble routes its peer
 // traffic through zktest's fault proxies (see TestMain), so a fault can cut members off
 // from each other while every client port stays reachable.
+
+var allPartitions = flag.Bool("partitions", false, "run every scenario under the partitions between servers too (peerFaults); the fast profile runs them on the mutex and the leader latch only")
+
+// scenarioFaults returns the faults a scenario runs: every fault of the table, and the
+// partitions between servers (peerFaults) too where wide, in the soak (-soak) or with
+// -partitions.
+func scenarioFaults(wide bool) []fault {
+	if wide || *allPartitions || *soakFor > 0 {
+		return append(slices.Clip(faults), peerFaults...)
+	}
+	return faults
+}
 
 // peerFaultBound bounds how long a member takes to notice a cut (syncLimit is 5 s at the
 // harness's tickTime) and the rest to elect, with slack for a loaded 2-core machine.

@@ -19,7 +19,8 @@ func TestSoak(t *testing.T) {
 	var total outcome
 	for rounds == 0 || time.Now().Before(deadline) {
 		r := lockRecipes[rng.IntN(len(lockRecipes))]
-		f := faults[rng.IntN(len(faults))]
+		all := scenarioFaults(true)
+		f := all[rng.IntN(len(all))]
 		var o outcome
 		ok := t.Run(fmt.Sprintf("%03d-%s-%s", rounds, r.name, f.name), func(t *testing.T) {
 			leakcheck.Check(t)
