@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,4 +105,30 @@ func TestEnsemblePeerFaultsBadInput(t *testing.T) {
 	assert.ErrorIs(t, e.Partition([]int{0}), zktest.ErrUnsupported)
 	assert.ErrorIs(t, e.CutOneWay(0, 1), zktest.ErrUnsupported)
 	assert.ErrorIs(t, e.HealPeers(), zktest.ErrUnsupported)
+}
+
+// Refuse with targets refuses those servers only; Heal lets them through again.
+func TestProxyRefuseTargets(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3)
+	p := zktest.NewProxy(t, e.ConnectString())
+	dial := p.Dialer()
+	p.Refuse(e.Addr(0))
+	_, err := dial("tcp", e.Addr(0), 5*time.Second)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	c, err := dial("tcp", e.Addr(1), 5*time.Second)
+	require.NoError(t, err, "a server not named is not refused")
+	c.Close()
+
+	// A client that must come back (DropConnections) comes back through the others.
+	conn, events := connect(t, e.ConnectString(), 10*time.Second, dial)
+	p.DropConnections()
+	waitState(t, events, zk.StateHasSession, 30*time.Second)
+	ids, err := zktest.Sessions(e.Addr(0))
+	require.NoError(t, err)
+	assert.NotContains(t, ids, conn.SessionID())
+
+	p.Heal()
+	c, err = dial("tcp", e.Addr(0), 5*time.Second)
+	require.NoError(t, err, "Heal ends the refusal")
+	c.Close()
 }
