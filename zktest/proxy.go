@@ -205,7 +205,8 @@ func (p *Proxy) Stall() {
 // syscall.ECONNREFUSED, and a connection made to the proxy's own address is reset at once,
 // before the server hears of it. Given targets (server addresses as given to the proxy),
 // it refuses connections to those servers only, and others go through: with
-// DropConnections, a client must come back through a server not refused. Connections
+// DropConnections, a client must come back through a server not refused (a target the
+// proxy does not front refuses nothing). Connections
 // already open are left as they are; with DropConnections as well, it is a server that
 // died.
 func (p *Proxy) Refuse(targets ...string) {
@@ -219,9 +220,9 @@ func (p *Proxy) Refuse(targets ...string) {
 	p.mu.Unlock()
 }
 
-// StallToServers holds, until Heal, the bytes that clients send through the proxy on
-// existing connections, while the servers' bytes still reach the clients: one direction
-// of a partition. At TCP level this is all a proxy can do: each side's kernel still
+// StallToServers holds, until Heal, the bytes that clients send through the proxy, on
+// existing and new connections, while the servers' bytes still reach the clients: one
+// direction of a partition. At TCP level this is all a proxy can do: each side's kernel still
 // acknowledges the other's segments (the proxy terminates both connections), so a sender
 // learns of the cut only from the silence of the other side's application, never from
 // TCP. On a proxy that carries ensemble peer traffic (see WithPeerProxies), new
