@@ -116,7 +116,7 @@ func runDoubleBarrier(t *testing.T, f fault) {
 }
 
 func TestBarriersUnderFaults(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range scenarioFaults(false) {
 		t.Run("barrier/"+f.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			runBarrier(t, f)

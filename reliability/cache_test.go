@@ -115,7 +115,7 @@ func runCache(t *testing.T, f fault) {
 }
 
 func TestCacheUnderFaults(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range scenarioFaults(false) {
 		t.Run(f.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			runCache(t, f)

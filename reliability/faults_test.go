@@ -61,3 +61,18 @@ var faults = []fault{
 		return func() {}
 	}},
 }
+
+// peerFaults cut members of the ensemble off from each other while every client port
+// stays reachable (partition_test.go): inject returns once the cut-off member has stopped
+// serving; hold then lets the victim's session expire if it does not come back through
+// another member in time. A victim on a cut-off follower cannot notice in time: the
+// follower answers its pings until it notices the cut (syncLimit × tickTime, 5 s) while
+// the leader expires its session after victimSession (2 s)
+// (TestMutexCutOffServerMargin/partitioned-follower measures it). Each costs about 10 s
+// per scenario, so the fast profile runs them on the mutex and the leader latch only;
+// the soak and -partitions run them everywhere (see scenarioFaults).
+var peerFaults = []fault{
+	{name: "isolate-leader", hold: victimSession + time.Second, inject: isolateLeader},
+	{name: "partition-follower", hold: victimSession / 2, unnoticeable: true, inject: partitionFollower},
+	{name: "one-way-leader-to-follower", hold: victimSession / 2, unnoticeable: true, inject: oneWayLeaderToFollower},
+}

@@ -75,7 +75,7 @@ func runLatch(t *testing.T, f fault) {
 }
 
 func TestLeaderUnderFaults(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range scenarioFaults(true) {
 		t.Run(f.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			runLatch(t, f)

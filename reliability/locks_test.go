@@ -190,7 +190,7 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 
 func TestLocksUnderFaults(t *testing.T) {
 	for _, r := range lockRecipes {
-		for _, f := range faults {
+		for _, f := range scenarioFaults(r.name == "mutex") {
 			t.Run(r.name+"/"+f.name, func(t *testing.T) {
 				leakcheck.Check(t)
 				runLocks(t, r, f, 3)

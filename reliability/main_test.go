@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		os.Exit(childMain())
 	}
 	flag.Parse()
-	e, err := zktest.StartEnsemble(3)
+	e, err := zktest.StartEnsemble(3, zktest.WithPeerProxies())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if testing.Short() {

@@ -98,7 +98,7 @@ func runPersistentNode(t *testing.T, f fault) {
 }
 
 func TestPersistentNodeUnderFaults(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range scenarioFaults(false) {
 		t.Run(f.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			runPersistentNode(t, f)

@@ -150,7 +150,7 @@ func pause(stop <-chan struct{}) {
 }
 
 func TestSharedCountUnderFaults(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range scenarioFaults(false) {
 		t.Run(f.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			runSharedCount(t, f)

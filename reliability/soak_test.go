@@ -39,7 +39,8 @@ func TestSoak(t *testing.T) {
 			hist.undecided += o.undecided
 		}
 		r := lockRecipes[rng.IntN(len(lockRecipes))]
-		f := faults[rng.IntN(len(faults))]
+		all := scenarioFaults(true)
+		f := all[rng.IntN(len(all))]
 		var o outcome
 		ok := t.Run(fmt.Sprintf("%03d-%s-%s", rounds, r.name, f.name), func(t *testing.T) {
 			leakcheck.Check(t)

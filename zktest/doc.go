@@ -1,6 +1,8 @@
 // Package zktest runs real ZooKeeper servers for tests, examples and benchmarks:
 // a standalone server, an ensemble of 3 or 5 members, and a TCP proxy that injects
-// network faults between one client and its servers.
+// network faults between one client and its servers. With WithPeerProxies, the same proxy
+// also carries the ensemble's peer traffic, so a test can cut members off from each other
+// (Ensemble.Isolate, Partition, CutOneWay) while clients still reach every member.
 //
 // It is the Go counterpart of Curator's curator-test (TestingServer, TestingCluster).
 // Nothing here is a mock: every server is a real ZooKeeper process.

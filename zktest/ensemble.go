@@ -21,16 +21,41 @@ type Ensemble struct {
 	connect string
 	members []*process // nil for an ensemble named by ZK_TEST_CONNECT
 	dir     string
+	peers   [][]*Proxy // peers[i][j]: how member i reaches member j (nil without WithPeerProxies)
 
 	mu     sync.Mutex
 	closed bool
 }
 
+// EnsembleOption configures StartEnsemble and NewEnsemble.
+type EnsembleOption func(*ensembleOptions)
+
+type ensembleOptions struct {
+	peerProxies bool
+}
+
+// WithPeerProxies routes the members' peer traffic (quorum and election ports) through
+// fault proxies, one per directed pair of members: member i's configuration names member
+// j at the addresses of the proxy from i to j, which forwards to j's real ports (a member
+// binds only the ports of its own server line). Isolate, Partition, CutOneWay and
+// HealPeers then cut and heal links between members while clients still reach every
+// member's client port. The default is direct peer connections, on which those methods
+// return ErrUnsupported.
+func WithPeerProxies() EnsembleOption {
+	return func(o *ensembleOptions) { o.peerProxies = true }
+}
+
 // StartEnsemble starts an ensemble of n members (3 or 5) and waits until it has a leader
 // and every member serves. The caller must Close it.
-func StartEnsemble(n int) (*Ensemble, error) {
+func StartEnsemble(n int, opts ...EnsembleOption) (*Ensemble, error) {
 	if n != 3 && n != 5 {
 		return nil, fmt.Errorf("zktest: an ensemble has 3 or 5 members, not %d", n)
+	}
+	var o ensembleOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
 		return &Ensemble{connect: connect}, nil
@@ -41,7 +66,7 @@ func StartEnsemble(n int) (*Ensemble, error) {
 	}
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
-		e, err := startLocalEnsemble(inst, n)
+		e, err := startLocalEnsemble(inst, n, o)
 		if err == nil {
 			return e, nil
 		}
@@ -50,7 +75,7 @@ func StartEnsemble(n int) (*Ensemble, error) {
 	return nil, last
 }
 
-func startLocalEnsemble(inst *javaInstall, n int) (*Ensemble, error) {
+func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble, error) {
 	dir, err := os.MkdirTemp("", "zktest-ensemble-")
 	if err != nil {
 		return nil, err
@@ -62,13 +87,38 @@ func startLocalEnsemble(inst *javaInstall, n int) (*Ensemble, error) {
 			return nil, err
 		}
 	}
-	var peers, addrs []string
+	var addrs []string
 	for i := 0; i < n; i++ {
-		peers = append(peers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[3*i+1], ports[3*i+2]))
 		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[3*i]))
 	}
 	e := &Ensemble{connect: strings.Join(addrs, ","), dir: dir}
+	if o.peerProxies {
+		e.peers = make([][]*Proxy, n)
+		for i := range e.peers {
+			e.peers[i] = make([]*Proxy, n)
+			for j := range e.peers[i] {
+				if i == j {
+					continue
+				}
+				q := "127.0.0.1:" + strconv.Itoa(ports[3*j+1])
+				el := "127.0.0.1:" + strconv.Itoa(ports[3*j+2])
+				if e.peers[i][j], err = startProxy(true, q, el); err != nil {
+					e.Close()
+					return nil, err
+				}
+			}
+		}
+	}
 	for i := 0; i < n; i++ {
+		var peers []string
+		for j := 0; j < n; j++ {
+			at := fmt.Sprintf("127.0.0.1:%d:%d", ports[3*j+1], ports[3*j+2])
+			if e.peers != nil && i != j {
+				via := e.peers[i][j]
+				at = fmt.Sprintf("127.0.0.1:%d:%d", listenPort(via.listeners[0]), listenPort(via.listeners[1]))
+			}
+			peers = append(peers, fmt.Sprintf("server.%d=%s", j+1, at))
+		}
 		mdir := filepath.Join(dir, "m"+strconv.Itoa(i+1))
 		data := filepath.Join(mdir, "data")
 		if err := os.MkdirAll(data, 0o755); err != nil {
@@ -107,9 +157,9 @@ func startLocalEnsemble(inst *javaInstall, n int) (*Ensemble, error) {
 
 // NewEnsemble starts an ensemble of n members for the test and stops it at cleanup.
 // When no ZooKeeper is available it fails the test, or skips it under -short.
-func NewEnsemble(t testing.TB, n int) *Ensemble {
+func NewEnsemble(t testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 	t.Helper()
-	e, err := StartEnsemble(n)
+	e, err := StartEnsemble(n, opts...)
 	if err != nil {
 		unavailable(t, err)
 	}
@@ -291,6 +341,13 @@ func (e *Ensemble) Close() error {
 		go func() { defer wg.Done(); m.kill() }()
 	}
 	wg.Wait()
+	for _, row := range e.peers {
+		for _, p := range row {
+			if p != nil {
+				_ = p.Close()
+			}
+		}
+	}
 	if e.dir != "" {
 		_ = os.RemoveAll(e.dir)
 	}

@@ -35,12 +35,16 @@ type Proxy struct {
 	targets   []string
 	listeners []net.Listener
 	byTarget  map[string]string // server address -> proxy address
+	targetOf  map[string]string // server address, as given or resolved -> target as given
+	raw       bool              // carries bytes as they come, not ZooKeeper client frames
 
 	mu         sync.Mutex
 	cond       *sync.Cond
 	stalled    bool
-	holding    bool // replies (server -> client) are held until Heal
+	stallUp    bool // client -> server bytes held
+	stallDown  bool // server -> client bytes held
 	refusing   bool
+	refused    map[string]bool // targets refused alone (Refuse with targets)
 	stallTimer *time.Timer
 	dropCreate int // replies to the next dropCreate creates are lost
 	accepted   int // connections passed on to a server
@@ -53,10 +57,18 @@ type Proxy struct {
 // StartProxy starts a proxy in front of the given servers (host:port each). Close it when
 // done.
 func StartProxy(targets ...string) (*Proxy, error) {
+	return startProxy(false, targets...)
+}
+
+// startProxy starts a proxy; a raw one carries any TCP stream (ZooKeeper's quorum and
+// election traffic is not made of length-prefixed frames), so DropNextCreateReply does
+// nothing on it.
+func startProxy(raw bool, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: proxy needs at least one target")
 	}
-	p := &Proxy{byTarget: map[string]string{}, links: map[*link]struct{}{}}
+	p := &Proxy{byTarget: map[string]string{}, targetOf: map[string]string{}, refused: map[string]bool{},
+		links: map[*link]struct{}{}, raw: raw}
 	p.cond = sync.NewCond(&p.mu)
 	for _, t := range targets {
 		t = strings.TrimSpace(t)
@@ -78,6 +90,7 @@ func StartProxy(targets ...string) (*Proxy, error) {
 				return nil, fmt.Errorf("zktest: proxy targets overlap: %s is given twice (as %s)", t, a)
 			}
 			p.byTarget[a] = ln.Addr().String()
+			p.targetOf[a] = t
 		}
 	}
 	for i, ln := range p.listeners {
@@ -141,7 +154,7 @@ func (p *Proxy) Dialer() func(network, address string, timeout time.Duration) (n
 			return nil, fmt.Errorf("zktest: the proxy does not front %s (it fronts %s)", address, strings.Join(p.targets, ","))
 		}
 		p.mu.Lock()
-		refusing := p.refusing
+		refusing := p.refusing || p.refused[p.targetOf[address]]
 		p.mu.Unlock()
 		if refusing {
 			return nil, fmt.Errorf("zktest: dial %s: %w", address, syscall.ECONNREFUSED)
@@ -160,7 +173,7 @@ func (p *Proxy) Accepted() int {
 }
 
 // DropConnections closes every connection through the proxy now, in both directions.
-// New connections are accepted as usual.
+// New connections are accepted as usual (unless refused).
 func (p *Proxy) DropConnections() {
 	p.mu.Lock()
 	links := make([]*link, 0, len(p.links))
@@ -191,11 +204,43 @@ func (p *Proxy) Stall() {
 // Refuse makes the proxy refuse new connections until Heal, like a host whose server
 // process is gone: a dial through Dialer fails at once with an error wrapping
 // syscall.ECONNREFUSED, and a connection made to the proxy's own address is reset at once,
-// before the server hears of it. Connections already open are left as they are; with
-// DropConnections as well, it is a server that died.
-func (p *Proxy) Refuse() {
+// before the server hears of it. Given targets (server addresses as given to the proxy),
+// it refuses connections to those servers only, and others go through: with
+// DropConnections, a client must come back through a server not refused (a target the
+// proxy does not front refuses nothing). Connections
+// already open are left as they are; with DropConnections as well, it is a server that
+// died.
+func (p *Proxy) Refuse(targets ...string) {
 	p.mu.Lock()
-	p.refusing = true
+	if len(targets) == 0 {
+		p.refusing = true
+	}
+	for _, t := range targets {
+		p.refused[strings.TrimSpace(t)] = true
+	}
+	p.mu.Unlock()
+}
+
+// StallToServers holds, until Heal, the bytes that clients send through the proxy, on
+// existing and new connections, while the servers' bytes still reach the clients: one
+// direction of a partition. At TCP level this is all a proxy can do: each side's kernel still
+// acknowledges the other's segments (the proxy terminates both connections), so a sender
+// learns of the cut only from the silence of the other side's application, never from
+// TCP. On a proxy that carries ensemble peer traffic (see WithPeerProxies), new
+// connections are reset at once while this lasts, rather than left open in silence, so
+// that no member's listener waits on a connection that says nothing.
+func (p *Proxy) StallToServers() {
+	p.mu.Lock()
+	p.stallUp = true
+	p.mu.Unlock()
+}
+
+// StallToClients holds, until Heal, the bytes that the servers send back through the
+// proxy, while the clients' bytes still reach the servers: the other direction of
+// StallToServers, with the same TCP-level meaning.
+func (p *Proxy) StallToClients() {
+	p.mu.Lock()
+	p.stallDown = true
 	p.mu.Unlock()
 }
 
@@ -212,11 +257,7 @@ func (p *Proxy) StallFor(d time.Duration) {
 // client waits for an answer — a request held in flight after the server acted on it.
 // Bytes held are delivered after Heal; a client that hears nothing for long enough
 // closes its connection, as it would with a hung server.
-func (p *Proxy) HoldReplies() {
-	p.mu.Lock()
-	p.holding = true
-	p.mu.Unlock()
-}
+func (p *Proxy) HoldReplies() { p.StallToClients() }
 
 // Forwarded returns how many client requests the proxy has passed on to the servers so
 // far, not counting session handshakes, pings and the re-arming of watches (requests with
@@ -227,12 +268,14 @@ func (p *Proxy) Forwarded() int {
 	return p.forwarded
 }
 
-// Heal ends a stall, a hold of replies and a refusal.
+// Heal ends a stall (of both directions or of one), a hold of replies and a refusal.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.stalled = false
-	p.holding = false
+	p.stallUp = false
+	p.stallDown = false
 	p.refusing = false
+	clear(p.refused)
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 		p.stallTimer = nil
@@ -261,6 +304,8 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	p.stalled = false
+	p.stallUp = false
+	p.stallDown = false
 	if p.stallTimer != nil {
 		p.stallTimer.Stop()
 	}
@@ -282,7 +327,7 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			return
 		}
 		p.mu.Lock()
-		refusing := p.refusing
+		refusing := p.refusing || p.refused[target] || (p.raw && (p.stalled || p.stallUp))
 		p.mu.Unlock()
 		if refusing {
 			if tc, ok := c.(*net.TCPConn); ok {
@@ -352,6 +397,10 @@ type pipe struct {
 func (pp *pipe) read() {
 	p := pp.l.p
 	defer p.wg.Done()
+	if p.raw {
+		pp.readRaw()
+		return
+	}
 	hdr := make([]byte, 4)
 	for {
 		if _, err := io.ReadFull(pp.src, hdr); err != nil {
@@ -377,13 +426,42 @@ func (pp *pipe) read() {
 	p.mu.Unlock()
 }
 
+// readRaw queues bytes as they come, for a raw proxy.
+func (pp *pipe) readRaw() {
+	p := pp.l.p
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := pp.src.Read(buf)
+		if n > 0 {
+			chunk := append([]byte(nil), buf[:n]...)
+			p.mu.Lock()
+			pp.queue = append(pp.queue, chunk)
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	p.mu.Lock()
+	pp.eof = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// heldLocked reports whether this pipe's direction is stalled; p.mu must be held.
+func (pp *pipe) heldLocked() bool {
+	p := pp.l.p
+	return p.stalled || (pp.up && p.stallUp) || (!pp.up && p.stallDown)
+}
+
 func (pp *pipe) write() {
 	p := pp.l.p
 	defer p.wg.Done()
 	defer pp.l.close()
 	for {
 		p.mu.Lock()
-		for !p.closed && (p.stalled || (!pp.up && p.holding) || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
+		for !p.closed && (pp.heldLocked() || (len(pp.queue) == 0 && !pp.eof)) && pp.l.isOpenLocked() {
 			p.cond.Wait()
 		}
 		if p.closed || !pp.l.isOpenLocked() || (len(pp.queue) == 0 && pp.eof) {
@@ -395,7 +473,7 @@ func (pp *pipe) write() {
 		first := pp.frames == 0
 		pp.frames++
 		drop := false
-		if !first && len(frame) >= 12 {
+		if !p.raw && !first && len(frame) >= 12 {
 			xid := int32(binary.BigEndian.Uint32(frame[4:8]))
 			if pp.up {
 				if xid > 0 {

@@ -279,11 +279,14 @@ func TestProxyRefuse(t *testing.T) {
 	_, err := conn.Create("/open-link", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err, "a connection opened before Refuse carries on")
 
+	// The kernel completes the handshake and the proxy then resets the connection: the
+	// reset is seen by the first read, or already by the dial when it comes that fast.
 	raw, err := net.DialTimeout("tcp", p.ConnectString(), 10*time.Second)
-	require.NoError(t, err, "the kernel completes the handshake; the proxy then resets it")
-	require.NoError(t, raw.SetReadDeadline(time.Now().Add(20*time.Second)))
-	_, err = raw.Read(make([]byte, 1))
-	raw.Close()
+	if err == nil {
+		require.NoError(t, raw.SetReadDeadline(time.Now().Add(20*time.Second)))
+		_, err = raw.Read(make([]byte, 1))
+		raw.Close()
+	}
 	require.Error(t, err)
 	var ne net.Error
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection must be closed, not left hanging: %v", err)
