@@ -75,3 +75,25 @@ func TestRetriedWriteOutcomeUnknown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "e", string(data))
 }
+
+// A czxid-bounded delete of a node that does not exist sends only its read: a lost reply
+// to that read cannot make its NoNode unknown. A plain delete whose answer was lost and
+// whose retry finds no node is unknown (the first attempt may have deleted it).
+func TestRetriedDeleteOutcome(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	err := lostReply(t, proxy, func() error { return c.Delete(ctx, "/never", framework.WithMaxCzxid(1<<40)) })
+	assert.ErrorIs(t, err, framework.ErrNoNode)
+	assert.NotErrorIs(t, err, framework.ErrUnknownOutcome, "no delete was sent")
+
+	_, err = c.Create(ctx, "/gone", nil)
+	require.NoError(t, err)
+	err = lostReply(t, proxy, func() error { return c.Delete(ctx, "/gone") })
+	assert.ErrorIs(t, err, framework.ErrNoNode, "the retry found the node the first attempt deleted")
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome)
+}
