@@ -74,14 +74,11 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
-				sent.note(err)
-				return err
+				return err // the node's own delete was not sent
 			}
 		}
 		if o.maxCzxid != 0 {
-			err := deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version)
-			sent.note(err)
-			return err
+			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent)
 		}
 		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
 		sent.note(err)
@@ -102,7 +99,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 // -1. A later node at the path, or none, is ErrNoNode. A version that changed between
 // the read and the delete (the same node, written meanwhile) is read again, unless
 // version was given.
-func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32) error {
+func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32, sent *resent) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(full)
@@ -122,6 +119,9 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 			v = st.Version
 		}
 		_, err = callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }, nil)
+		if sent != nil {
+			sent.note(err) // only the delete itself: the read before it changes nothing
+		}
 		if errors.Is(err, zk.ErrBadVersion) && version == -1 {
 			continue
 		}

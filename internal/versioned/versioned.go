@@ -91,13 +91,11 @@ func SetData(ctx context.Context, c *framework.Client, path string, data []byte,
 	switch {
 	case err == nil:
 		return st, nil
-	case errors.Is(err, framework.ErrUnknownOutcome): // the client sent it again after a loss
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 	case errors.Is(err, framework.ErrNoNode):
 		// Nothing to set: a delete cannot be undone by our write, so it was not applied.
 		return nil, fmt.Errorf("%w: %w", ErrConflict, err)
 	case errors.Is(err, framework.ErrBadVersion):
-		if !d.seen() {
+		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
 			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
 		}
 		// A retry after a lost connection: ours, if applied, made version+1.
@@ -129,10 +127,8 @@ func Create(ctx context.Context, c *framework.Client, path string, data []byte) 
 	switch {
 	case err == nil:
 		return st, nil
-	case errors.Is(err, framework.ErrUnknownOutcome): // the client sent it again after a loss
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 	case errors.Is(err, framework.ErrNodeExists):
-		if !d.seen() {
+		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
 			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
 		}
 		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)

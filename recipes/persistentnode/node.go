@@ -360,7 +360,9 @@ func (n *Node) afterCreate(ctx context.Context, err error) (<-chan struct{}, err
 	case werr != nil:
 		return nil, err
 	case st == nil:
-		return closedChan, err // gone already: the next step creates it
+		// Gone, and creating it was refused (no parent, an ACL): trying again at once
+		// would spin. Wait for the node to appear, a reconnection or a SetData.
+		return w.Done(), err
 	}
 	return w.Done(), err
 }
@@ -572,7 +574,9 @@ func (n *Node) deleteOwn() error {
 		}
 		// The czxid bound keeps the background retries of a delete whose outcome is unknown
 		// off a node someone else makes at the path meanwhile (at version 0 too).
-		err = n.client.Delete(ctx, path, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
+		// No version: the czxid alone proves the node ours, and a write to it after Close
+		// must not make a queued delete give up (BadVersion would end the job).
+		err = n.client.Delete(ctx, path, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
 		switch {
 		case err == nil, errors.Is(err, framework.ErrNoNode):
 			return nil
