@@ -22,7 +22,10 @@ func TestGroupJoinAndMembers(t *testing.T) {
 	srv := zktest.NewServer(t)
 	dir := t.TempDir()
 	joined, release := filepath.Join(dir, "joined"), filepath.Join(dir, "release")
-	script := fmt.Sprintf(`echo "$ZK_GROUP_PATH $ZK_GROUP_ID" > %[1]s; n=0; `+
+	// The line is written aside and renamed into place: the test reads the file as soon as
+	// it exists (written in place, it was read empty once, between its creation and the
+	// echo's write).
+	script := fmt.Sprintf(`echo "$ZK_GROUP_PATH $ZK_GROUP_ID" > %[1]s.tmp && mv %[1]s.tmp %[1]s; n=0; `+
 		`while [ ! -f %[2]s ]; do n=$((n+1)); [ $n -lt 1200 ] || exit 99; sleep 0.05; done; exit 3`, joined, release)
 	p := start(t, srv.ConnectString(), "group", "join", "/cli/group", "w1", "--data", "10.0.0.1:80", "--", "sh", "-c", script)
 	waitFile(t, joined, 30*time.Second)
