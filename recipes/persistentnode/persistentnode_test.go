@@ -3,8 +3,9 @@ package persistentnode_test
 import (
 	"context"
 	"errors"
-	"os"
+	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -445,7 +446,9 @@ func TestCloseDuringCreate(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	ops := make(chan string, 64)
+	waiting := make(chan struct{}) // Close waits for the create it gave up on
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(10*time.Second),
+		framework.WithLogger(slog.New(warnSignal{msg: "close waits for the create it gave up on", once: new(sync.Once), ch: waiting})),
 		framework.WithRequestHook(func(op string) {
 			select {
 			case ops <- op:
@@ -455,32 +458,34 @@ func TestCloseDuringCreate(t *testing.T) {
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, other.EnsurePath(ctx, "/pn/inflight"))
-	// waitOp waits for a request want, or for or to deliver (then it passes it back).
-	waitOp := func(want string, or chan error) bool {
-		t.Helper()
-		for {
-			select {
-			case op := <-ops:
-				if op == want {
-					return true
-				}
-			case err := <-or:
-				or <- err
-				return false
-			case <-ctx.Done():
-				t.Fatalf("no %s request", want)
-			}
-		}
-	}
 	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"))
 	require.NoError(t, err)
 	proxy.Stall()
 	require.NoError(t, n.Start())
-	waitOp("create", nil)
+	for op := ""; op != "create"; {
+		select {
+		case op = <-ops:
+		case <-ctx.Done():
+			t.Fatal("no create request")
+		}
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- n.Close() }()
-	// Close has given up on the create once it returns, or once it sends its own check.
-	waitOp("exists", closed)
+	// Close has given up on the create once it waits for it, or (the code before the fix)
+	// once it sends its own look for the node, or returns.
+	for given := false; !given; {
+		select {
+		case <-waiting:
+			given = true
+		case op := <-ops:
+			given = op == "exists"
+		case err := <-closed:
+			closed <- err
+			given = true
+		case <-ctx.Done():
+			t.Fatal("Close neither waited for the create nor looked for its node")
+		}
+	}
 	proxy.Heal()
 	var closeErr error
 	select {
@@ -492,15 +497,7 @@ func TestCloseDuringCreate(t *testing.T) {
 	require.NoError(t, c.Sync(ctx, "/pn/inflight")) // after the late create, on the same session
 	kids, _, err := c.Children(ctx, "/pn/inflight")
 	require.NoError(t, err)
-	// Known defect (1 run in 15): the framework hands a request to go-zookeeper on a
-	// goroutine of its own, so Close's check can be queued before the create it gave up
-	// on; it then finds nothing, and the late create leaves an ephemeral node until the
-	// session ends. Asserted only with ZOOCURATOR_KNOWN_BUGS=1 until fixed.
-	if os.Getenv("ZOOCURATOR_KNOWN_BUGS") != "" {
-		assert.Empty(t, kids, "the node made by the create Close gave up on is left behind")
-	} else if len(kids) > 0 {
-		t.Logf("known defect: the node made by the create Close gave up on is left behind: %v", kids)
-	}
+	assert.Empty(t, kids, "the node made by the create Close gave up on is left behind")
 }
 
 // The reply to the first create is lost (applied by the server, then the connection
