@@ -72,6 +72,7 @@ type createOpts struct {
 	orSetData  bool
 	idempotent bool
 	onSend     func()
+	inflight   *InFlight
 }
 
 // WithMode sets the node's mode. The default is Persistent.
@@ -283,7 +284,18 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
 // may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
-	return callAt(c, ctx, "create", full, func() (string, error) {
+	// The request is counted in o.inflight from before its goroutine starts until it is
+	// answered: a Wait after the caller gave up cannot miss a request not sent yet.
+	var fl *flight // nil without an InFlight: nothing counted, nothing allocated
+	if o.inflight != nil {
+		fl = &flight{f: o.inflight}
+		o.inflight.add()
+	}
+	p, err := callAt(c, ctx, "create", full, func() (string, error) {
+		if fl != nil {
+			fl.ran.Store(true)
+			defer fl.finish()
+		}
 		if o.onSend != nil {
 			o.onSend()
 		}
@@ -300,6 +312,10 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 			c.deleter.add(deleteJob{path: p})
 		}
 	})
+	if fl != nil && errors.Is(err, ErrClosed) && !fl.ran.Load() {
+		fl.finish() // never sent (the client is closed), or to be failed by the closing connection
+	}
+	return p, err
 }
 
 // findProtected looks for our protected node under parent after a connection loss. A

@@ -36,8 +36,7 @@
 // ACL refuses, say) it is watched all the same and, once deleted, created again. Close
 // leaves such a node, since nothing proves it is this Node's own.
 //
-// Known limit: Close during the first create of a plain (unprotected) ephemeral node
-// gives that create up and looks for the node it may have made, but its look can reach
-// the server before the create does; the late create's node then stays until the
-// session ends. Use WithProtection to rule this out.
+// Close during the first create of a plain (unprotected) ephemeral node gives that create
+// up, waits for its answer (or its connection's loss) and then looks for the node it may
+// have made, so a late create cannot leave the node behind.
 package persistentnode

@@ -40,24 +40,27 @@ type Node struct {
 	g       *framework.Goroutines // runs the loop, which calls the listeners
 	writeMu sync.Mutex            // orders the writes of the node's data
 
-	mu        sync.Mutex
-	state     int
-	data      []byte
-	dataGen   uint64 // bumped by each SetData
-	dirty     bool   // a SetData write failed: write the data again once the node is seen
-	path      string // the node's path; "" until first created
-	owned     bool   // the node at path was made by this Node
-	czxid     int64  // its czxid, when known
-	inflight  string // the path of a first create of a plain ephemeral node, until answered
-	lastErr   error
-	listeners map[int]func(Created)
-	nextID    int
-	createdCh chan struct{} // closed at the first creation
-	stop      chan struct{}
-	wake      chan struct{}
-	done      chan struct{}
-	closeDone chan struct{}
-	unlisten  func()
+	mu       sync.Mutex
+	state    int
+	data     []byte
+	dataGen  uint64 // bumped by each SetData
+	dirty    bool   // a SetData write failed: write the data again once the node is seen
+	path     string // the node's path; "" until first created
+	owned    bool   // the node at path was made by this Node
+	czxid    int64  // its czxid, when known
+	inflight string // the path of a first create of a plain ephemeral node, until answered
+	// firstCreate counts that create's requests until they are answered, also once given
+	// up on: Close waits for them before it looks for the node (see deleteOwn).
+	firstCreate framework.InFlight
+	lastErr     error
+	listeners   map[int]func(Created)
+	nextID      int
+	createdCh   chan struct{} // closed at the first creation
+	stop        chan struct{}
+	wake        chan struct{}
+	done        chan struct{}
+	closeDone   chan struct{}
+	unlisten    func()
 }
 
 // New returns a Node that will keep a node at path with data. It checks its arguments but
@@ -397,6 +400,7 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		n.mu.Lock()
 		n.inflight = path
 		n.mu.Unlock()
+		opts = append(opts, framework.WithInFlight(&n.firstCreate))
 	}
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
 	if track && ctx.Err() == nil {
@@ -530,13 +534,26 @@ func (n *Node) Close() error {
 func (n *Node) deleteOwn() error {
 	n.mu.Lock()
 	path, owned, czxid := n.path, n.owned, n.czxid
-	if path == "" && n.inflight != "" { // the first create was given up on: it may be there
+	late := path == "" && n.inflight != ""
+	if late { // the first create was given up on: it may be there
 		path, owned = n.inflight, true // and is ours only if this session owns it (below)
 	}
 	n.path, n.inflight = "", ""
 	n.mu.Unlock()
 	if path == "" || !owned {
 		return nil
+	}
+	if late {
+		// Wait for the create's answer (or its connection's loss) before looking: a look
+		// sent at once could be handed to the connection ahead of the create, find nothing,
+		// and the create then leave the node until the session ends.
+		n.client.Logger().Debug("close waits for the create it gave up on", "component", "persistentnode", "path", path)
+		wctx, wcancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		err := n.firstCreate.Wait(wctx)
+		wcancel()
+		if err != nil {
+			n.client.Logger().Warn("the create given up on did not answer; looking for its node all the same", "component", "persistentnode", "path", path, "err", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
