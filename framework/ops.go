@@ -23,6 +23,7 @@ type deleteOpts struct {
 	children   bool
 	quietly    bool
 	guaranteed bool
+	background bool
 }
 
 // WithVersion deletes only if the node's version matches. The default is any version.
@@ -52,6 +53,14 @@ func Quietly() DeleteOption { return func(o *deleteOpts) { o.quietly = true } }
 // in the background: BadVersion ends the job. The caller still gets the error.
 func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = true } }
 
+// InBackground sends nothing now: it hands the delete to the client's background worker
+// (see Guaranteed), which sends it at once when connected and keeps trying until the node
+// is gone or the client closes, and Delete returns nil at once. It is for a caller that
+// must return now (its context ended) and whose node is provably its own; WithVersion
+// and WithMaxCzxid still bound what the worker deletes, and WaitGuaranteedDeletes waits
+// for it. It cannot go with WithChildren. The default is off.
+func InBackground() DeleteOption { return func(o *deleteOpts) { o.background = true } }
+
 // Delete deletes the node at path.
 func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) error {
 	o := deleteOpts{version: -1}
@@ -69,7 +78,17 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if o.maxCzxid != 0 && o.children {
 		return opErr("delete", path, fmt.Errorf("%w: WithMaxCzxid and WithChildren together", ErrInvalidArgument))
 	}
+	if o.background && o.children {
+		return opErr("delete", path, fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument))
+	}
 	full := c.fullPath(path)
+	if o.background {
+		if err := c.usable(); err != nil {
+			return opErr("delete", path, err)
+		}
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid})
+		return nil
+	}
 	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		if o.children {

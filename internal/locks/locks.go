@@ -395,8 +395,15 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 }
 
 // deleteNode deletes a node of ours after a failure, on a context detached from the
-// caller's (which may be what failed), and guaranteed.
+// caller's (which may be what failed), and guaranteed. When the caller's context ended,
+// the call must return now: the client's background worker deletes the node (one
+// request, sent at once on a live connection) instead of the caller waiting for it, which
+// on a stalled connection would hold the caller for the cleanup's whole bound.
 func (l *Internals) deleteNode(ctx context.Context, node string) {
+	if ctx.Err() != nil {
+		_ = l.cfg.Client.Delete(ctx, node, framework.InBackground())
+		return
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_ = l.cfg.Client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
