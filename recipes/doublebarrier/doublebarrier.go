@@ -363,13 +363,22 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 // client's background worker may still be deleting the node: so that it cannot delete
 // the node of a later Enter (which would have the same name), the member takes a new
 // name.
+//
+// When the caller's context ended, the call must return now: the delete goes straight to
+// the background worker (the member takes a new name, as after a failed delete).
 func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	err := d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+	var err error
+	queued := ctx.Err() != nil
+	if queued {
+		err = d.client.Delete(ctx, d.ourPath, framework.InBackground())
+	} else {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		err = d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+		cancel()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err != nil || d.retire {
+	if err != nil || queued || d.retire {
 		d.retireNameLocked()
 	}
 }
