@@ -36,9 +36,20 @@ func (c *Client) zkDialer() zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return newHandshakeConn(conn, deadline, limit), nil
+		h := newHandshakeConn(conn, deadline, limit)
+		h.watched = func() bool { return c.watches.len() > 0 }
+		return h, nil
 	}
 }
+
+// opSetWatches is the opcode of the request go-zookeeper sends after a reconnection to
+// set the watches of the session again.
+const opSetWatches = 101
+
+// setWatchesWait bounds how long the first reply after a reconnection is held for the
+// set-watches request (see handshakeConn.gate) when the client believes watches are set
+// but go-zookeeper sends none.
+const setWatchesWait = time.Second
 
 // handshakeConn is a server connection whose handshake (the connect request and the
 // reply to it, the first frame the server sends) must be done by a deadline. Until then
@@ -56,10 +67,23 @@ type handshakeConn struct {
 	remaining int       // bytes of the first frame's body still to read, once hdrN == 4
 	readReq   time.Time // the read deadline go-zookeeper asked for last
 	writeReq  time.Time // the write deadline go-zookeeper asked for last
+
+	// After the handshake, the first read is held (gate) until go-zookeeper has written
+	// its set-watches request, when watches is true. go-zookeeper v1.0.4 reads its last
+	// zxid for that request on one goroutine while its receive loop may already write it
+	// for a reply on another (a data race, upstream go-zookeeper/zk PR #35): holding the
+	// replies until the request is written orders the read before the write.
+	watched   func() bool   // whether the client has watches set (nil: never hold)
+	gated     bool          // the first read after the handshake went through the gate
+	setWatch  chan struct{} // closed once a set-watches request was written
+	closed    chan struct{} // closed by Close
+	once      sync.Once
+	closeOnce sync.Once
 }
 
 func newHandshakeConn(conn net.Conn, deadline time.Time, limit time.Duration) *handshakeConn {
-	h := &handshakeConn{Conn: conn, deadline: deadline, limit: limit}
+	h := &handshakeConn{Conn: conn, deadline: deadline, limit: limit,
+		setWatch: make(chan struct{}), closed: make(chan struct{})}
 	_ = conn.SetDeadline(deadline) // go-zookeeper ignores deadline errors too
 	return h
 }
@@ -73,6 +97,7 @@ func (h *handshakeConn) capped(t time.Time) time.Time {
 }
 
 func (h *handshakeConn) Read(b []byte) (int, error) {
+	h.gate()
 	n, err := h.Conn.Read(b)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -84,6 +109,50 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 		err = fmt.Errorf("framework: %s: no reply to the connect request within %v: %w", h.RemoteAddr(), h.limit, err)
 	}
 	return n, err
+}
+
+// gate holds the first read after the handshake, when the client has watches set, until
+// go-zookeeper wrote its set-watches request (its last zxid is read by then), for at most
+// setWatchesWait (it sends none when it has no watches, whatever the client believes),
+// or until the connection is closed. Only the receive loop reads after the handshake.
+func (h *handshakeConn) gate() {
+	h.mu.Lock()
+	if !h.done || h.gated {
+		h.mu.Unlock()
+		return
+	}
+	h.gated = true
+	h.mu.Unlock()
+	if h.watched == nil || !h.watched() {
+		return
+	}
+	t := time.NewTimer(setWatchesWait)
+	defer t.Stop()
+	select {
+	case <-h.setWatch:
+	case <-h.closed:
+	case <-t.C:
+	}
+}
+
+// Write notes a set-watches request: go-zookeeper writes one whole frame per call (the
+// length, then the request header: xid, opcode).
+func (h *handshakeConn) Write(b []byte) (int, error) {
+	if len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:12])) == opSetWatches {
+		h.mu.Lock()
+		done := h.done
+		h.mu.Unlock()
+		if done {
+			h.once.Do(func() { close(h.setWatch) })
+		}
+	}
+	return h.Conn.Write(b)
+}
+
+// Close closes the connection and lets a held read go on (to fail).
+func (h *handshakeConn) Close() error {
+	h.closeOnce.Do(func() { close(h.closed) })
+	return h.Conn.Close()
 }
 
 // consumeLocked follows the first frame through p, the bytes just read; once it is
