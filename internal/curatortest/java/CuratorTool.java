@@ -702,6 +702,9 @@ public final class CuratorTool {
                 as(handle(f), PersistentTtlNode.class).close();
                 return null;
             default:
+                if (f[0].startsWith("disc.")) {
+                    return DiscoveryDriver.exec(client, f, CuratorTool::emit);
+                }
                 throw new UsageException("unknown command " + f[0]);
         }
     }
