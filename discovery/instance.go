@@ -231,9 +231,6 @@ func validName(what, s string) error {
 	if err := framework.ValidatePath("/" + s); err != nil {
 		return fmt.Errorf("%w: %s %q: %w", ErrInvalidName, what, s, err)
 	}
-	if s == "zookeeper" && what == "" {
-		return fmt.Errorf("%w: %s %q", ErrInvalidName, what, s)
-	}
 	return nil
 }
 
@@ -304,7 +301,11 @@ func (i *Instance[T]) marshal(mode serialMode) ([]byte, error) {
 	field(false, "payload", payload)
 	field(false, "registrationTimeUTC", i.RegistrationTimeUTC)
 	field(false, "serviceType", nullString(string(i.ServiceType)))
-	field(false, "uriSpec", i.URISpec)
+	spec := i.URISpec
+	if spec != nil && spec.Parts == nil {
+		spec = &URISpec{Parts: []URIPart{}} // Curator's is an empty list, never null
+	}
+	field(false, "uriSpec", spec)
 	if mode == fullMode || !i.Enabled {
 		field(false, "enabled", i.Enabled)
 	}
