@@ -80,7 +80,8 @@ type ServiceCache[T any] struct {
 	stale     bool
 	listeners []*cacheListener
 
-	removePC func()
+	removePC    func()
+	initialized chan struct{} // closed when the first read is in
 }
 
 type cacheListener struct {
@@ -93,11 +94,11 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 	if err := validName("service name", name); err != nil {
 		return nil, err
 	}
-	pc, err := cache.NewPathChildrenCache(d.c, d.pathForName(name), cache.WithStartMode(cache.BuildInitialCache))
+	pc, err := cache.NewPathChildrenCache(d.c, d.pathForName(name), cache.WithStartMode(cache.PostInitializedEvent))
 	if err != nil {
 		return nil, err
 	}
-	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}}
+	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{})}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	if err := d.own(sc); err != nil {
 		return nil, err
@@ -123,15 +124,31 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 	sc.started = true
 	sc.mu.Unlock()
 	sc.removePC = sc.pc.AddListener(sc.onEvent)
-	if err := sc.pc.Start(ctx); err != nil {
-		_ = sc.Close()
-		return fmt.Errorf("discovery: start cache of %s: %w", sc.name, err)
+	err := sc.pc.Start(ctx)
+	if err == nil {
+		select {
+		case <-sc.initialized:
+			return nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-sc.d.c.Done():
+			err = framework.ErrClosed
+		}
 	}
-	return nil
+	_ = sc.Close()
+	return fmt.Errorf("discovery: start cache of %s: %w", sc.name, err)
 }
 
 func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
+	sc.mu.Lock()
+	closed := sc.closed
+	sc.mu.Unlock()
+	if closed {
+		return
+	}
 	switch ev.Type {
+	case cache.Initialized:
+		close(sc.initialized)
 	case cache.ChildAdded, cache.ChildUpdated:
 		inst, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
 		key := framework.NodeName(ev.Data.Path)
@@ -145,12 +162,12 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		if err != nil {
 			sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: err})
 		}
-		sc.emit(CacheEvent{Type: CacheChanged})
+		sc.changed()
 	case cache.ChildRemoved:
 		sc.mu.Lock()
 		delete(sc.instances, framework.NodeName(ev.Data.Path))
 		sc.mu.Unlock()
-		sc.emit(CacheEvent{Type: CacheChanged})
+		sc.changed()
 	case cache.Unreadable:
 		sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: &InstanceError{Path: ev.Data.Path, Err: ev.Err}})
 	case cache.ConnectionSuspended:
@@ -196,7 +213,7 @@ func (sc *ServiceCache[T]) resync() {
 			sc.stale = false
 			sc.mu.Unlock()
 			if changed {
-				sc.emit(CacheEvent{Type: CacheChanged})
+				sc.changed()
 			}
 			return
 		}
@@ -207,6 +224,15 @@ func (sc *ServiceCache[T]) resync() {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// changed reports CacheChanged once the cache is initialized (as Curator's).
+func (sc *ServiceCache[T]) changed() {
+	select {
+	case <-sc.initialized:
+		sc.emit(CacheEvent{Type: CacheChanged})
+	default:
 	}
 }
 
