@@ -564,6 +564,9 @@ public final class CuratorTool {
                 if (cmd.startsWith("group.") || cmd.startsWith("pnode.") || cmd.startsWith("ttlnode.")) {
                     return execNodes(f);
                 }
+                if (cmd.startsWith("disc.")) {
+                    return DiscoveryDriver.exec(client, f, CuratorTool::emit);
+                }
                 throw new UsageException("unknown command " + cmd);
         }
     }
@@ -702,9 +705,6 @@ public final class CuratorTool {
                 as(handle(f), PersistentTtlNode.class).close();
                 return null;
             default:
-                if (f[0].startsWith("disc.")) {
-                    return DiscoveryDriver.exec(client, f, CuratorTool::emit);
-                }
                 throw new UsageException("unknown command " + f[0]);
         }
     }
