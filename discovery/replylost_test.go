@@ -29,6 +29,9 @@ func TestSequentialCreateReplyLost(t *testing.T) {
 	inst, err := discovery.NewInstance("svc", "p", discovery.WithID("seq-"), discovery.WithServiceType(discovery.DynamicSequential))
 	require.NoError(t, err)
 
+	// The service's node exists already: the next create is the instance's own.
+	_, err = c.Create(ctx, "/disc/ghost/svc", nil, framework.WithParents())
+	require.NoError(t, err)
 	proxy.DropNextCreateReply()
 	require.NoError(t, d.Register(ctx, inst))
 	kids := testutil.Children(t, server.ConnectString(), "/disc/ghost/svc")
@@ -40,4 +43,5 @@ func TestSequentialCreateReplyLost(t *testing.T) {
 	}
 	require.NoError(t, d.Unregister(ctx, inst))
 	testutil.RequireNoChildren(t, server.ConnectString(), "/disc/ghost/svc")
+	require.NoError(t, c.Delete(ctx, "/disc/ghost/svc"))
 }
