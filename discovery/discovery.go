@@ -285,15 +285,32 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 		r.path = p
 		r.created++
 		r.notify()
+		if r.inst.ServiceType == DynamicSequential {
+			// A create whose reply was lost and that the client sent again made a
+			// second node: the first is ours too, and must go.
+			if err := r.sweep(ctx); err != nil {
+				r.d.c.Logger().Warn("discovery: could not look for extra nodes of a sequential instance", "path", r.path, "err", err)
+			}
+		}
 	}
 }
 
 // adopt looks, for a DynamicSequential instance not created yet, for a node of ours
 // (this session's, named after the id) that a create whose reply was lost made, and
 // takes it; extra ones are deleted.
-func (r *registration[T]) adopt(ctx context.Context) error {
+func (r *registration[T]) adopt(ctx context.Context) error { return r.sweep(ctx) }
+
+// sweep finds the nodes of this session named after the instance's id (id + 10 digits):
+// the first is the instance's node when it has none yet; every other one is deleted.
+// Ids are unique (as in Curator), so such nodes can only be this instance's: made by
+// creates whose replies were lost and which the client sent again. The listing follows a
+// sync, so that a server the client reconnected to has applied those creates.
+func (r *registration[T]) sweep(ctx context.Context) error {
 	c := r.d.c
 	parent := r.d.pathForName(r.inst.Name)
+	if err := c.Sync(ctx, parent); err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return err
+	}
 	kids, _, err := c.Children(ctx, parent)
 	if errors.Is(err, framework.ErrNoNode) {
 		return nil
@@ -310,6 +327,9 @@ func (r *registration[T]) adopt(ctx context.Context) error {
 			continue
 		}
 		p := framework.JoinPath(parent, k)
+		if p == r.path {
+			continue
+		}
 		st, err := c.Exists(ctx, p)
 		if err != nil {
 			return err
