@@ -50,6 +50,7 @@ type InstanceError struct {
 	Err  error  // why its data could not be read as an instance
 }
 
+// Error names the node and says why it is not an instance.
 func (e *InstanceError) Error() string {
 	return fmt.Sprintf("discovery: node %s is not a service instance: %v", e.Path, e.Err)
 }

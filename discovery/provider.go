@@ -21,6 +21,7 @@ func RoundRobin[T any]() Strategy[T] { return &roundRobin[T]{} }
 
 type roundRobin[T any] struct{ next atomic.Uint64 }
 
+// Choose takes the next instance in turn.
 func (s *roundRobin[T]) Choose(in []*Instance[T]) *Instance[T] {
 	return in[(s.next.Add(1)-1)%uint64(len(in))]
 }
@@ -30,6 +31,7 @@ func Random[T any]() Strategy[T] { return random[T]{} }
 
 type random[T any] struct{}
 
+// Choose takes an instance at random.
 func (random[T]) Choose(in []*Instance[T]) *Instance[T] { return in[rand.IntN(len(in))] }
 
 // Sticky returns a strategy that keeps returning the instance it picked (by master) as
@@ -43,6 +45,7 @@ type sticky[T any] struct {
 	ours   *Instance[T]
 }
 
+// Choose keeps the instance it chose while it is there.
 func (s *sticky[T]) Choose(in []*Instance[T]) *Instance[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,16 +9,16 @@ import (
 // The variables URISpec.Build fills in from an instance (Curator's UriSpec.FIELD_*).
 // "[" and "]" stand for literal braces.
 const (
-	FieldScheme              = "scheme"
-	FieldName                = "name"
-	FieldID                  = "id"
-	FieldAddress             = "address"
-	FieldPort                = "port"
-	FieldSSLPort             = "ssl-port"
-	FieldRegistrationTimeUTC = "registration-time-utc"
-	FieldServiceType         = "service-type"
-	FieldOpenBrace           = "["
-	FieldCloseBrace          = "]"
+	FieldScheme              = "scheme"                // "https" with an SSL port, else "http"
+	FieldName                = "name"                  // the service's name
+	FieldID                  = "id"                    // the instance's id
+	FieldAddress             = "address"               // the instance's address
+	FieldPort                = "port"                  // the instance's port
+	FieldSSLPort             = "ssl-port"              // the instance's SSL port
+	FieldRegistrationTimeUTC = "registration-time-utc" // milliseconds since the epoch
+	FieldServiceType         = "service-type"          // lower case: dynamic, static, ...
+	FieldOpenBrace           = "["                     // a literal {
+	FieldCloseBrace          = "]"                     // a literal }
 )
 
 // URIPart is one piece of a URISpec: literal text, or the name of a variable.
