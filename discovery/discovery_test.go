@@ -215,23 +215,31 @@ func TestNodeNotAnInstance(t *testing.T) {
 	sc.AddListener(func(ev discovery.CacheEvent) { events <- ev })
 	require.NoError(t, sc.Start(ctx))
 	require.Len(t, sc.Instances(), 1)
-	for ev := range events {
-		if ev.Type == discovery.CacheBadInstance {
-			assert.Equal(t, "/disc/garbage/svc/junk", ev.Path)
-			require.ErrorAs(t, ev.Err, &ie)
-			break
-		}
-	}
+	ev := waitBad(t, events, "/disc/garbage/svc/junk")
+	require.ErrorAs(t, ev.Err, &ie)
 	// A good instance's node overwritten with junk leaves the cache, reported.
 	_, err = c.SetData(ctx, "/disc/garbage/svc/good", []byte(`{"name":"svc"}`), -1)
 	require.NoError(t, err)
-	for ev := range events {
-		if ev.Type == discovery.CacheBadInstance && ev.Path == "/disc/garbage/svc/good" {
-			break
-		}
-	}
+	waitBad(t, events, "/disc/garbage/svc/good")
 	assert.Empty(t, sc.Instances())
 	require.NoError(t, sc.Close())
+}
+
+// waitBad waits for the cache's CacheBadInstance event about path.
+func waitBad(t *testing.T, events <-chan discovery.CacheEvent, path string) discovery.CacheEvent {
+	t.Helper()
+	timer := time.NewTimer(20 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == discovery.CacheBadInstance && ev.Path == path {
+				return ev
+			}
+		case <-timer.C:
+			t.Fatalf("no CacheBadInstance event for %s", path)
+		}
+	}
 }
 
 // Someone deletes a registered instance's node: it is back, once, owned by our session.
