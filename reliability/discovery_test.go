@@ -29,6 +29,21 @@ var discoveryFastFaults = map[string]bool{"drop-connections": true, "long-stall-
 // timeout, then waits the session timeout), plus slack for a loaded 2-core machine.
 const staleWindow = 2*victimSession + 3*time.Second
 
+// peerNotice is how long a member cut off from its peers keeps serving its clients
+// before it notices (syncLimit × tickTime): under a peer fault the victim's client hears
+// nothing wrong for that long, so its window starts that much later.
+const peerNotice = 5 * time.Second
+
+// windowFor is the staleness bound under fault f.
+func windowFor(f fault) time.Duration {
+	for _, p := range peerFaults {
+		if p.name == f.name {
+			return staleWindow + peerNotice
+		}
+	}
+	return staleWindow
+}
+
 type discoveryOutcome struct {
 	staleMax time.Duration // the longest a deleted instance was handed out after its delete returned
 	checks   int
@@ -192,8 +207,9 @@ func runDiscovery(t *testing.T, f fault) discoveryOutcome {
 	mu.Lock()
 	o := outcome
 	mu.Unlock()
-	assert.LessOrEqual(t, o.staleMax, staleWindow, "a deleted instance was handed out %v after its delete", o.staleMax)
-	t.Logf("deleted instance handed out at most %v after its delete (window %v), %d checks", o.staleMax, staleWindow, o.checks)
+	window := windowFor(f)
+	assert.LessOrEqual(t, o.staleMax, window, "a deleted instance was handed out %v after its delete", o.staleMax)
+	t.Logf("deleted instance handed out at most %v after its delete (window %v), %d checks", o.staleMax, window, o.checks)
 
 	require.NoError(t, vp.Close())
 	require.NoError(t, op.Close())
@@ -215,5 +231,5 @@ func TestDiscoveryUnderFaults(t *testing.T) {
 			worst = max(worst, o.staleMax)
 		})
 	}
-	fmt.Printf("discovery: longest a deleted instance was handed out: %v (window %v)\n", worst, staleWindow)
+	fmt.Printf("discovery: longest a deleted instance was handed out: %v (window %v, %v under peer faults)\n", worst, staleWindow, staleWindow+peerNotice)
 }
