@@ -84,9 +84,10 @@ bench: deps
 
 # soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
 # counts (rounds, faults injected, violations, nodes leaked), then cancellation fuzzing for
-# a quarter of $(SOAK) and every callback scenario under every fault: make soak SOAK=1h
+# a quarter of $(SOAK), every callback scenario and service discovery under every fault:
+# make soak SOAK=1h
 soak: deps-base
-	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
+	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$|TestDiscoveryUnderFaults$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|discovery:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
 
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
 # a dependency of the module).

@@ -32,6 +32,10 @@ Commands:
         list the members of the group at <path> (Curator's GroupMember), "<id> <payload>"
   group join <path> <id> [--data D] [--timeout D] -- <command...>
         be member <id> of the group at <path> while the command runs
+  discovery register <name> [--address A] [--port P] [--payload JSON] -- <command...>
+        be an instance of service <name> (Curator's service discovery) while the command runs
+  discovery list [<name>] | discovery get <name>
+        list the services or a service's instances; print one instance's URI
   counter get|add|set <path> [<n>] [--int] [--expect N]
         read, add to or set a distributed counter (Curator's DistributedAtomicLong/Integer)
   sharedcount get|set <path> [<n>] [--with-version] [--version V]
@@ -210,6 +214,31 @@ command's status.
 The command gets ZK_GROUP_PATH and ZK_GROUP_ID.
 `
 
+const helpDiscovery = `Usage: zkcurator discovery register <name> [--address A] [--port P] [--ssl-port P] [--id ID]
+           [--payload JSON] [--uri-spec T] [--type T] [--timeout D] [--foreground] -- <command...>
+       zkcurator discovery list [<name>] [--json]
+       zkcurator discovery get <name> [--strategy round-robin|random] [--json]
+
+Service discovery in the registry of Curator's curator-x-discovery (and Spring Cloud
+Zookeeper): each instance of service <name> is a node <base>/<name>/<id> holding its JSON.
+register makes the command an instance of <name> while it runs: the node is created again
+if someone deletes it or the session expires, and deleted when the command ends (or goes
+with the session when zkcurator is gone); it exits with the command's status. list prints
+the service names, or one line per instance of <name>, "<id> <uri>" (the URI spec built,
+else address:port). get prints one instance picked by the strategy.
+
+  --base P       the registry's base path (default /services), every subcommand
+  --address A    the instance's address (default: this host's first non-loopback address)
+  --port P, --ssl-port P, --id ID (default: a random UUID)
+  --payload J    the payload, JSON (default null)
+  --uri-spec T   a URI template such as {scheme}://{address}:{port}
+  --type T       DYNAMIC (default), STATIC, PERMANENT or DYNAMIC_SEQUENTIAL
+  --timeout D    give up registering after D and exit 75 (default 0: wait)
+  --json         print instances as their JSON
+
+The command gets ZK_SERVICE_NAME and ZK_SERVICE_ID.
+`
+
 const helpCounter = `Usage: zkcurator counter get <path> [--int]
        zkcurator counter add <path> <delta> [--int]
        zkcurator counter set <path> <value> [--int] [--expect N]
@@ -244,32 +273,36 @@ listen to its changes.
 `
 
 var helpTopics = map[string]string{
-	"":                  helpMain,
-	"lock":              helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
-	"lock run":          helpLockRun,
-	"lock holders":      helpLockHolders,
-	"participants":      helpLockHolders,
-	"lock revoke":       helpLockRevoke,
-	"revoke":            helpLockRevoke,
-	"semaphore":         helpSemaphoreRun + "\n" + helpSemaphoreHolders,
-	"semaphore run":     helpSemaphoreRun,
-	"semaphore holders": helpSemaphoreHolders,
-	"barrier":           helpBarrier,
-	"barrier set":       helpBarrier,
-	"barrier remove":    helpBarrier,
-	"barrier wait":      helpBarrier,
-	"doublebarrier":     helpDoubleBarrier,
-	"doublebarrier run": helpDoubleBarrier,
-	"group":             helpGroup,
-	"group members":     helpGroup,
-	"group join":        helpGroup,
-	"counter":           helpCounter,
-	"counter get":       helpCounter,
-	"counter add":       helpCounter,
-	"counter set":       helpCounter,
-	"sharedcount":       helpSharedCount,
-	"sharedcount get":   helpSharedCount,
-	"sharedcount set":   helpSharedCount,
+	"":                   helpMain,
+	"lock":               helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
+	"lock run":           helpLockRun,
+	"lock holders":       helpLockHolders,
+	"participants":       helpLockHolders,
+	"lock revoke":        helpLockRevoke,
+	"revoke":             helpLockRevoke,
+	"semaphore":          helpSemaphoreRun + "\n" + helpSemaphoreHolders,
+	"semaphore run":      helpSemaphoreRun,
+	"semaphore holders":  helpSemaphoreHolders,
+	"barrier":            helpBarrier,
+	"barrier set":        helpBarrier,
+	"barrier remove":     helpBarrier,
+	"barrier wait":       helpBarrier,
+	"doublebarrier":      helpDoubleBarrier,
+	"doublebarrier run":  helpDoubleBarrier,
+	"group":              helpGroup,
+	"group members":      helpGroup,
+	"group join":         helpGroup,
+	"discovery":          helpDiscovery,
+	"discovery register": helpDiscovery,
+	"discovery list":     helpDiscovery,
+	"discovery get":      helpDiscovery,
+	"counter":            helpCounter,
+	"counter get":        helpCounter,
+	"counter add":        helpCounter,
+	"counter set":        helpCounter,
+	"sharedcount":        helpSharedCount,
+	"sharedcount get":    helpSharedCount,
+	"sharedcount set":    helpSharedCount,
 }
 
 // help prints the help of the topic named by args to stdout.

@@ -12,6 +12,8 @@
 //	zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
 //	zkcurator group join /groups/indexers worker-7 -- ./index.sh
 //	zkcurator group members /groups/indexers
+//	zkcurator discovery register orders --address 10.0.0.7 --port 8080 -- ./serve.sh
+//	zkcurator discovery get orders
 //	zkcurator counter add /counters/jobs-done 1
 //	zkcurator sharedcount set /config/workers 8
 //
@@ -165,6 +167,10 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	case "group":
 		return a.sub(ctx, "group", rest, map[string]func(context.Context, []string) error{
 			"members": a.groupMembers, "join": a.groupJoin,
+		})
+	case "discovery":
+		return a.sub(ctx, "discovery", rest, map[string]func(context.Context, []string) error{
+			"register": a.discoveryRegister, "list": a.discoveryList, "get": a.discoveryGet,
 		})
 	case "counter":
 		return a.sub(ctx, "counter", rest, map[string]func(context.Context, []string) error{

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -18,11 +19,15 @@ var toolSource []byte
 //go:embed java/CuratorBench.java
 var benchSource []byte
 
+//go:embed java/DiscoveryDriver.java
+var discoverySource []byte
+
 // javaProgram is a Java program of one source file, compiled against Curator's jars on
 // first use (once per process, cached across processes).
 type javaProgram struct {
 	mainClass string // the public class, which names the source file
 	source    []byte
+	extra     map[string][]byte // more source files by name, compiled with it
 
 	once sync.Once
 	dir  string
@@ -31,7 +36,8 @@ type javaProgram struct {
 
 var (
 	// toolProgram is what Start runs.
-	toolProgram = &javaProgram{mainClass: "CuratorTool", source: toolSource}
+	toolProgram = &javaProgram{mainClass: "CuratorTool", source: toolSource,
+		extra: map[string][]byte{"DiscoveryDriver.java": discoverySource}}
 	// benchProgram is what StartBench runs.
 	benchProgram = &javaProgram{mainClass: "CuratorBench", source: benchSource}
 )
@@ -42,6 +48,10 @@ var debianJars = []string{
 	"/usr/share/java/curator-recipes.jar",
 	"/usr/share/java/curator-framework.jar",
 	"/usr/share/java/curator-client.jar",
+	"/usr/share/java/curator-x-discovery.jar", // libcurator-discovery-java, with Jackson:
+	"/usr/share/java/jackson-databind.jar",
+	"/usr/share/java/jackson-core.jar",
+	"/usr/share/java/jackson-annotations.jar",
 	"/usr/share/java/zookeeper.jar",
 	"/usr/share/java/zookeeper-jute.jar",
 	"/usr/share/java/guava.jar",
@@ -50,7 +60,7 @@ var debianJars = []string{
 }
 
 const howToInstall = `install Java (with javac) and Curator 5.4: run 'make deps', or
-  'apt-get install default-jdk-headless zookeeper libcurator-recipes-java', or set
+  'apt-get install default-jdk-headless zookeeper libcurator-recipes-java libcurator-discovery-java', or set
   CURATOR_CLASSPATH to Curator 5.4's jars and their dependencies (jar:jar:...)`
 
 // toolchain is what running the Java tool needs.
@@ -135,6 +145,9 @@ func (p *javaProgram) compiled(tc *toolchain) (string, error) {
 func (p *javaProgram) compile(tc *toolchain) (string, error) {
 	h := sha256.New()
 	h.Write(p.source)
+	for _, name := range sortedKeys(p.extra) {
+		fmt.Fprintf(h, "\x00%s\x00%s", name, p.extra[name])
+	}
 	fmt.Fprintf(h, "\x00%s\x00%s", tc.javac, strings.Join(tc.classpath, string(os.PathListSeparator)))
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 
@@ -164,8 +177,16 @@ func (p *javaProgram) compile(tc *toolchain) (string, error) {
 	if err := os.WriteFile(src, p.source, 0o644); err != nil {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
-	cmd := exec.Command(tc.javac, "-nowarn", "-encoding", "UTF-8", "-d", tmp,
-		"-cp", strings.Join(tc.classpath, string(os.PathListSeparator)), src)
+	srcs := []string{src}
+	for _, name := range sortedKeys(p.extra) {
+		f := filepath.Join(tmp, name)
+		if err := os.WriteFile(f, p.extra[name], 0o644); err != nil {
+			return "", fmt.Errorf("curatortest: %w", err)
+		}
+		srcs = append(srcs, f)
+	}
+	cmd := exec.Command(tc.javac, append([]string{"-nowarn", "-encoding", "UTF-8", "-d", tmp,
+		"-cp", strings.Join(tc.classpath, string(os.PathListSeparator))}, srcs...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("curatortest: javac %s: %w\n%s", src, err, out)
 	}
@@ -181,4 +202,13 @@ func (p *javaProgram) compile(tc *toolchain) (string, error) {
 func (p *javaProgram) isCompiled(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, p.mainClass+".class"))
 	return err == nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -91,6 +91,17 @@
 //	ttlnode.wait <id> <timeoutMs>         waitForInitialCreate: true|false
 //	ttlnode.close <id>
 //
+// Service discovery (curator-x-discovery; java/DiscoveryDriver.java, where the commands
+// are listed in full): instances travel as their JSON, base64-encoded.
+//
+//	disc.new <id> <basePath> <details|map>  a started ServiceDiscovery
+//	disc.register <id> <name> <address> <port> <sslPort|-> <TYPE> <uriSpec|-> <description> [k=v...]
+//	disc.unregister <id> <instanceId>     disc.names <id>
+//	disc.instances <id> <name>            disc.instance <id> <name> <instanceId>
+//	disc.provider.new <pid> <id> <name>   disc.provider.get <pid>   disc.provider.all <pid>
+//	disc.cache.new <cid> <id> <name>      raises "disccache <cid> <ids>" on each change
+//	disc.cache.ids <cid>                  disc.close <id|pid|cid>
+//
 // Events, read with WaitEvent by prefix, besides those above: "state <STATE>" for each
 // connection state change of the Curator client (CONNECTED, SUSPENDED, RECONNECTED, LOST,
 // READ_ONLY).

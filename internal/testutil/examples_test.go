@@ -16,7 +16,7 @@ import (
 // with an output comment, so that go test runs it and go doc shows it.
 func TestEveryPackageHasRunnableExample(t *testing.T) {
 	root := filepath.Join("..", "..")
-	dirs := []string{"framework", "retry", "cache", "zktest"}
+	dirs := []string{"framework", "retry", "cache", "discovery", "zktest"}
 	recipes, err := os.ReadDir(filepath.Join(root, "recipes"))
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func TestUserPaysOnlyForWhatTheyImport(t *testing.T) {
 		t.Fatalf("the go command is needed to list the modules: %v", err)
 	}
 	cmd := exec.Command(goBin, "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}}{{end}}",
-		"./framework/...", "./retry/...", "./cache/...", "./recipes/...", "./zktest/...")
+		"./framework/...", "./retry/...", "./cache/...", "./discovery/...", "./recipes/...", "./zktest/...")
 	cmd.Dir = filepath.Join("..", "..")
 	out, err := cmd.Output()
 	if err != nil {

@@ -564,6 +564,9 @@ public final class CuratorTool {
                 if (cmd.startsWith("group.") || cmd.startsWith("pnode.") || cmd.startsWith("ttlnode.")) {
                     return execNodes(f);
                 }
+                if (cmd.startsWith("disc.")) {
+                    return DiscoveryDriver.exec(client, f, CuratorTool::emit);
+                }
                 throw new UsageException("unknown command " + cmd);
         }
     }

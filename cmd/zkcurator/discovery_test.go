@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// discovery register keeps the instance registered while the command runs, list and get
+// find it, and it is gone once the command ended, whose status register passes through.
+func TestDiscoveryRegisterListGet(t *testing.T) {
+	srv := zktest.NewServer(t)
+	dir := t.TempDir()
+	ready, release := filepath.Join(dir, "ready"), filepath.Join(dir, "release")
+	script := fmt.Sprintf(`echo "$ZK_SERVICE_NAME $ZK_SERVICE_ID" > %[1]s.tmp && mv %[1]s.tmp %[1]s; n=0; `+
+		`while [ ! -f %[2]s ]; do n=$((n+1)); [ $n -lt 1200 ] || exit 99; sleep 0.05; done; exit 4`, ready, release)
+	p := start(t, srv.ConnectString(), "discovery", "register", "orders", "--id", "o1", "--address", "10.0.0.5",
+		"--port", "8080", "--payload", `{"zone": "eu"}`, "--uri-spec", "{scheme}://{address}:{port}/v1", "--", "sh", "-c", script)
+	waitFile(t, ready, 30*time.Second)
+	assert.Equal(t, "orders o1\n", read(t, ready))
+
+	l := zkc(t, srv.ConnectString(), "discovery", "list")
+	require.Equal(t, 0, l.code, l.stderr.String())
+	assert.Equal(t, "orders\n", l.stdout.String())
+	l = zkc(t, srv.ConnectString(), "discovery", "list", "orders")
+	require.Equal(t, 0, l.code, l.stderr.String())
+	assert.Equal(t, "o1 http://10.0.0.5:8080/v1\n", l.stdout.String())
+	l = zkc(t, srv.ConnectString(), "discovery", "list", "orders", "--json")
+	require.Equal(t, 0, l.code, l.stderr.String())
+	assert.True(t, strings.HasPrefix(l.stdout.String(), `{"name":"orders","id":"o1","address":"10.0.0.5","port":8080,"sslPort":null,"payload":{"zone":"eu"},`), l.stdout.String())
+	g := zkc(t, srv.ConnectString(), "discovery", "get", "orders")
+	require.Equal(t, 0, g.code, g.stderr.String())
+	assert.Equal(t, "http://10.0.0.5:8080/v1\n", g.stdout.String())
+
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	assert.Equal(t, 4, p.wait(t, 30*time.Second), "the command's status")
+	children, err := zktest.Children(context.Background(), srv.ConnectString(), "/services/orders")
+	require.NoError(t, err)
+	assert.Empty(t, children, "the instance is unregistered when the command ends")
+	g = zkc(t, srv.ConnectString(), "discovery", "get", "orders")
+	assert.Equal(t, 1, g.code)
+	assert.Contains(t, g.stderr.String(), "no instance available")
+	l = zkc(t, srv.ConnectString(), "discovery", "list", "nothing", "--base", "/elsewhere")
+	assert.Equal(t, 0, l.code, l.stderr.String())
+	assert.Empty(t, l.stdout.String())
+}
+
+func TestDiscoveryUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"discovery"},
+		{"discovery", "find", "x"},
+		{"discovery", "register", "a/b", "--", "true"},
+		{"discovery", "register", "svc"},
+		{"discovery", "register", "svc", "--payload", "{nope", "--", "true"},
+		{"discovery", "register", "svc", "--port", "70000", "--", "true"},
+		{"discovery", "register", "svc", "--type", "SOMETIMES", "--", "true"},
+		{"discovery", "register", "svc", "--uri-spec", "{x", "--", "true"},
+		{"discovery", "register", "svc", "--base", "rel", "--", "true"},
+		{"discovery", "list", ".."},
+		{"discovery", "list", "a", "b"},
+		{"discovery", "get"},
+		{"discovery", "get", "svc", "--strategy", "best"},
+	} {
+		p := zkc(t, "127.0.0.1:1", args...)
+		assert.Equal(t, 2, p.code, "%q: %s", args, p.stderr.String())
+	}
+}

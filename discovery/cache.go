@@ -1,0 +1,333 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/zoocurator/zoocurator/cache"
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// CacheEventType says what a ServiceCache listener hears.
+type CacheEventType int
+
+const (
+	// CacheChanged: the cached instances changed (Curator's cacheChanged).
+	CacheChanged CacheEventType = iota + 1
+	// CacheBadInstance: a node's data is not an instance; the cache skips the node. Path
+	// and Err say which and why.
+	CacheBadInstance
+	// CacheSuspended: the client lost its connection; the cache may be stale.
+	CacheSuspended
+	// CacheReconnected: the client is connected again; the cache reads the registry again.
+	CacheReconnected
+	// CacheLost: the client's session is gone or must be assumed gone; the cache is stale
+	// (providers return ErrStale) until it has read the registry again.
+	CacheLost
+)
+
+// String returns the event type's name.
+func (t CacheEventType) String() string {
+	switch t {
+	case CacheChanged:
+		return "CACHE_CHANGED"
+	case CacheBadInstance:
+		return "BAD_INSTANCE"
+	case CacheSuspended:
+		return "SUSPENDED"
+	case CacheReconnected:
+		return "RECONNECTED"
+	case CacheLost:
+		return "LOST"
+	}
+	return fmt.Sprintf("CacheEventType(%d)", int(t))
+}
+
+// CacheEvent is one event a ServiceCache reports.
+type CacheEvent struct {
+	Type CacheEventType
+	Path string // the node, for CacheBadInstance
+	Err  error  // an *InstanceError, for CacheBadInstance
+}
+
+// ServiceCache keeps the instances of one service current (Curator's ServiceCache): it
+// follows basePath/<name> with a path-children cache, so reads cost no request.
+// Listeners hear CacheChanged after each change once the cache is started, a
+// CacheBadInstance for each node whose data is not an instance (the node is skipped),
+// and the connection events. A ServiceCache is safe for concurrent use.
+//
+// While the client is disconnected the cache keeps what it holds. Once the client
+// reports the session lost (it expired, or the client was cut off for longer than the
+// session timeout), the cache is stale until, reconnected, it has listed the registry
+// again: Instances still returns what it holds, Fresh reports false and providers
+// return ErrStale.
+type ServiceCache[T any] struct {
+	d    *ServiceDiscovery[T]
+	name string
+	pc   *cache.PathChildrenCache
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	instances map[string]*Instance[T] // by node name
+	started   bool
+	closed    bool
+	stale     bool
+	listeners []*cacheListener
+
+	removePC    func()
+	initialized chan struct{} // closed when the first read is in
+}
+
+type cacheListener struct {
+	fn      func(CacheEvent)
+	removed bool
+}
+
+// NewCache returns a cache of the instances of the service name. Call Start.
+func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
+	if err := validName("service name", name); err != nil {
+		return nil, err
+	}
+	pc, err := cache.NewPathChildrenCache(d.c, d.pathForName(name), cache.WithStartMode(cache.PostInitializedEvent))
+	if err != nil {
+		return nil, err
+	}
+	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{})}
+	sc.ctx, sc.cancel = context.WithCancel(context.Background())
+	if err := d.own(sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Name returns the service's name.
+func (sc *ServiceCache[T]) Name() string { return sc.name }
+
+// Start reads the instances there now and returns once they are in the cache (or ctx
+// ends: the cache is then closed); from then on it follows them.
+func (sc *ServiceCache[T]) Start(ctx context.Context) error {
+	sc.mu.Lock()
+	switch {
+	case sc.closed:
+		sc.mu.Unlock()
+		return ErrClosed
+	case sc.started:
+		sc.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	sc.started = true
+	sc.mu.Unlock()
+	sc.removePC = sc.pc.AddListener(sc.onEvent)
+	err := sc.pc.Start(ctx)
+	if err == nil {
+		select {
+		case <-sc.initialized:
+			return nil
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-sc.d.c.Done():
+			err = framework.ErrClosed
+		}
+	}
+	_ = sc.Close()
+	return fmt.Errorf("discovery: start cache of %s: %w", sc.name, err)
+}
+
+func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
+	sc.mu.Lock()
+	closed := sc.closed
+	sc.mu.Unlock()
+	if closed {
+		return
+	}
+	switch ev.Type {
+	case cache.Initialized:
+		close(sc.initialized)
+	case cache.ChildAdded, cache.ChildUpdated:
+		inst, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
+		key := framework.NodeName(ev.Data.Path)
+		sc.mu.Lock()
+		if err != nil {
+			delete(sc.instances, key)
+		} else {
+			sc.instances[key] = inst
+		}
+		sc.mu.Unlock()
+		if err != nil {
+			sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: err})
+		}
+		sc.changed()
+	case cache.ChildRemoved:
+		sc.mu.Lock()
+		delete(sc.instances, framework.NodeName(ev.Data.Path))
+		sc.mu.Unlock()
+		sc.changed()
+	case cache.Unreadable:
+		sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: &InstanceError{Path: ev.Data.Path, Err: ev.Err}})
+	case cache.ConnectionSuspended:
+		sc.emit(CacheEvent{Type: CacheSuspended})
+	case cache.ConnectionLost:
+		sc.mu.Lock()
+		sc.stale = true
+		sc.mu.Unlock()
+		sc.emit(CacheEvent{Type: CacheLost})
+	case cache.ConnectionReconnected:
+		sc.emit(CacheEvent{Type: CacheReconnected})
+		sc.mu.Lock()
+		stale := sc.stale
+		sc.mu.Unlock()
+		if stale {
+			sc.resync()
+		}
+	}
+}
+
+// resync lists the service's nodes after a lost session and drops the instances whose
+// node is gone, so that the cache is fresh again at once (the path-children cache reports
+// the same removals later, and the additions).
+func (sc *ServiceCache[T]) resync() {
+	for {
+		kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
+		if errors.Is(err, framework.ErrNoNode) {
+			kids, err = nil, nil
+		}
+		if err == nil {
+			present := map[string]bool{}
+			for _, k := range kids {
+				present[k] = true
+			}
+			changed := false
+			sc.mu.Lock()
+			for k := range sc.instances {
+				if !present[k] {
+					delete(sc.instances, k)
+					changed = true
+				}
+			}
+			sc.stale = false
+			sc.mu.Unlock()
+			if changed {
+				sc.changed()
+			}
+			return
+		}
+		t := time.NewTimer(retryPause)
+		select {
+		case <-sc.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// changed reports CacheChanged once the cache is initialized (as Curator's).
+func (sc *ServiceCache[T]) changed() {
+	select {
+	case <-sc.initialized:
+		sc.emit(CacheEvent{Type: CacheChanged})
+	default:
+	}
+}
+
+func (sc *ServiceCache[T]) emit(ev CacheEvent) {
+	sc.mu.Lock()
+	ls := append([]*cacheListener(nil), sc.listeners...)
+	sc.mu.Unlock()
+	for _, l := range ls {
+		sc.mu.Lock()
+		gone := l.removed
+		sc.mu.Unlock()
+		if !gone {
+			l.fn(ev)
+		}
+	}
+}
+
+// AddListener registers fn to hear the cache's events, one call at a time, in order, on a
+// goroutine the cache owns. It returns a function that unregisters fn.
+func (sc *ServiceCache[T]) AddListener(fn func(CacheEvent)) (remove func()) {
+	if fn == nil {
+		return func() {}
+	}
+	l := &cacheListener{fn: fn}
+	sc.mu.Lock()
+	sc.listeners = append(sc.listeners, l)
+	sc.mu.Unlock()
+	return func() {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		l.removed = true
+		for i, x := range sc.listeners {
+			if x == l {
+				sc.listeners = append(sc.listeners[:i], sc.listeners[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// Instances returns copies of the cached instances, sorted by node name. It costs no
+// request.
+func (sc *ServiceCache[T]) Instances() []*Instance[T] {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	keys := make([]string, 0, len(sc.instances))
+	for k := range sc.instances {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]*Instance[T], 0, len(keys))
+	for _, k := range keys {
+		cp := *sc.instances[k]
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// Fresh reports whether the cache can be trusted: started, not closed, and not stale
+// after a lost session.
+func (sc *ServiceCache[T]) Fresh() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.started && !sc.closed && !sc.stale
+}
+
+func (sc *ServiceCache[T]) state() error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	switch {
+	case sc.closed:
+		return ErrClosed
+	case !sc.started:
+		return ErrNotStarted
+	case sc.stale:
+		return fmt.Errorf("%w: %s", ErrStale, sc.name)
+	}
+	return nil
+}
+
+// Close stops the cache and waits for its goroutines. It may be called more than once.
+func (sc *ServiceCache[T]) Close() error {
+	sc.mu.Lock()
+	if sc.closed {
+		sc.mu.Unlock()
+		return nil
+	}
+	sc.closed = true
+	sc.instances = map[string]*Instance[T]{}
+	sc.mu.Unlock()
+	sc.cancel()
+	err := sc.pc.Close()
+	if sc.removePC != nil {
+		sc.removePC()
+	}
+	sc.d.disown(sc)
+	return err
+}

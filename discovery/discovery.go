@@ -1,0 +1,663 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// cleanupTimeout bounds the deletes of Unregister and Close when the caller's context
+// has no deadline of its own (and the deletes after a failed Register).
+const cleanupTimeout = 10 * time.Second
+
+// retryPause is how long the keeper of a registration waits after a failed attempt
+// before trying again, unless the client reconnects first.
+const retryPause = time.Second
+
+// Option configures a ServiceDiscovery.
+type Option func(*options)
+
+type options struct {
+	onRegistered func(Registered)
+	full         bool
+}
+
+// Registered is what a registration listener hears each time an instance's node is
+// created: at Register, and each time it is created again because it was gone.
+type Registered struct {
+	Name, ID string
+	Path     string // the node's path (for DynamicSequential, with its sequence number)
+	Again    bool   // false for the creation of Register, true for a re-registration
+}
+
+// WithRegistrationListener sets a function called each time an instance's node is
+// created (see Registered), on the goroutine that created it; it must not block. The
+// default is none.
+func WithRegistrationListener(fn func(Registered)) Option {
+	return func(o *options) { o.onRegistered = fn }
+}
+
+// WithEnabledField makes instances be written with the "enabled" field always, as Curator
+// writes them with compatibleSerializationMode false. The default is Curator 5.4's
+// default (compatible) form, which has it only when false. Java reads both.
+func WithEnabledField() Option { return func(o *options) { o.full = true } }
+
+// ServiceDiscovery registers service instances under a base path and reads the
+// registry (Curator's ServiceDiscovery). Instance nodes are basePath/<name>/<id>,
+// holding the instance's JSON as Curator writes it: Java services using Curator's
+// discovery on the same base path see Go instances and the other way round.
+//
+// Registered instances are kept registered until Unregister or Close: when their node
+// goes (a new session after the old one expired, or someone deleted it) it is created
+// again, once the client is connected. A ServiceDiscovery is safe for concurrent use.
+type ServiceDiscovery[T any] struct {
+	c        *framework.Client
+	basePath string
+	o        options
+
+	ctx    context.Context // ends at Close: bounds every keeper
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	regs   map[string]*registration[T]
+	wake   chan struct{} // closed and replaced when the client (re)connects
+	closed bool
+	owned  []interface{ Close() error } // caches and providers made from this, closed by Close
+
+	removeListener func()
+}
+
+// New returns a ServiceDiscovery for the registry under basePath. It checks its
+// arguments and does not talk to ZooKeeper; its client must be started.
+func New[T any](c *framework.Client, basePath string, opts ...Option) (*ServiceDiscovery[T], error) {
+	if c == nil {
+		return nil, fmt.Errorf("discovery: nil client: %w", framework.ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(basePath); err != nil {
+		return nil, fmt.Errorf("discovery: base path: %w", err)
+	}
+	if basePath == "/" {
+		return nil, fmt.Errorf("discovery: base path must not be the root: %w", framework.ErrInvalidPath)
+	}
+	d := &ServiceDiscovery[T]{c: c, basePath: basePath, regs: map[string]*registration[T]{}, wake: make(chan struct{})}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&d.o)
+		}
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.removeListener = c.AddListener(func(s framework.State) {
+		if s == framework.Connected || s == framework.Reconnected {
+			d.mu.Lock()
+			close(d.wake)
+			d.wake = make(chan struct{})
+			d.mu.Unlock()
+		}
+	})
+	return d, nil
+}
+
+// BasePath returns the registry's base path.
+func (d *ServiceDiscovery[T]) BasePath() string { return d.basePath }
+
+// Client returns the client the registry is read and written with.
+func (d *ServiceDiscovery[T]) Client() *framework.Client { return d.c }
+
+func (d *ServiceDiscovery[T]) pathForName(name string) string {
+	return framework.JoinPath(d.basePath, name)
+}
+
+func (d *ServiceDiscovery[T]) wakeChan() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.wake
+}
+
+func (d *ServiceDiscovery[T]) marshal(inst *Instance[T]) ([]byte, error) {
+	mode := compatibleMode
+	if d.o.full {
+		mode = fullMode
+	}
+	data, err := inst.marshal(mode)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.c.CheckDataSize(framework.JoinPath(d.basePath, inst.Name, inst.ID), len(data)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInstance, err)
+	}
+	return data, nil
+}
+
+// registration is one registered instance and the goroutine that keeps its node.
+type registration[T any] struct {
+	d    *ServiceDiscovery[T]
+	lock chan struct{} // a mutex that a context can give up on: held for each write
+
+	// guarded by lock
+	inst    *Instance[T]
+	data    []byte
+	path    string // the node's path; "" for a DynamicSequential node not created yet
+	created int    // creations so far
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *registration[T]) acquire(ctx context.Context) error {
+	select {
+	case r.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *registration[T]) release() { <-r.lock }
+
+// Register registers inst: it creates its node (ephemeral for Dynamic, persistent for
+// Static and Permanent, ephemeral-sequential for DynamicSequential, with container
+// parents) and keeps it there until Unregister or Close. A node already at the path is
+// replaced, as Curator does (deleted and created again when it is another session's
+// ephemeral node, overwritten when it is persistent). On error nothing is registered and
+// any node this call created is deleted.
+func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) error {
+	if inst == nil {
+		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
+	}
+	if err := inst.validate(); err != nil {
+		return err
+	}
+	own := *inst
+	data, err := d.marshal(&own)
+	if err != nil {
+		return err
+	}
+	r := &registration[T]{d: d, lock: make(chan struct{}, 1), inst: &own, data: data, done: make(chan struct{})}
+	if own.ServiceType != DynamicSequential {
+		r.path = framework.JoinPath(d.basePath, own.Name, own.ID)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	if _, dup := d.regs[own.ID]; dup {
+		d.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrAlreadyRegistered, own.ID)
+	}
+	d.regs[own.ID] = r
+	d.mu.Unlock()
+
+	r.lock <- struct{}{}
+	_, err = r.ensure(ctx)
+	r.release()
+	if err != nil {
+		d.mu.Lock()
+		delete(d.regs, own.ID)
+		d.mu.Unlock()
+		r.deleteNode(ctx)
+		return err
+	}
+	kctx, cancel := context.WithCancel(d.ctx)
+	r.cancel = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer close(r.done)
+		r.keep(kctx)
+	}()
+	return nil
+}
+
+// ensure makes sure the node is there, owned by this client's session where it is
+// ephemeral, and returns a watch on it.
+func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) {
+	c := r.d.c
+	mode := r.inst.ServiceType.createMode()
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if attempt > 20 { // someone keeps taking the path from under us
+			return nil, fmt.Errorf("discovery: register %s: the node keeps changing under us", r.inst.ID)
+		}
+		if r.inst.ServiceType == DynamicSequential && r.path == "" {
+			if err := r.adopt(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if r.path != "" {
+			st, w, err := c.ExistsW(ctx, r.path)
+			if err != nil {
+				return nil, err
+			}
+			if st != nil {
+				if !r.inst.ServiceType.IsDynamic() {
+					if r.created == 0 { // Register overwrites a node left there
+						if _, err := c.SetData(ctx, r.path, r.data, -1); err != nil {
+							if errors.Is(err, framework.ErrNoNode) {
+								continue
+							}
+							return nil, err
+						}
+						r.created++
+						r.notify()
+					}
+					return w, nil
+				}
+				if st.EphemeralOwner == c.SessionID() {
+					return w, nil
+				}
+				// Another session's ephemeral node: an expired session of ours, or an
+				// instance with our id elsewhere. Curator deletes it and creates its own.
+				if r.inst.ServiceType == DynamicSequential {
+					r.path = ""
+					continue
+				}
+				err := c.Delete(ctx, r.path, framework.WithVersion(st.Version))
+				if err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrBadVersion) {
+					return nil, err
+				}
+				continue
+			}
+		}
+		target := r.path
+		if target == "" {
+			target = framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID)
+		}
+		p, err := c.Create(ctx, target, r.data, framework.WithMode(mode), framework.WithContainerParents())
+		if err != nil {
+			if errors.Is(err, framework.ErrNodeExists) {
+				continue // look again: ours (a resent create) or someone's
+			}
+			if r.inst.ServiceType == DynamicSequential && ctx.Err() == nil {
+				continue // adopt finds the node if the create was applied
+			}
+			return nil, err
+		}
+		r.path = p
+		r.created++
+		r.notify()
+		if r.inst.ServiceType == DynamicSequential {
+			// A create whose reply was lost and that the client sent again made a
+			// second node: the first is ours too, and must go.
+			if err := r.sweep(ctx); err != nil {
+				r.d.c.Logger().Warn("discovery: could not look for extra nodes of a sequential instance", "path", r.path, "err", err)
+			}
+		}
+	}
+}
+
+// adopt looks, for a DynamicSequential instance not created yet, for a node of ours
+// (this session's, named after the id) that a create whose reply was lost made, and
+// takes it; extra ones are deleted.
+func (r *registration[T]) adopt(ctx context.Context) error { return r.sweep(ctx) }
+
+// sweep finds the nodes of this session named after the instance's id (id + 10 digits):
+// the first is the instance's node when it has none yet; every other one is deleted.
+// Ids are unique (as in Curator), so such nodes can only be this instance's: made by
+// creates whose replies were lost and which the client sent again. The listing follows a
+// sync, so that a server the client reconnected to has applied those creates.
+func (r *registration[T]) sweep(ctx context.Context) error {
+	c := r.d.c
+	parent := r.d.pathForName(r.inst.Name)
+	if err := c.Sync(ctx, parent); err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return err
+	}
+	kids, _, err := c.Children(ctx, parent)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(kids)
+	for _, k := range kids {
+		if !strings.HasPrefix(k, r.inst.ID) || len(k) != len(r.inst.ID)+10 {
+			continue
+		}
+		if _, err := framework.ParseSequence(framework.SequenceSuffix(k, r.inst.ID)); err != nil {
+			continue
+		}
+		p := framework.JoinPath(parent, k)
+		if p == r.path {
+			continue
+		}
+		st, err := c.Exists(ctx, p)
+		if err != nil {
+			return err
+		}
+		if st == nil || st.EphemeralOwner != c.SessionID() {
+			continue
+		}
+		if r.path == "" {
+			r.path = p
+			r.created++
+			r.notify()
+			continue
+		}
+		_ = c.Delete(ctx, p, framework.WithVersion(st.Version), framework.Guaranteed())
+	}
+	return nil
+}
+
+func (r *registration[T]) notify() {
+	if fn := r.d.o.onRegistered; fn != nil {
+		fn(Registered{Name: r.inst.Name, ID: r.inst.ID, Path: r.path, Again: r.created > 1})
+	}
+}
+
+// keep re-creates the node whenever it goes, until ctx ends.
+func (r *registration[T]) keep(ctx context.Context) {
+	d := r.d
+	for {
+		wake := d.wakeChan()
+		if err := r.acquire(ctx); err != nil {
+			return
+		}
+		w, err := r.ensure(ctx)
+		r.release()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", r.inst.Name, "id", r.inst.ID, "err", err)
+			t := time.NewTimer(retryPause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-d.c.Done():
+				t.Stop()
+				return
+			case <-wake:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.c.Done():
+			return
+		case <-w.Done():
+		case <-wake: // a reconnection: look again (a new session, say)
+		}
+	}
+}
+
+// deleteNode deletes the registration's node if it is there and, when ephemeral, ours.
+func (r *registration[T]) deleteNode(ctx context.Context) error {
+	if r.path == "" {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	c := r.d.c
+	st, err := c.Exists(cctx, r.path)
+	if err != nil {
+		// Not known whether it is ours: delete it only if it is a persistent one.
+		if !r.inst.ServiceType.IsDynamic() {
+			return ignoreNoNode(c.Delete(cctx, r.path, framework.Guaranteed()))
+		}
+		return err
+	}
+	if st == nil {
+		return nil
+	}
+	if r.inst.ServiceType.IsDynamic() && st.EphemeralOwner != c.SessionID() {
+		return nil // not ours: an instance with our id registered by someone else
+	}
+	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithVersion(st.Version), framework.Guaranteed()))
+}
+
+func ignoreNoNode(err error) error {
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
+func (d *ServiceDiscovery[T]) take(id string) (*registration[T], error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	r, ok := d.regs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotRegistered, id)
+	}
+	return r, nil
+}
+
+// Update writes inst's new data into the node of the instance registered with its id
+// (Curator's updateService); later re-registrations use it too. The name and service type
+// cannot change.
+func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) error {
+	if inst == nil {
+		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
+	}
+	if err := inst.validate(); err != nil {
+		return err
+	}
+	r, err := d.take(inst.ID)
+	if err != nil {
+		return err
+	}
+	own := *inst
+	data, err := d.marshal(&own)
+	if err != nil {
+		return err
+	}
+	if err := r.acquire(ctx); err != nil {
+		return err
+	}
+	defer r.release()
+	if own.Name != r.inst.Name || own.ServiceType != r.inst.ServiceType {
+		return fmt.Errorf("%w: the name and service type of a registered instance cannot change", ErrInvalidInstance)
+	}
+	r.inst, r.data = &own, data
+	if r.path == "" {
+		return nil // being created: the keeper writes the new data
+	}
+	_, err = d.c.SetData(ctx, r.path, data, -1)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil // gone: the keeper creates it again, with the new data
+	}
+	return err
+}
+
+// Unregister stops keeping the instance with inst's id and deletes its node (a
+// guaranteed delete: one that fails for a connection-class reason goes on in the
+// background). An ephemeral node of another session at its path is left alone.
+func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T]) error {
+	if inst == nil {
+		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
+	}
+	d.mu.Lock()
+	r, ok := d.regs[inst.ID]
+	if ok {
+		delete(d.regs, inst.ID)
+	}
+	closed := d.closed
+	d.mu.Unlock()
+	if !ok {
+		if closed {
+			return ErrClosed
+		}
+		return fmt.Errorf("%w: %s", ErrNotRegistered, inst.ID)
+	}
+	return r.stop(ctx)
+}
+
+func (r *registration[T]) stop(ctx context.Context) error {
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return r.deleteNode(ctx)
+}
+
+// Registered returns copies of the instances registered through d, sorted by id.
+func (d *ServiceDiscovery[T]) Registered() []*Instance[T] {
+	d.mu.Lock()
+	regs := make([]*registration[T], 0, len(d.regs))
+	for _, r := range d.regs {
+		regs = append(regs, r)
+	}
+	d.mu.Unlock()
+	out := make([]*Instance[T], 0, len(regs))
+	for _, r := range regs {
+		r.lock <- struct{}{}
+		cp := *r.inst
+		r.release()
+		out = append(out, &cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// QueryForNames returns the names of the services under the base path, sorted (none
+// when the base path does not exist).
+func (d *ServiceDiscovery[T]) QueryForNames(ctx context.Context) ([]string, error) {
+	kids, _, err := d.c.Children(ctx, d.basePath)
+	if errors.Is(err, framework.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(kids)
+	return kids, nil
+}
+
+// QueryForInstances reads every instance of the service name from ZooKeeper, sorted by
+// node name. Nodes whose data is not an instance are left out: the instances read are
+// returned together with an error that joins one *InstanceError per such node.
+func (d *ServiceDiscovery[T]) QueryForInstances(ctx context.Context, name string) ([]*Instance[T], error) {
+	if err := validName("service name", name); err != nil {
+		return nil, err
+	}
+	parent := d.pathForName(name)
+	kids, _, err := d.c.Children(ctx, parent)
+	if errors.Is(err, framework.ErrNoNode) {
+		return []*Instance[T]{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(kids)
+	out := make([]*Instance[T], 0, len(kids))
+	var bad []error
+	for _, k := range kids {
+		inst, err := d.read(ctx, framework.JoinPath(parent, k))
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+		case errors.Is(err, ErrNotInstance):
+			bad = append(bad, err)
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, inst)
+		}
+	}
+	return out, errors.Join(bad...)
+}
+
+// QueryForInstance reads the instance id of the service name. It returns an error
+// wrapping ErrNoInstance when there is no such node, an *InstanceError when the node's
+// data is not an instance.
+func (d *ServiceDiscovery[T]) QueryForInstance(ctx context.Context, name, id string) (*Instance[T], error) {
+	if err := validName("service name", name); err != nil {
+		return nil, err
+	}
+	if err := validName("instance id", id); err != nil {
+		return nil, err
+	}
+	inst, err := d.read(ctx, framework.JoinPath(d.basePath, name, id))
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s/%s", ErrNoInstance, name, id)
+	}
+	return inst, err
+}
+
+func (d *ServiceDiscovery[T]) read(ctx context.Context, path string) (*Instance[T], error) {
+	data, _, err := d.c.GetData(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeNode[T](path, data)
+}
+
+func decodeNode[T any](path string, data []byte) (*Instance[T], error) {
+	inst, err := Unmarshal[T](data)
+	if err != nil {
+		return nil, &InstanceError{Path: path, Err: errors.Unwrap(err)}
+	}
+	return inst, nil
+}
+
+func (d *ServiceDiscovery[T]) own(x interface{ Close() error }) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	d.owned = append(d.owned, x)
+	return nil
+}
+
+func (d *ServiceDiscovery[T]) disown(x interface{ Close() error }) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, y := range d.owned {
+		if y == x {
+			d.owned = append(d.owned[:i], d.owned[i+1:]...)
+			return
+		}
+	}
+}
+
+// Close closes the caches and providers made from d, unregisters every instance still
+// registered (deleting their nodes as Unregister does) and waits for d's goroutines.
+// It may be called more than once; the errors of the deletes are returned joined.
+func (d *ServiceDiscovery[T]) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	regs := d.regs
+	d.regs = map[string]*registration[T]{}
+	owned := d.owned
+	d.owned = nil
+	d.mu.Unlock()
+	var errs []error
+	for _, x := range owned {
+		errs = append(errs, x.Close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	for _, r := range regs {
+		err := r.stop(ctx)
+		if err != nil && !errors.Is(err, framework.ErrClosed) {
+			errs = append(errs, fmt.Errorf("discovery: unregister %s/%s: %w", r.inst.Name, r.inst.ID, err))
+		}
+	}
+	d.cancel()
+	d.wg.Wait()
+	d.removeListener()
+	return errors.Join(errs...)
+}
