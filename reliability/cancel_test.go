@@ -330,6 +330,9 @@ wait:
 		}
 	}
 	require.NoError(t, w.victim.WaitGuaranteedDeletes(bg))
+	// The peer may be connected to another member than the victim's deletes went to: a
+	// sync brings its member up to date before it looks (reads are not linearizable).
+	require.NoError(t, w.peer.Sync(bg, "/"))
 	if r.after != nil {
 		require.NoError(t, r.after(bg), "after the cancelled %s", op.name)
 	}
