@@ -172,6 +172,7 @@ func (e *env) problems(wait time.Duration, paths ...string) []string {
 		}
 		return true
 	})
+	defer func() { count(t, "cleanliness", checkCount{ops: 1, leaked: len(out)}) }()
 	owners, err := zktest.EphemeralOwners(leaderAddr(t))
 	if err != nil {
 		return append(out, err.Error())
