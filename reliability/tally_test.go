@@ -127,9 +127,9 @@ func (ta *tally) print(w io.Writer) {
 		return a.checker < b.checker
 	})
 	line := func(f, r, c string, row *tallyRow) {
-		fmt.Fprintf(w, "soak: %-27s %-15s %-16s %6d %8d %10d %7d %6d\n", f, r, c, row.rounds, row.ops, row.violations, row.unknown, row.leaked)
+		fmt.Fprintf(w, "soak: %-27s %-15s %-18s %6d %8d %10d %7d %6d\n", f, r, c, row.rounds, row.ops, row.violations, row.unknown, row.leaked)
 	}
-	fmt.Fprintf(w, "soak: %-27s %-15s %-16s %6s %8s %10s %7s %6s\n", "fault", "recipe", "checker", "rounds", "ops", "violations", "unknown", "leaked")
+	fmt.Fprintf(w, "soak: %-27s %-15s %-18s %6s %8s %10s %7s %6s\n", "fault", "recipe", "checker", "rounds", "ops", "violations", "unknown", "leaked")
 	for _, k := range keys {
 		line(k.fault, k.recipe, k.checker, ta.rows[k])
 	}
