@@ -140,6 +140,57 @@ var defects = []defect{
 		assert.True(t, w.exists(p), "%s (version 1) was deleted by a guaranteed delete of version 0", p)
 		require.NoError(t, w.peer().Delete(w.ctx, p))
 	}},
+	{name: "15.7-simulated-lost-ends-the-session", fix: "3069274", run: func(t *testing.T, w *defectWorld) {
+		// A holder whose client says Lost (simulated expiry at 30 % of a 10 s session, so
+		// the server still holds the session when the stall heals) and that does not
+		// release must not keep everyone else out: Lost ends that session, and with it the
+		// lock node. The overlap checker counts the holder until its lease's Done.
+		p := w.base + "/m"
+		c := connect(t, ens.ConnectString(), 10*time.Second, framework.WithDialer(w.proxy.Dialer()),
+			framework.WithSimulatedExpiry(0.3))
+		lost := make(chan struct{})
+		var once sync.Once
+		remove := c.AddListener(func(s framework.State) {
+			if s == framework.Lost {
+				once.Do(func() { close(lost) })
+			}
+		})
+		defer remove()
+		m, err := mutex.New(c, p)
+		require.NoError(t, err)
+		lease, err := m.Acquire(w.ctx)
+		require.NoError(t, err)
+		ov := newOverlap(1)
+		ov.enter(true)
+		w.proxy.Stall()
+		for _, ev := range []struct {
+			ch   <-chan struct{}
+			what string
+		}{{lost, "the client reported Lost"}, {lease.Done(), "the lease's Done closed"}} {
+			select {
+			case <-ev.ch:
+			case <-time.After(60 * time.Second):
+				w.proxy.Heal()
+				t.Fatalf("%s not within 60 s of the stall", ev.what)
+			}
+		}
+		ov.exit(true) // the holder stops here
+		w.proxy.Heal()
+		pm, err := mutex.New(w.peer(), p)
+		require.NoError(t, err)
+		actx, acancel := context.WithTimeout(w.ctx, 30*time.Second)
+		defer acancel()
+		pl, err := pm.Acquire(actx)
+		if !assert.NoError(t, err, "the peer did not get the lock within 30 s after the holder's client said Lost") {
+			return
+		}
+		ov.enter(true)
+		ov.exit(true)
+		require.NoError(t, pl.Release(w.ctx))
+		entries, violations := ov.counts()
+		assert.Zero(t, violations, "overlap: %d of %d entries", violations, entries)
+		w.checkClean(p)
+	}},
 	{name: "16.1-lease-context-is-no-identity", fix: "5534308", run: func(t *testing.T, w *defectWorld) {
 		// A holder hands its lease context to four workers (errgroup style); none of them
 		// may get in while it holds the lock (overlap checker).
