@@ -1,6 +1,9 @@
 package reliability_test
 
 import (
+	"cmp"
+	"flag"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +42,8 @@ func registerScenario(name string, wide bool, run func(t *testing.T, f fault)) {
 	scenarios = append(scenarios, scenario{name: name, wide: wide, run: run})
 }
 
+var batchSize = flag.Int("batch", 0, "how many scenarios TestUnderFaults runs at once under one fault (0: all of them; 1: one after the other)")
+
 // batchBound bounds how long a shared fault waits for every scenario to reach it, and how
 // long a scenario waits for the fault to be injected or healed: far above a scenario's
 // setup (its own bounds are 30 to 60 s) on a loaded 2-core machine.
@@ -51,7 +56,9 @@ func TestUnderFaults(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			leakcheck.Check(t)
-			runBatch(t, f, scenarios)
+			for ss := range slices.Chunk(scenarios, max(1, cmp.Or(*batchSize, len(scenarios)))) {
+				runBatch(t, f, ss)
+			}
 		})
 	}
 	for _, f := range peerFaults {
