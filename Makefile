@@ -82,10 +82,11 @@ bench: deps
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
 	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
 
-# soak runs random recipe x fault rounds on a 3-member ensemble for $(SOAK) and prints the
-# counts (rounds, faults injected, violations, nodes leaked), then cancellation fuzzing for
-# a quarter of $(SOAK), every callback scenario and service discovery under every fault:
-# make soak SOAK=1h
+# soak runs every callback scenario under every fault, cancellation fuzzing for a quarter of
+# $(SOAK), service discovery under every fault, then random scenario x fault rounds on a
+# 3-member ensemble for $(SOAK), and prints the counts per fault x recipe x checker (rounds,
+# operations, violations, unknown outcomes, nodes leaked) and the path of the first rejected
+# history's visualisation: make soak SOAK=1h
 soak: deps-base
 	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$|TestDiscoveryUnderFaults$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|discovery:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
 

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 )
@@ -56,7 +55,7 @@ func runBarrier(t *testing.T, f fault) {
 	wg.Wait()
 	close(results)
 	for err := range results {
-		assert.NoError(t, err, "liveness: a waiter did not pass the removed barrier")
+		count(t, "liveness", checkCount{ops: 1, violations: btoi(!assert.NoError(t, err, "liveness: a waiter did not pass the removed barrier"))})
 	}
 	e.checkClean(path)
 }
@@ -110,20 +109,13 @@ func runDoubleBarrier(t *testing.T, f fault) {
 		if r.victim && errors.Is(r.err, doublebarrier.ErrSessionLost) {
 			continue // told clearly that its session was lost while inside
 		}
-		assert.NoError(t, r.err, "liveness: member (victim=%v) did not get through", r.victim)
+		count(t, "liveness", checkCount{ops: 1, violations: btoi(!assert.NoError(t, r.err, "liveness: member (victim=%v) did not get through", r.victim))})
 	}
 	e.checkClean(path)
 }
 
-func TestBarriersUnderFaults(t *testing.T) {
-	for _, f := range scenarioFaults(false) {
-		t.Run("barrier/"+f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			runBarrier(t, f)
-		})
-		t.Run("doublebarrier/"+f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			runDoubleBarrier(t, f)
-		})
-	}
+// The barriers run under every fault in TestUnderFaults.
+func init() {
+	registerScenario("barrier", false, runBarrier)
+	registerScenario("doublebarrier", false, runDoubleBarrier)
 }

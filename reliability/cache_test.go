@@ -12,7 +12,6 @@ import (
 
 	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
 )
 
 // serverTree reads the subtree at root through c: path -> data and mzxid.
@@ -114,11 +113,5 @@ func runCache(t *testing.T, f fault) {
 	e.checkClean()
 }
 
-func TestCacheUnderFaults(t *testing.T) {
-	for _, f := range scenarioFaults(false) {
-		t.Run(f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			runCache(t, f)
-		})
-	}
-}
+// The tree cache runs under every fault in TestUnderFaults.
+func init() { registerScenario("cache", false, runCache) }

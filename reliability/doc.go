@@ -15,6 +15,12 @@
 //     mutex-protected fenced store, recorded under every fault, are checked with
 //     porcupine (an operation with an unknown outcome may or may not have been applied).
 //
+// TestUnderFaults runs every registered scenario under each fault, the scenarios of one
+// fault at the same time, each in its own world; a fault of the whole ensemble is injected
+// once for all of them (batch_test.go). TestDefectsReplayed replays the defects of issues
+// 15 and 16 that the machinery can express; each failed before its fix.
+//
 // `go test ./reliability` runs the fast profile (part of `make test`); `make soak` runs
-// rounds for as long as asked (-soak=30m) and prints the counts.
+// random scenario × fault rounds for as long as asked (-soak=30m) and prints the counts
+// per fault × recipe × checker.
 package reliability

@@ -68,7 +68,8 @@ func (e *env) clients() []*framework.Client {
 	return append([]*framework.Client{e.victim}, e.others...)
 }
 
-// healthy waits until every member of the ensemble runs, serves and takes new sessions.
+// healthy ends any cut between members and waits until every member of the ensemble
+// runs, serves and takes new sessions.
 // Once, under heavy CPU load after the pause-leader scenario, the ensemble kept answering
 // four-letter words while no member completed a new session for twenty minutes, failing
 // every later scenario at its first connect. A scenario's fault must not leak into the
@@ -78,6 +79,8 @@ func healthy(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// A scenario that failed inside a partition's inject never healed it.
+	_ = ens.HealPeers()
 	for restarted := false; ; restarted = true {
 		require.NoError(t, ens.RestoreQuorum(ctx))
 		for i := 0; i < ens.Size(); i++ {
@@ -172,6 +175,7 @@ func (e *env) problems(wait time.Duration, paths ...string) []string {
 		}
 		return true
 	})
+	defer func() { count(t, "cleanliness", checkCount{ops: 1, leaked: len(out)}) }()
 	owners, err := zktest.EphemeralOwners(leaderAddr(t))
 	if err != nil {
 		return append(out, err.Error())

@@ -14,11 +14,14 @@ import (
 // it was stopped — including sessions whose clients, served by a follower, were never
 // disconnected. A holder learns of that only as the next holder gets the lock, so the
 // overlap checker does not apply (the "faults the client can notice"); fencing,
-// liveness and cleanliness still do.
+// liveness and cleanliness still do. shared marks a fault that acts on the whole ensemble
+// and not on the scenario's env (inject ignores its env): TestUnderFaults injects it once
+// for every scenario that runs under it at the same time (batch_test.go).
 type fault struct {
 	name         string
 	hold         time.Duration
 	unnoticeable bool
+	shared       bool
 	inject       func(t *testing.T, e *env) (heal func())
 }
 
@@ -36,12 +39,12 @@ var faults = []fault{
 		e.proxy.Stall()
 		return e.proxy.Heal
 	}},
-	{name: "kill-leader", hold: time.Second, inject: func(t *testing.T, e *env) func() {
+	{name: "kill-leader", shared: true, hold: time.Second, inject: func(t *testing.T, e *env) func() {
 		i, err := ens.KillLeader()
 		require.NoError(t, err)
 		return func() { require.NoError(t, ens.Restart(i)) }
 	}},
-	{name: "lose-quorum", hold: 2 * time.Second, inject: func(t *testing.T, e *env) func() {
+	{name: "lose-quorum", shared: true, hold: 2 * time.Second, inject: func(t *testing.T, e *env) func() {
 		_, err := ens.StopQuorum()
 		require.NoError(t, err)
 		return func() {
@@ -50,7 +53,7 @@ var faults = []fault{
 			require.NoError(t, ens.RestoreQuorum(ctx))
 		}
 	}},
-	{name: "pause-leader", hold: 3 * time.Second, unnoticeable: true, inject: func(t *testing.T, e *env) func() {
+	{name: "pause-leader", hold: 3 * time.Second, unnoticeable: true, shared: true, inject: func(t *testing.T, e *env) func() {
 		i, err := ens.Leader()
 		require.NoError(t, err)
 		require.NoError(t, ens.Pause(i))

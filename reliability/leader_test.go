@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/recipes/leader"
 )
 
@@ -59,7 +58,8 @@ func runLatch(t *testing.T, f fault) {
 	heal := f.inject(t, e)
 	time.Sleep(f.hold)
 	heal()
-	assert.Eventually(t, hasLeader, livenessBound, 50*time.Millisecond, "liveness: no leader after the fault healed")
+	lively := assert.Eventually(t, hasLeader, livenessBound, 50*time.Millisecond, "liveness: no leader after the fault healed")
+	count(t, "liveness", checkCount{ops: 1, violations: btoi(!lively)})
 	for _, l := range latches {
 		require.NoError(t, l.Close())
 	}
@@ -70,15 +70,11 @@ func runLatch(t *testing.T, f fault) {
 		violations = 0
 	}
 	assert.Zero(t, violations, "two leaders at once")
+	count(t, "overlap", checkCount{ops: entries, violations: violations})
 	t.Logf("latch under %s: %d terms", f.name, entries)
 	e.checkClean(path)
 }
 
-func TestLeaderUnderFaults(t *testing.T) {
-	for _, f := range scenarioFaults(true) {
-		t.Run(f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			runLatch(t, f)
-		})
-	}
-}
+// The leader latch runs under every fault in TestUnderFaults, and under the partitions
+// between servers too.
+func init() { registerScenario("latch", true, runLatch) }

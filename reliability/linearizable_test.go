@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	zatomic "github.com/zoocurator/zoocurator/recipes/atomic"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/retry"
@@ -374,7 +373,9 @@ func runHistory(t *testing.T, f fault, p histProfile) histOutcome {
 		n, unknown := h.rec.counts()
 		o.ops += n
 		o.unknown += unknown
-		switch checkHistory(t, h.name, h.model, h.rec.history()) {
+		res := checkHistory(t, h.name, h.model, h.rec.history())
+		count(t, "linearizability", checkCount{ops: n, unknown: unknown, violations: btoi(res == porcupine.Illegal)})
+		switch res {
 		case porcupine.Illegal:
 			o.violations++
 			t.Errorf("linearizability: the %s history under %s is not linearizable", h.name, f.name)
@@ -412,14 +413,11 @@ func runHistory(t *testing.T, f fault, p histProfile) histOutcome {
 	return o
 }
 
-// TestHistoryUnderFaults records the three workloads' histories under every fault of the
-// fault table and checks them for linearizability.
-func TestHistoryUnderFaults(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			o := runHistory(t, f, histFast)
-			assert.Zero(t, o.violations)
-		})
-	}
+// The three history workloads are recorded under every fault in TestUnderFaults and
+// checked for linearizability.
+func init() {
+	registerScenario("history", false, func(t *testing.T, f fault) {
+		o := runHistory(t, f, histFast)
+		assert.Zero(t, o.violations)
+	})
 }

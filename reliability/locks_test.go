@@ -166,9 +166,13 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 		t.Errorf("liveness: workers still busy %v after the fault healed", livenessBound)
 	}
 	close(finished)
+	late := 0
 	for at := range finished {
-		assert.LessOrEqual(t, at.Sub(healed), livenessBound, "liveness")
+		if !assert.LessOrEqual(t, at.Sub(healed), livenessBound, "liveness") {
+			late++
+		}
 	}
+	count(t, "liveness", checkCount{ops: workers, violations: late})
 	entries, violations := ov.counts()
 	unnoticed := 0
 	if f.unnoticeable {
@@ -177,8 +181,13 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 		unnoticed, violations = violations, 0
 	}
 	assert.Zero(t, violations, "overlap: more holders than allowed")
+	count(t, "overlap", checkCount{ops: entries, violations: violations})
+	if f.unnoticeable {
+		count(t, "overlap-unnoticed", checkCount{ops: entries, violations: unnoticed})
+	}
 	accepted, rejected, lost := st.counts()
 	assert.Zero(t, lost, "fencing: an accepted write lost an update")
+	count(t, "fencing", checkCount{ops: accepted + rejected, violations: lost})
 	t.Logf("%s under %s: %d holds, %d ended early by Done, store accepted %d rejected %d",
 		r.name, f.name, entries, losses.Load(), accepted, rejected)
 	leaked := e.problems(30*time.Second, r.paths(e.base)...)
@@ -188,14 +197,11 @@ func runLocks(t *testing.T, r lockRecipe, f fault, rounds int) outcome {
 	return outcome{holds: entries, violations: violations, lostUpdates: lost, leaked: len(leaked), unnoticed: unnoticed}
 }
 
-func TestLocksUnderFaults(t *testing.T) {
+// The lock recipes run under every fault in TestUnderFaults; the mutex under the
+// partitions between servers too.
+func init() {
 	for _, r := range lockRecipes {
-		for _, f := range scenarioFaults(r.name == "mutex") {
-			t.Run(r.name+"/"+f.name, func(t *testing.T) {
-				leakcheck.Check(t)
-				runLocks(t, r, f, 3)
-			})
-		}
+		registerScenario(r.name, r.name == "mutex", func(t *testing.T, f fault) { runLocks(t, r, f, 3) })
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/recipes/groupmember"
 	"github.com/zoocurator/zoocurator/recipes/persistentnode"
 )
@@ -91,17 +90,12 @@ func runPersistentNode(t *testing.T, f fault) {
 	wcancel()
 	wg.Wait()
 	assert.LessOrEqual(t, most, 1, "the parent held %d nodes at once", most)
+	count(t, "one-node", checkCount{ops: 1, violations: btoi(most > 1)})
 	require.NoError(t, node.Close())
 	require.NoError(t, vm.Close())
 	require.NoError(t, om.Close())
 	e.checkClean(parent, group)
 }
 
-func TestPersistentNodeUnderFaults(t *testing.T) {
-	for _, f := range scenarioFaults(false) {
-		t.Run(f.name, func(t *testing.T) {
-			leakcheck.Check(t)
-			runPersistentNode(t, f)
-		})
-	}
-}
+// The persistent node and group member run under every fault in TestUnderFaults.
+func init() { registerScenario("persistentnode", false, runPersistentNode) }

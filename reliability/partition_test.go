@@ -25,11 +25,15 @@ var allPartitions = flag.Bool("partitions", false, "run every scenario under the
 // partitions between servers (peerFaults) too where wide, in the soak (-soak) or with
 // -partitions.
 func scenarioFaults(wide bool) []fault {
-	if wide || *allPartitions || *soakFor > 0 {
+	if wide || widePartitions() {
 		return append(slices.Clip(faults), peerFaults...)
 	}
 	return faults
 }
+
+// widePartitions reports whether every scenario runs the partitions between servers too
+// (-partitions, or the soak).
+func widePartitions() bool { return *allPartitions || *soakFor > 0 }
 
 // peerFaultBound bounds how long a member takes to notice a cut (syncLimit is 5 s at the
 // harness's tickTime) and the rest to elect, with slack for a loaded 2-core machine.
