@@ -56,11 +56,8 @@ func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind,
 	if ser == nil {
 		return nil, ErrNilSerializer
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: queue path: %w", ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the root cannot be a queue", ErrInvalidArgument)
+	if err := checkPath("queue", path); err != nil {
+		return nil, err
 	}
 	b := &base[T]{c: c, path: path, ser: ser, kind: k}
 	for _, opt := range opts {
@@ -69,11 +66,11 @@ func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind,
 		}
 	}
 	if b.o.lockPath != "" {
-		if err := framework.ValidatePath(b.o.lockPath); err != nil {
-			return nil, fmt.Errorf("%w: lock path: %w", ErrInvalidArgument, err)
+		if err := checkPath("lock", b.o.lockPath); err != nil {
+			return nil, err
 		}
-		if b.o.lockPath == path || b.o.lockPath == "/" {
-			return nil, fmt.Errorf("%w: lock path %s cannot be the queue path or the root", ErrInvalidArgument, b.o.lockPath)
+		if b.o.lockPath == path {
+			return nil, fmt.Errorf("%w: the lock path cannot be the queue path", ErrInvalidArgument)
 		}
 	}
 	if b.o.maxItems < 0 {
@@ -83,6 +80,17 @@ func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind,
 		return nil, fmt.Errorf("%w: error mode %d", ErrInvalidArgument, b.o.errorMode)
 	}
 	return b, nil
+}
+
+// checkPath refuses a path ZooKeeper would refuse, the root and /zookeeper.
+func checkPath(what, p string) error {
+	if err := framework.ValidatePath(p); err != nil {
+		return fmt.Errorf("%w: %s path: %w", ErrInvalidArgument, what, err)
+	}
+	if p == "/" || framework.IsReservedPath(p) {
+		return fmt.Errorf("%w: %s path %s is the root or reserved", ErrInvalidArgument, what, p)
+	}
+	return nil
 }
 
 // ensure creates p (persistent, its parents as containers) once, as Curator's queue does

@@ -33,11 +33,8 @@ func NewSimple[T any](c *framework.Client, path string, ser Serializer[T]) (*Sim
 	if ser == nil {
 		return nil, ErrNilSerializer
 	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: queue path: %w", ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("%w: the root cannot be a queue", ErrInvalidArgument)
+	if err := checkPath("queue", path); err != nil {
+		return nil, err
 	}
 	return &SimpleQueue[T]{c: c, path: path, ser: ser}, nil
 }

@@ -1,0 +1,50 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/queue"
+)
+
+// collector is a handler that records what it got.
+type collector struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (c *collector) handle(_ context.Context, s string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, s)
+	return nil
+}
+
+func (c *collector) items() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got...)
+}
+
+// consumeN calls ConsumeOne n times on q and returns the items in the order taken.
+func consumeN(t *testing.T, ctx context.Context, consumeOne func(context.Context, queue.Handler[string]) error, n int) []string {
+	t.Helper()
+	var c collector
+	for range n {
+		require.NoError(t, consumeOne(ctx, c.handle))
+	}
+	return c.items()
+}
+
+// cleanup deletes path and everything under it at the test's end.
+func cleanup(t *testing.T, c *framework.Client, paths ...string) {
+	t.Cleanup(func() {
+		for _, p := range paths {
+			_ = c.Delete(context.Background(), p, framework.WithChildren(), framework.Quietly())
+		}
+	})
+}
