@@ -196,6 +196,9 @@ func (b *base[T]) names(ctx context.Context, watch bool) ([]string, *framework.W
 	}
 	if errors.Is(err, framework.ErrNoNode) {
 		b.pathReady.Store(false)
+		if !watch { // a listing: no queue, no items
+			return nil, nil, nil
+		}
 		if err = b.ensure(ctx, b.path, &b.pathReady); err != nil {
 			return nil, nil, err
 		}
