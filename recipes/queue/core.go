@@ -20,10 +20,11 @@ const (
 	retryPause = 250 * time.Millisecond
 )
 
-// ErrLockLost is matched by the error of a consumer whose lock node was gone (its
-// session ended) before the item was removed: the handler ran, and the item stays in the
-// queue, so it is delivered again.
-var ErrLockLost = errors.New("queue: lock node lost before the item was removed: the item will be delivered again")
+// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler ran
+// but which could not remove the item: its lock node was gone (its session ended) or the
+// removal failed until the clean-up timeout. The item stays in the queue (once the lock
+// node goes, with the session) and is delivered again.
+var ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
@@ -412,7 +413,10 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			return nil
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
-			return fmt.Errorf("queue: finishing %s: %w", itemPath, err)
+			// Give the item back (it is delivered again) rather than keep it locked for
+			// as long as our session lives.
+			b.unlock(ctx, lockPath)
+			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
 		_, serr := b.c.Exists(cctx, itemPath)
@@ -428,7 +432,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			continue
 		}
 		if !ours {
-			return fmt.Errorf("%w: %s", ErrLockLost, itemPath)
+			return fmt.Errorf("%w: %s: the lock node is gone", ErrNotRemoved, itemPath)
 		}
 	}
 }

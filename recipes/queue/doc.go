@@ -39,7 +39,7 @@
 // path an item is delivered at least once: a consumer that dies mid-item leaves the item
 // and its lock node goes with its session, and another consumer takes it. An item is
 // delivered twice only when its consumer lost its session after its handler ran and
-// before the item was removed (the consumer's error matches ErrLockLost), when a failed
+// before the item was removed (the consumer's error matches ErrNotRemoved), when a failed
 // item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
 // loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid).
 //
