@@ -1,0 +1,48 @@
+package queue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/queue"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// An item removed by someone else while a consumer with a lock path handles it (a
+// consumer without the lock path, IDQueue.Remove) is done: the consumer removes its lock
+// and returns at once. So is an item whose lock node went too (its session ended and
+// another consumer took and removed the item). framework's Exists answers a missing node
+// with a nil Stat and no error; finishing read that as "still there" and retried the
+// transaction until the clean-up timeout, or dereferenced the nil Stat of the lock.
+func TestFinishItemGoneUnderLock(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	for _, lockToo := range []bool{true, false} {
+		q, err := queue.New(c, "/gone/q", queue.String{}, queue.WithLockPath("/gone/locks"))
+		require.NoError(t, err)
+		p, err := q.Put(ctx, "x")
+		require.NoError(t, err)
+		start := time.Now()
+		err = q.ConsumeOne(ctx, func(ctx context.Context, _ string) error {
+			if lockToo {
+				if err := other.Delete(ctx, "/gone/locks/"+p[len("/gone/q/"):]); err != nil {
+					return err
+				}
+			}
+			return other.Delete(ctx, p)
+		})
+		require.NoError(t, err, "lock node deleted too: %v", lockToo)
+		assert.Less(t, time.Since(start), 10*time.Second, "finishing spun until its clean-up timeout")
+		assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/gone/q"))
+		assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/gone/locks"))
+	}
+}
