@@ -373,15 +373,22 @@ func (b *base[T]) lock(ctx context.Context, lockPath string) (ours bool, err err
 
 // ownLock reports whether the lock node exists and belongs to our session.
 func (b *base[T]) ownLock(ctx context.Context, lockPath string) (bool, error) {
-	st, err := b.c.Exists(ctx, lockPath)
-	if errors.Is(err, framework.ErrNoNode) {
-		return false, nil
-	}
-	if err != nil {
+	st, err := stat(ctx, b.c, lockPath)
+	if err != nil || st == nil {
 		return false, err
 	}
 	_, sid := b.c.Session()
 	return st.EphemeralOwner == sid, nil
+}
+
+// stat returns p's Stat, nil when p does not exist (framework's Exists says so with a
+// nil Stat and no error).
+func stat(ctx context.Context, c *framework.Client, p string) (*framework.Stat, error) {
+	st, err := c.Exists(ctx, p)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	return st, err
 }
 
 // unlock deletes our lock node (guaranteed), with a context of its own.
@@ -419,13 +426,13 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
-		_, serr := b.c.Exists(cctx, itemPath)
-		if errors.Is(serr, framework.ErrNoNode) {
-			b.unlock(cctx, lockPath) // removed by someone without the lock, or by us
-			return nil
-		}
+		st, serr := stat(cctx, b.c, itemPath)
 		if serr != nil {
 			continue
+		}
+		if st == nil {
+			b.unlock(cctx, lockPath) // removed by someone without the lock, or by us
+			return nil
 		}
 		ours, lerr := b.ownLock(cctx, lockPath)
 		if lerr != nil {

@@ -80,11 +80,8 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 	if err != nil || !ours {
 		return false, err
 	}
-	if _, err := q.c.Exists(ctx, itemPath); err != nil {
+	if st, err := stat(ctx, q.c, itemPath); err != nil || st == nil {
 		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name))
-		if errors.Is(err, framework.ErrNoNode) {
-			return false, nil
-		}
 		return false, err
 	}
 	return true, q.finish(ctx, name, nil, false)
