@@ -20,12 +20,6 @@ const (
 	retryPause = 250 * time.Millisecond
 )
 
-// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler ran
-// but which could not remove the item: its lock node was gone (its session ended) or the
-// removal failed until the clean-up timeout. The item stays in the queue (once the lock
-// node goes, with the session) and is delivered again.
-var ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
-
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
 // The context is the one given to Consume or ConsumeOne.

@@ -21,6 +21,11 @@ var (
 	// have been applied too, so the item may be in the queue twice. The put itself
 	// succeeded: the returned node path is valid.
 	ErrMaybeTwice = errors.New("queue: put sent twice after a connection loss: the item may be queued twice")
+	// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler
+	// ran but which could not remove the item: its lock node was gone (its session ended)
+	// or the removal failed until the clean-up timeout. The item stays in the queue (it is
+	// given back, or its lock node goes with the session) and is delivered again.
+	ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
 )
 
 // BadItemError reports a node of the queue whose data could not be decoded. The
