@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -45,4 +46,42 @@ func TestFinishItemGoneUnderLock(t *testing.T) {
 		assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/gone/q"))
 		assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/gone/locks"))
 	}
+}
+
+// intSerializer refuses anything but decimal digits.
+type intSerializer struct{}
+
+func (intSerializer) Serialize(n int) ([]byte, error) { return []byte(strconv.Itoa(n)), nil }
+func (intSerializer) Deserialize(b []byte) (int, error) { return strconv.Atoi(string(b)) }
+
+// A simple queue's node the serializer refuses is skipped and left; Take reports it (by
+// name) only when nothing else came before its context ended.
+func TestSimpleQueueBadItem(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	q, err := queue.NewSimple(c, "/sbad/q", intSerializer{})
+	require.NoError(t, err)
+	raw, err := queue.NewSimple(c, "/sbad/q", queue.Bytes{})
+	require.NoError(t, err)
+	junk, err := raw.Offer(ctx, []byte("seven"))
+	require.NoError(t, err)
+	_, err = q.Offer(ctx, 7)
+	require.NoError(t, err)
+	v, err := q.Take(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 7, v)
+
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = q.Take(short)
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	var be *queue.BadItemError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, junk, be.Path)
+	_, ok, err := q.Poll(ctx)
+	assert.False(t, ok)
+	assert.ErrorAs(t, err, &be, "Poll reports the bad node it skipped")
+	assert.Equal(t, []string{junk[len("/sbad/q/"):]}, testutil.Children(t, srv.ConnectString(), "/sbad/q"), "left in place")
 }
