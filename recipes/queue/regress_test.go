@@ -51,7 +51,7 @@ func TestFinishItemGoneUnderLock(t *testing.T) {
 // intSerializer refuses anything but decimal digits.
 type intSerializer struct{}
 
-func (intSerializer) Serialize(n int) ([]byte, error) { return []byte(strconv.Itoa(n)), nil }
+func (intSerializer) Serialize(n int) ([]byte, error)   { return []byte(strconv.Itoa(n)), nil }
 func (intSerializer) Deserialize(b []byte) (int, error) { return strconv.Atoi(string(b)) }
 
 // A simple queue's node the serializer refuses is skipped and left; Take reports it (by
