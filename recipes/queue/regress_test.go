@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/queue"
@@ -84,4 +85,66 @@ func TestSimpleQueueBadItem(t *testing.T) {
 	assert.False(t, ok)
 	assert.ErrorAs(t, err, &be, "Poll reports the bad node it skipped")
 	assert.Equal(t, []string{junk[len("/sbad/q/"):]}, testutil.Children(t, srv.ConnectString(), "/sbad/q"), "left in place")
+}
+
+// A consumer whose session expired while its handler ran must not remove the item with
+// the lock node at its lock path: that node is now another consumer's, which has taken
+// the item. It reports ErrNotRemoved (the item is delivered twice: by it and by the
+// other), and the other consumer finishes the item.
+func TestFinishAfterSessionLossLeavesOthersLock(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
+		framework.WithSessionTimeout(2*time.Second))
+	b := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path, locks = "/sess/q", "/sess/locks"
+	qa, err := queue.New(a, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	qb, err := queue.New(b, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	node, err := qa.Put(ctx, "x")
+	require.NoError(t, err)
+	lock := locks + "/" + framework.NodeName(node)
+	gen0, _ := a.Session()
+
+	aIn, aRelease := make(chan struct{}), make(chan struct{})
+	aDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qa.ConsumeOne(ctx, func(context.Context, string) error {
+			close(aIn)
+			<-aRelease
+			return nil
+		})
+	})
+	testutil.WaitClosed(t, aIn, 20*time.Second, "A handles the item")
+	proxy.Stall() // A's session expires on the server, and its lock node with it
+	require.Eventually(t, func() bool {
+		st, err := b.Exists(ctx, lock)
+		return err == nil && st == nil
+	}, 30*time.Second, 20*time.Millisecond, "A's lock node goes with its session")
+
+	bIn, bRelease := make(chan struct{}), make(chan struct{})
+	bDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qb.ConsumeOne(ctx, func(context.Context, string) error {
+			close(bIn)
+			<-bRelease
+			return nil
+		})
+	})
+	testutil.WaitClosed(t, bIn, 20*time.Second, "B takes the item A's lock no longer guards")
+	proxy.Heal()
+	require.Eventually(t, func() bool { gen, _ := a.Session(); return gen != gen0 }, 30*time.Second, 20*time.Millisecond,
+		"A's client learns its session expired and opens a new one")
+
+	close(aRelease)
+	err = testutil.Result(t, aDone, 30*time.Second, "A's ConsumeOne")
+	assert.ErrorIs(t, err, queue.ErrNotRemoved, "A's lock was lost: it must not remove the item B holds")
+	st, err := b.Exists(ctx, lock)
+	require.NoError(t, err)
+	assert.NotNil(t, st, "B's lock node is still there")
+	close(bRelease)
+	require.NoError(t, testutil.Result(t, bDone, 30*time.Second, "B's ConsumeOne"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), path))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), locks))
 }
