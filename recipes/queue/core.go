@@ -302,6 +302,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
+	lockGen, _ := b.c.Session() // read first: a lock node made later is of this generation or a newer one
 	ours, err := b.lock(ctx, lockPath)
 	if err != nil || !ours {
 		if err == nil && lw != nil && lw.w == nil && !lw.gone {
@@ -331,7 +332,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finish(ctx, name, data, requeue); err != nil {
+	if err := b.finish(ctx, name, data, requeue, lockGen); err != nil {
 		return taken, errors.Join(err, herr)
 	}
 	if herr != nil {
@@ -397,8 +398,11 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string) {
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
-// It runs to its end even when ctx ended: the handler has run.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool) error {
+// It runs to its end even when ctx ended: the handler has run. lockGen is the session
+// generation the lock node was created in: once the session changed, the node at the
+// lock path (if any) is another consumer's, which has taken the item, and the item is
+// left to it.
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -409,6 +413,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	for {
+		if gen, _ := b.c.Session(); gen != lockGen {
+			// Lost (perhaps only suspended too long): a lock node still ours (same
+			// session) is deleted, so that the item is delivered again.
+			b.unlock(ctx, lockPath)
+			return fmt.Errorf("%w: %s: the session that held its lock ended", ErrNotRemoved, itemPath)
+		}
 		_, err := b.c.Transaction(cctx, ops...)
 		if err == nil {
 			return nil

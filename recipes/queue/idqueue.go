@@ -76,6 +76,7 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 	if err := q.ensure(ctx, q.o.lockPath, &q.lockReady); err != nil {
 		return false, err
 	}
+	lockGen, _ := q.c.Session()
 	ours, err := q.lock(ctx, framework.JoinPath(q.o.lockPath, name))
 	if err != nil || !ours {
 		return false, err
@@ -84,5 +85,5 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name))
 		return false, err
 	}
-	return true, q.finish(ctx, name, nil, false)
+	return true, q.finish(ctx, name, nil, false, lockGen)
 }
