@@ -41,7 +41,13 @@
 // delivered twice only when its consumer lost its session after its handler ran and
 // before the item was removed (the consumer's error matches ErrNotRemoved), when a failed
 // item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
-// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid).
+// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
+// consumer whose session ended while its handler ran leaves the item (another consumer
+// may hold it by then) and reports ErrNotRemoved. Not covered: a session the server
+// expires while its client, served by another member, is never cut off (a stopped and
+// resumed leader) is learnt of only later; a consumer that finishes in between removes
+// the item together with the lock node another consumer has made meanwhile, and that
+// item is delivered twice with no error (the reliability suite shows it).
 //
 // # Connection and session loss
 //
