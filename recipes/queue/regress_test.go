@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,6 +146,55 @@ func TestFinishAfterSessionLossLeavesOthersLock(t *testing.T) {
 	assert.NotNil(t, st, "B's lock node is still there")
 	close(bRelease)
 	require.NoError(t, testutil.Result(t, bDone, 30*time.Second, "B's ConsumeOne"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), path))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), locks))
+}
+
+// A consumer whose removal was in flight when its connection stalled, and whose session
+// the server expired meanwhile, cannot know whether the item went with its removal or
+// with another consumer's: once its client is back with a new session it reports
+// ErrNotRemoved (here another consumer took the item after the lock node went, and
+// delivered it again), not success.
+func TestFinishInFlightAcrossSessionExpiry(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var stallOnMulti atomic.Bool
+	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
+		framework.WithSessionTimeout(2*time.Second),
+		framework.WithRequestHook(func(op string) {
+			if op == "multi" && stallOnMulti.CompareAndSwap(true, false) {
+				proxy.Stall() // A's removal goes into the stall: it never reaches the server
+			}
+		}))
+	b := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path, locks = "/inflight/q", "/inflight/locks"
+	qa, err := queue.New(a, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	qb, err := queue.New(b, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	node, err := qa.Put(ctx, "x")
+	require.NoError(t, err)
+	lock := locks + "/" + framework.NodeName(node)
+
+	var delivered atomic.Int32
+	stallOnMulti.Store(true)
+	aDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qa.ConsumeOne(ctx, func(context.Context, string) error { delivered.Add(1); return nil })
+	})
+	require.Eventually(t, func() bool { return !stallOnMulti.Load() }, 20*time.Second, 10*time.Millisecond,
+		"A handled the item and sent its removal")
+	require.Eventually(t, func() bool {
+		st, err := b.Exists(ctx, lock)
+		return err == nil && st == nil
+	}, 30*time.Second, 20*time.Millisecond, "A's lock node goes with its session")
+	require.NoError(t, qb.ConsumeOne(ctx, func(context.Context, string) error { delivered.Add(1); return nil }),
+		"B takes and removes the item")
+	proxy.Heal()
+	err = testutil.Result(t, aDone, 60*time.Second, "A's ConsumeOne")
+	assert.Equal(t, int32(2), delivered.Load())
+	assert.ErrorIs(t, err, queue.ErrNotRemoved, "A cannot tell its removal from B's: the item was delivered twice")
 	assert.Empty(t, testutil.Children(t, srv.ConnectString(), path))
 	assert.Empty(t, testutil.Children(t, srv.ConnectString(), locks))
 }
