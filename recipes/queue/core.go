@@ -412,14 +412,32 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		ops = append(ops, framework.CreateOp(framework.JoinPath(b.path, requeuePrefix(name)), data, framework.PersistentSequential, nil))
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
-	for {
-		if gen, _ := b.c.Session(); gen != lockGen {
-			// Lost (perhaps only suspended too long): a lock node still ours (same
-			// session) is deleted, so that the item is delivered again.
-			b.unlock(ctx, lockPath)
-			return fmt.Errorf("%w: %s: the session that held its lock ended", ErrNotRemoved, itemPath)
+	// The removal is abandoned (and its resends with it) once the lock's session ends: a
+	// resend in a new session could take another consumer's lock node with the item.
+	tctx, stop := context.WithCancel(cctx)
+	defer stop()
+	remove := b.c.AddListener(func(framework.State) {
+		if b.c.Generation() != lockGen {
+			stop()
 		}
-		_, err := b.c.Transaction(cctx, ops...)
+	})
+	defer remove()
+	lost := func() error {
+		// Lost (perhaps only suspended too long): a lock node still ours (same session)
+		// is deleted, so that the item is delivered again if it is still there.
+		b.unlock(ctx, lockPath)
+		return fmt.Errorf("%w: %s: the session that held its lock ended while the item was being removed", ErrNotRemoved, itemPath)
+	}
+	for {
+		if b.c.Generation() != lockGen {
+			return lost()
+		}
+		_, err := b.c.Transaction(tctx, ops...)
+		if b.c.Generation() != lockGen {
+			// Whether the removal went through or failed, another consumer may have
+			// taken the item after our lock node went.
+			return lost()
+		}
 		if err == nil {
 			return nil
 		}

@@ -22,9 +22,11 @@ var (
 	// succeeded: the returned node path is valid.
 	ErrMaybeTwice = errors.New("queue: put sent twice after a connection loss: the item may be queued twice")
 	// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler
-	// ran but which could not remove the item: its lock node was gone (its session ended)
-	// or the removal failed until the clean-up timeout. The item stays in the queue (it is
-	// given back, or its lock node goes with the session) and is delivered again.
+	// ran but which could not remove the item: its lock node was gone (its session ended,
+	// also while the removal was in flight) or the removal failed until the clean-up
+	// timeout. The item stays in the queue (it is given back, or its lock node goes with
+	// the session) and is delivered again, or another consumer already took it: either
+	// way it is, or may have been, delivered twice.
 	ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
 )
 
