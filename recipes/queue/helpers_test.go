@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/queue"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // collector is a handler that records what it got.
@@ -47,4 +49,27 @@ func cleanup(t *testing.T, c *framework.Client, paths ...string) {
 			_ = c.Delete(context.Background(), p, framework.WithChildren(), framework.Quietly())
 		}
 	})
+}
+
+// The tests share one server (each on paths of its own): starting a ZooKeeper per test
+// would double the package's run time.
+var (
+	srvOnce sync.Once
+	srv     *zktest.Server
+	srvErr  error
+)
+
+func server(t *testing.T) *zktest.Server {
+	t.Helper()
+	srvOnce.Do(func() { srv, srvErr = zktest.StartServer() })
+	require.NoError(t, srvErr)
+	return srv
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if srv != nil {
+		_ = srv.Close()
+	}
+	os.Exit(code)
 }

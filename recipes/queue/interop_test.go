@@ -15,7 +15,6 @@ import (
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/queue"
-	"github.com/zoocurator/zoocurator/zktest"
 )
 
 func jdo(t *testing.T, ctx context.Context, tool *curatortest.Tool, format string, args ...any) string {
@@ -47,7 +46,7 @@ func jtake(t *testing.T, ctx context.Context, tool *curatortest.Tool, id string,
 // payloads; priorities and due times agree.
 func TestInteropCurator(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	tool := curatortest.StartQueueDriver(t, srv.ConnectString())
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 3*time.Minute)
@@ -178,7 +177,7 @@ func TestInteropCurator(t *testing.T) {
 // the Go consumer, waiting on the lock node, takes the item.
 func TestInteropCuratorConsumerKilled(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	tool := curatortest.StartQueueDriver(t, srv.ConnectString(), curatortest.WithSessionTimeout(2*time.Second))
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 2*time.Minute)

@@ -16,7 +16,6 @@ import (
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/queue"
-	"github.com/zoocurator/zoocurator/zktest"
 )
 
 func TestNewBadInput(t *testing.T) {
@@ -63,7 +62,7 @@ func TestNewBadInput(t *testing.T) {
 // path nothing is left in either path afterwards.
 func TestPutConsumeOrder(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	for _, lock := range []string{"", "/order/locks"} {
@@ -96,7 +95,7 @@ func TestPutConsumeOrder(t *testing.T) {
 // Requeue) or drops it (Delete).
 func TestErrorModes(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	boom := errors.New("boom")
@@ -147,7 +146,7 @@ func TestErrorModes(t *testing.T) {
 // consumer, which found the item locked, wakes when the lock goes and takes it.
 func TestConsumerDiesMidItem(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	dying := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
@@ -203,7 +202,7 @@ func zkWatches(c *framework.Client) int { return c.Watches() }
 // Put waits while the queue holds maxItems, honouring its context.
 func TestMaxItems(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	q, err := queue.New(c, "/max/q", queue.String{}, queue.WithMaxItems(2))
@@ -230,7 +229,7 @@ func TestMaxItems(t *testing.T) {
 // Priorities: lowest first, put order within a priority.
 func TestPriorityOrder(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	q, err := queue.NewPriority(c, "/prio/q", queue.String{})
@@ -246,7 +245,7 @@ func TestPriorityOrder(t *testing.T) {
 // A delayed item is delivered no earlier than due; due items first.
 func TestDelay(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	q, err := queue.NewDelay(c, "/delay/q", queue.String{}, queue.WithLockPath("/delay/locks"))
@@ -270,7 +269,7 @@ func TestDelay(t *testing.T) {
 // Items are removed by id; ids with "/" or "|" work.
 func TestIDRemove(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	for _, lock := range []string{"", "/ids/locks"} {
@@ -294,7 +293,7 @@ func TestIDRemove(t *testing.T) {
 // over the packet limit is refused before sending.
 func TestBadItems(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	var mu sync.Mutex
@@ -331,7 +330,7 @@ func TestBadItems(t *testing.T) {
 // Several consumers share a queue: each item is delivered exactly once.
 func TestConcurrentConsumers(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	ctx := testutil.Context(t, 60*time.Second)
 	const items = 40
 	p := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -384,7 +383,7 @@ func TestConcurrentConsumers(t *testing.T) {
 // SimpleQueue is Curator's: qn- nodes, Offer, Take (blocks), Poll, Peek, Element, Remove.
 func TestSimpleQueue(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	q, err := queue.NewSimple(c, "/simple/q", queue.String{})

@@ -25,7 +25,7 @@ import (
 // transaction until the clean-up timeout, or dereferenced the nil Stat of the lock.
 func TestFinishItemGoneUnderLock(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
@@ -60,7 +60,7 @@ func (intSerializer) Deserialize(b []byte) (int, error) { return strconv.Atoi(st
 // name) only when nothing else came before its context ended.
 func TestSimpleQueueBadItem(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
 	q, err := queue.NewSimple(c, "/sbad/q", intSerializer{})
@@ -94,7 +94,7 @@ func TestSimpleQueueBadItem(t *testing.T) {
 // other), and the other consumer finishes the item.
 func TestFinishAfterSessionLossLeavesOthersLock(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
 		framework.WithSessionTimeout(2*time.Second))
@@ -157,7 +157,7 @@ func TestFinishAfterSessionLossLeavesOthersLock(t *testing.T) {
 // delivered it again), not success.
 func TestFinishInFlightAcrossSessionExpiry(t *testing.T) {
 	leakcheck.Check(t)
-	srv := zktest.NewServer(t)
+	srv := server(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	var stallOnMulti atomic.Bool
 	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
