@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/queue"
 	"github.com/zoocurator/zoocurator/zktest"
 )
@@ -40,15 +39,6 @@ func consumeN(t *testing.T, ctx context.Context, consumeOne func(context.Context
 		require.NoError(t, consumeOne(ctx, c.handle))
 	}
 	return c.items()
-}
-
-// cleanup deletes path and everything under it at the test's end.
-func cleanup(t *testing.T, c *framework.Client, paths ...string) {
-	t.Cleanup(func() {
-		for _, p := range paths {
-			_ = c.Delete(context.Background(), p, framework.WithChildren(), framework.Quietly())
-		}
-	})
 }
 
 // The tests share one server (each on paths of its own): starting a ZooKeeper per test

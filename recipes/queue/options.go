@@ -42,7 +42,8 @@ func WithMaxItems(n int) Option { return func(o *options) { o.maxItems = n } }
 // path; without one the node is already gone). The default is Requeue.
 func WithErrorMode(m ErrorMode) Option { return func(o *options) { o.errorMode = m } }
 
-// WithErrorListener sets a function Consume calls (on its own goroutine, one call at a
-// time) with each error it gets over while it keeps consuming: a *BadItemError, a
-// *HandlerError, a ZooKeeper error it retries after. The default drops them.
+// WithErrorListener sets a function Consume and ConsumeOne call, on the caller's goroutine
+// (so one call at a time per consumer; keep it short), with each error they get over
+// while they keep consuming: a *BadItemError, a *HandlerError, an error matching
+// ErrNotRemoved, a ZooKeeper error they retry after. The default drops them.
 func WithErrorListener(fn func(error)) Option { return func(o *options) { o.onError = fn } }
