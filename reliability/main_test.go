@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
+	if os.Getenv(queueChildEnv) != "" {
+		os.Exit(queueChildMain())
+	}
 	flag.Parse()
 	e, err := zktest.StartEnsemble(3, zktest.WithPeerProxies())
 	if err != nil {

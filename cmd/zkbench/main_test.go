@@ -65,6 +65,8 @@ func TestWorkloads(t *testing.T) {
 		{"multilock", implOurs, nil, 0, true},
 		{"doublebarrier", implOurs, nil, 0, true},
 		{"counter-inc", implOurs, nil, 0, true},
+		{"queue-put", implOurs, nil, 0, true},
+		{"queue-take", implOurs, nil, 0, true},
 	}
 	for _, w := range curatortest.BenchWorkloads {
 		cases = append(cases, struct {

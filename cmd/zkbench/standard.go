@@ -48,6 +48,8 @@ var standardSet = []stdEntry{
 	{"doublebarrier 4x2", "doublebarrier", 4, 2, 1, both},
 	{"counter-inc 1x1", "counter-inc", 1, 1, 1, both},
 	{"counter-inc 4x2", "counter-inc", 4, 2, 1, both},
+	{"queue-put 2x2", "queue-put", 2, 2, 1, both},
+	{"queue-take 2x2", "queue-take", 2, 2, 1, both},
 }
 
 // vsCurator are issue 21's targets: zoocurator's ops/s at least this many times Curator's.

@@ -75,6 +75,10 @@ var workloads = map[string]workload{
 	"write": {impl: implGoZK, raw: true, prepare: prepareWrite,
 		doc: "bare go-zookeeper: one committed write (setData of 8 bytes on <base>) per op; the physical limit of a hand-over when run 1x1"},
 	"gozk-lock": gozkLock,
+	"queue-put": {impl: implOurs, nodes: basePath, prepare: prepareQueuePut,
+		doc: "own queue.Queue per worker on <base> (no lock path); put a 16-byte item (measured)"},
+	"queue-take": {impl: implOurs, nodes: basePath, prepare: prepareQueueTake,
+		doc: "<base> filled first with one 16-byte item per op (not counted); own queue.Queue per worker (no lock path); take one item (measured)"},
 }
 
 // gozkLock is go-zookeeper's own lock: the workload gozk-lock, and mutex with --impl gozk.
@@ -86,6 +90,7 @@ var gozkLock = workload{impl: implGoZK, raw: true, allowed: 1, uncounted: true, 
 var curatorNodes = map[string]func(base string) []string{
 	"mutex": basePath, "rwread": basePath, "rwmixed": basePath, "multilock": multilockPaths,
 	"semmutex": semaphorePaths, "semaphore": semaphorePaths,
+	"queue-put": basePath, "queue-take": basePath,
 }
 
 // semaphoreLeases is the maximum of leases of the semaphore workload.

@@ -40,6 +40,8 @@ Commands:
         read, add to or set a distributed counter (Curator's DistributedAtomicLong/Integer)
   sharedcount get|set <path> [<n>] [--with-version] [--version V]
         read or set a shared count (Curator's SharedCount)
+  queue put|take|list <path> [<data>] [flags]
+        put an item into a queue (Curator's DistributedQueue and kin), take one, list them
   help [command]
         show this help, or a command's ("zkcurator help lock run")
 
@@ -258,6 +260,26 @@ A write whose connection was lost while it was in flight may or may not have bee
 applied: the command says so and exits 1; it does not try again (that could add twice).
 `
 
+const helpQueue = `Usage: zkcurator queue put <path> <data> [--priority N | --delay D | --id ID]
+       zkcurator queue take <path> [--timeout D] [--lock-path P] [--kind K]
+       zkcurator queue list <path> [--kind K]
+
+A distributed queue (Curator's DistributedQueue, or with the flags its priority, delay
+and id queues): items in persistent sequential nodes <path>/queue-..., in Curator's item
+format. Go, Curator and zkcurator producers and consumers share it.
+
+  put    queues <data> and prints the item's node; --priority N (lowest first), --delay D
+         (due after D) or --id ID name the kind of queue
+  take   waits for the first item (in the order of --kind: plain, id, priority or delay;
+         default plain), removes it and prints it (a node put with several items prints
+         each on a line); with --lock-path, the queue's lock path, it takes the item as
+         Curator's safe consumers do. --timeout D: exit 75 if nothing came within D
+  list   prints the queued items in order, "<node> <item>" a line
+
+Items are printed as they are when they are one line of printable text, else Go-quoted.
+ZooKeeper is not a high-volume queue: keep queues short (see the README's numbers).
+`
+
 const helpSharedCount = `Usage: zkcurator sharedcount get <path> [--with-version]
        zkcurator sharedcount set <path> <value> [--version V]
 
@@ -303,6 +325,10 @@ var helpTopics = map[string]string{
 	"sharedcount":        helpSharedCount,
 	"sharedcount get":    helpSharedCount,
 	"sharedcount set":    helpSharedCount,
+	"queue":              helpQueue,
+	"queue put":          helpQueue,
+	"queue take":         helpQueue,
+	"queue list":         helpQueue,
 }
 
 // help prints the help of the topic named by args to stdout.

@@ -180,6 +180,10 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return a.sub(ctx, "sharedcount", rest, map[string]func(context.Context, []string) error{
 			"get": a.sharedCountGet, "set": a.sharedCountSet,
 		})
+	case "queue":
+		return a.sub(ctx, "queue", rest, map[string]func(context.Context, []string) error{
+			"put": a.queuePut, "take": a.queueTake, "list": a.queueList,
+		})
 	}
 	return usagef("", "unknown command %q", cmd)
 }

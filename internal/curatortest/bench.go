@@ -17,7 +17,8 @@ import (
 
 // BenchWorkloads are the workloads of zkbench (shared/bench/WORKLOADS.md) that
 // java/CuratorBench.java runs on Curator 5.4.
-var BenchWorkloads = []string{"counter-inc", "doublebarrier", "multilock", "mutex", "rwmixed", "rwread", "semaphore", "semmutex"}
+var BenchWorkloads = []string{"counter-inc", "doublebarrier", "multilock", "mutex", "rwmixed", "rwread", "semaphore", "semmutex",
+	"queue-put", "queue-take"}
 
 // BenchConfig is one run of a workload on Curator.
 type BenchConfig struct {

@@ -28,6 +28,7 @@ type Option func(*options)
 type options struct {
 	sessionTimeout time.Duration
 	name           string
+	program        *javaProgram // what to run: toolProgram unless set
 }
 
 // WithSessionTimeout sets the Curator client's session timeout. The default is 4 s.
@@ -74,7 +75,7 @@ type Tool struct {
 // go test -short and fails it otherwise.
 func Start(t testing.TB, connect string, opts ...Option) *Tool {
 	t.Helper()
-	o := options{sessionTimeout: 4 * time.Second, name: "curator"}
+	o := options{sessionTimeout: 4 * time.Second, name: "curator", program: toolProgram}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -85,7 +86,7 @@ func Start(t testing.TB, connect string, opts ...Option) *Tool {
 		}
 		t.Fatalf("%v", err)
 	}
-	dir, err := toolProgram.compiled(tc)
+	dir, err := o.program.compiled(tc)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -109,7 +110,7 @@ func start(tc *toolchain, dir, connect string, o options) (*Tool, error) {
 	cmd := exec.Command(tc.java,
 		"-Xmx96m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Djava.io.tmpdir="+os.TempDir(),
-		"-cp", cp, toolProgram.mainClass, connect, strconv.FormatInt(o.sessionTimeout.Milliseconds(), 10))
+		"-cp", cp, o.program.mainClass, connect, strconv.FormatInt(o.sessionTimeout.Milliseconds(), 10))
 	cmd.Dir = filepath.Clean(dir)
 	cmd.SysProcAttr = sysProcAttr()
 	tool := &Tool{

@@ -39,6 +39,12 @@
  *                  enter + leave (timed), each bounded by BARRIER_STALL_MS
  *   counter-inc    own DistributedAtomicLong on <base> (RetryNTimes(MAX, 0)); increment
  *                  (timed); a failed increment is an error
+ *   queue-put      own DistributedQueue (producer only, putInBackground false, no lock path)
+ *                  on <base>; put a 16-byte item (timed)
+ *   queue-take     <base> filled first with one 16-byte item per op (before "ready"); one
+ *                  consuming DistributedQueue per client (no lock path), started by the
+ *                  client's first op, all handing their items to one blocking queue; take
+ *                  one item from it (timed)
  */
 
 import java.io.BufferedReader;
@@ -46,9 +52,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -65,6 +74,11 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.queue.DistributedQueue;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 
@@ -83,6 +97,9 @@ public class CuratorBench {
     interface Op {
         long run() throws Exception;
     }
+
+    /** queue-take: items per worker to fill the base path with, for the ops built next. */
+    static int prefillPerWorker;
 
     static final AtomicInteger holders = new AtomicInteger();
     static final AtomicInteger readers = new AtomicInteger();
@@ -147,6 +164,7 @@ public class CuratorBench {
             }
             int workers = clients * perClient;
             if (warmupPerWorker > 0) {
+                prefillPerWorker = warmupPerWorker;
                 Op[] wops = new Op[workers];
                 for (int ci = 0; ci < clients; ci++) {
                     for (int gi = 0; gi < perClient; gi++) {
@@ -159,6 +177,7 @@ public class CuratorBench {
                 writers.set(0);
                 violations.set(0);
             }
+            prefillPerWorker = perWorker;
             Op[] ops = new Op[workers];
             for (int ci = 0; ci < clients; ci++) {
                 for (int gi = 0; gi < perClient; gi++) {
@@ -361,8 +380,92 @@ public class CuratorBench {
                 return d;
             };
         }
+        case "queue-put": {
+            DistributedQueue<byte[]> q = QueueBuilder.builder(c, null, BYTES, base).putInBackground(false).buildQueue();
+            q.start();
+            return () -> {
+                long t0 = System.nanoTime();
+                q.put(QUEUE_ITEM);
+                return System.nanoTime() - t0;
+            };
+        }
+        case "queue-take": {
+            TakeSide side = takeSide(c, base, members);
+            return () -> {
+                side.start(c);
+                long t0 = System.nanoTime();
+                side.items.take();
+                return System.nanoTime() - t0;
+            };
+        }
         default:
             throw new IllegalArgumentException("unknown workload " + workload);
         }
+    }
+
+    static final byte[] QUEUE_ITEM = "zkbench-item-16b".getBytes(StandardCharsets.UTF_8);
+
+    static final QueueSerializer<byte[]> BYTES = new QueueSerializer<byte[]>() {
+        @Override
+        public byte[] serialize(byte[] item) {
+            return item;
+        }
+
+        @Override
+        public byte[] deserialize(byte[] bytes) {
+            return bytes;
+        }
+    };
+
+    /** queue-take's state for one base path: the consumers, one per client, and their items. */
+    static final class TakeSide {
+        final String base;
+        final LinkedBlockingQueue<byte[]> items = new LinkedBlockingQueue<>();
+        final Map<CuratorFramework, DistributedQueue<byte[]>> consumers = new HashMap<>();
+
+        TakeSide(String base) {
+            this.base = base;
+        }
+
+        /** start starts client c's consumer, once. */
+        synchronized void start(CuratorFramework c) throws Exception {
+            if (consumers.containsKey(c)) {
+                return;
+            }
+            QueueConsumer<byte[]> consumer = new QueueConsumer<byte[]>() {
+                @Override
+                public void consumeMessage(byte[] item) {
+                    items.add(item);
+                }
+
+                @Override
+                public void stateChanged(CuratorFramework cf, ConnectionState s) {}
+            };
+            DistributedQueue<byte[]> q = QueueBuilder.builder(c, consumer, BYTES, base).buildQueue();
+            consumers.put(c, q);
+            q.start();
+        }
+    }
+
+    static final Map<String, TakeSide> takeSides = new HashMap<>();
+
+    /** takeSide returns base's TakeSide, filling base with one item per op on first use. */
+    static synchronized TakeSide takeSide(CuratorFramework c, String base, int workers) throws Exception {
+        TakeSide side = takeSides.get(base);
+        if (side != null) {
+            return side;
+        }
+        DistributedQueue<byte[]> filler = QueueBuilder.builder(c, null, BYTES, base).buildQueue();
+        filler.start();
+        for (int i = 0; i < workers * prefillPerWorker; i++) {
+            filler.put(QUEUE_ITEM);
+        }
+        if (!filler.flushPuts(120, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("queue-take: filling " + base + " took more than 120 s");
+        }
+        filler.close();
+        side = new TakeSide(base);
+        takeSides.put(base, side);
+        return side;
     }
 }

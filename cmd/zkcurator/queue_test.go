@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+func TestQueueUsage(t *testing.T) {
+	cases := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"queue"}, "queue: missing subcommand"},
+		{[]string{"queue", "put", "/q"}, "queue put: missing <data>"},
+		{[]string{"queue", "put", "q", "x"}, "bad path"},
+		{[]string{"queue", "put", "/q", "x", "--priority", "1", "--id", "a"}, "exclude each other"},
+		{[]string{"queue", "put", "/q", "x", "--priority", "2147483648"}, "fits in 32 bits"},
+		{[]string{"queue", "put", "/q", "x", "--delay", "-1s"}, "--delay must not be negative"},
+		{[]string{"queue", "take", "/q", "--kind", "fifo"}, "--kind must be one of"},
+		{[]string{"queue", "take", "/q", "--timeout", "-1s"}, "--timeout must not be negative"},
+		{[]string{"queue", "take", "/q", "--lock-path", "locks"}, "bad --lock-path"},
+		{[]string{"queue", "list", "/zookeeper"}, "cannot be used"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			p := zkc(t, "127.0.0.1:1", c.args...)
+			assert.Equal(t, 2, p.code)
+			assert.Contains(t, p.stderr.String(), c.out)
+		})
+	}
+	p := zkc(t, "127.0.0.1:1", "help", "queue", "take")
+	assert.Equal(t, 0, p.code)
+	assert.Contains(t, p.stdout.String(), "Usage: zkcurator queue put")
+}
+
+func TestQueue(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	const path = "/cli/queue"
+	p := zkc(t, c, "queue", "list", path)
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "no queue there")
+
+	assert.True(t, strings.HasPrefix(out(t, c, "queue", "put", path, "first job"), path+"/queue-"))
+	out(t, c, "queue", "put", path, "second")
+	lines := strings.Split(out(t, c, "queue", "list", path), "\n")
+	assert.Len(t, lines, 2)
+	assert.True(t, strings.HasSuffix(lines[0], " first job"), lines[0])
+	assert.Equal(t, "first job", out(t, c, "queue", "take", path, "--lock-path", "/cli/queue-locks"))
+	assert.Equal(t, "second", out(t, c, "queue", "take", path))
+	p = zkc(t, c, "queue", "take", path, "--timeout", "200ms")
+	assert.Equal(t, 75, p.code, "nothing to take: %s", p.stderr)
+
+	const prio = "/cli/prio"
+	out(t, c, "queue", "put", prio, "low", "--priority", "9")
+	out(t, c, "queue", "put", prio, "urgent", "--priority", "-1")
+	assert.Equal(t, "urgent", out(t, c, "queue", "take", prio, "--kind", "priority"))
+	assert.Equal(t, "low", out(t, c, "queue", "take", prio, "--kind", "priority"))
+}

@@ -1,0 +1,592 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+const (
+	// cleanupTimeout bounds the work done after the caller's context ended: finishing a
+	// node whose handler already ran, deleting a lock node of ours.
+	cleanupTimeout = 30 * time.Second
+	// retryPause is how long Consume waits after a ZooKeeper error before it looks at
+	// the queue again (the client's retry policy has already been applied).
+	retryPause = 250 * time.Millisecond
+)
+
+// Handler handles one item. With a lock path, the item's node is removed only after the
+// handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
+// The context is the one given to Consume or ConsumeOne.
+type Handler[T any] func(ctx context.Context, item T) error
+
+// base is what the four distributed queues share.
+type base[T any] struct {
+	c    *framework.Client
+	path string
+	ser  Serializer[T]
+	kind kind
+	o    options
+
+	pathReady atomic.Bool
+	lockReady atomic.Bool
+}
+
+type outcome int
+
+const (
+	skipped outcome = iota // not ours: taken by another consumer, gone, not due, bad
+	taken                  // the handler was called
+)
+
+func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind, opts []Option) (*base[T], error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
+	}
+	if ser == nil {
+		return nil, ErrNilSerializer
+	}
+	if err := checkPath("queue", path); err != nil {
+		return nil, err
+	}
+	b := &base[T]{c: c, path: path, ser: ser, kind: k}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&b.o)
+		}
+	}
+	if b.o.lockPath != "" {
+		if err := checkPath("lock", b.o.lockPath); err != nil {
+			return nil, err
+		}
+		if b.o.lockPath == path {
+			return nil, fmt.Errorf("%w: the lock path cannot be the queue path", ErrInvalidArgument)
+		}
+	}
+	if b.o.maxItems < 0 {
+		return nil, fmt.Errorf("%w: maxItems %d", ErrInvalidArgument, b.o.maxItems)
+	}
+	if b.o.errorMode != Requeue && b.o.errorMode != Delete {
+		return nil, fmt.Errorf("%w: error mode %d", ErrInvalidArgument, b.o.errorMode)
+	}
+	return b, nil
+}
+
+// checkPath refuses a path ZooKeeper would refuse, the root and /zookeeper.
+func checkPath(what, p string) error {
+	if err := framework.ValidatePath(p); err != nil {
+		return fmt.Errorf("%w: %s path: %w", ErrInvalidArgument, what, err)
+	}
+	if p == "/" || framework.IsReservedPath(p) {
+		return fmt.Errorf("%w: %s path %s is the root or reserved", ErrInvalidArgument, what, p)
+	}
+	return nil
+}
+
+// ensure creates p (persistent, its parents as containers) once, as Curator's queue does
+// at start for the queue and lock paths.
+func (b *base[T]) ensure(ctx context.Context, p string, done *atomic.Bool) error {
+	if done.Load() {
+		return nil
+	}
+	_, err := b.c.Create(ctx, p, nil, framework.WithContainerParents())
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+		return err
+	}
+	done.Store(true)
+	return nil
+}
+
+// put writes one node named prefix<seq> holding payloads.
+func (b *base[T]) put(ctx context.Context, name string, items []T) (string, error) {
+	if len(items) == 0 {
+		return "", fmt.Errorf("%w: no items", ErrInvalidArgument)
+	}
+	payloads := make([][]byte, len(items))
+	for i, it := range items {
+		p, err := b.ser.Serialize(it)
+		if err != nil {
+			return "", fmt.Errorf("queue: serialize item %d: %w", i, err)
+		}
+		payloads[i] = p
+	}
+	data := EncodeItems(payloads)
+	itemPath := framework.JoinPath(b.path, name)
+	if err := b.c.CheckDataSize(itemPath+"0000000000", len(data)); err != nil {
+		return "", fmt.Errorf("queue: put: %w", err)
+	}
+	if err := b.ensure(ctx, b.path, &b.pathReady); err != nil {
+		return "", err
+	}
+	if b.o.maxItems > 0 {
+		if err := b.waitRoom(ctx); err != nil {
+			return "", err
+		}
+	}
+	return createCounted(ctx, b.c, itemPath, data, func(ctx context.Context) error {
+		b.pathReady.Store(false)
+		return b.ensure(ctx, b.path, &b.pathReady)
+	})
+}
+
+// createCounted creates a persistent sequential node. When the queue path is missing it
+// calls ensure and tries once more. A create sent more than once (a connection loss
+// after sending) is reported with ErrMaybeTwice next to the path it made.
+func createCounted(ctx context.Context, c *framework.Client, p string, data []byte, ensure func(context.Context) error) (string, error) {
+	var sends atomic.Int32
+	onSend := framework.WithOnSend(func() { sends.Add(1) })
+	mode := framework.WithMode(framework.PersistentSequential)
+	got, err := c.Create(ctx, p, data, mode, onSend)
+	if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
+		if err = ensure(ctx); err != nil {
+			return "", err
+		}
+		sends.Store(0)
+		got, err = c.Create(ctx, p, data, mode, onSend)
+	}
+	if err != nil {
+		return "", err
+	}
+	if sends.Load() > 1 {
+		return got, fmt.Errorf("%w (%w)", ErrMaybeTwice, framework.ErrUnknownOutcome)
+	}
+	return got, nil
+}
+
+// waitRoom waits until the queue path has fewer than maxItems children.
+func (b *base[T]) waitRoom(ctx context.Context) error {
+	for {
+		kids, _, w, err := b.c.ChildrenW(ctx, b.path)
+		if err != nil {
+			return err
+		}
+		if len(kids) < b.o.maxItems {
+			return nil
+		}
+		select {
+		case <-w.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.c.Done():
+			return framework.ErrClosed
+		}
+	}
+}
+
+// names returns the item nodes in the order they are consumed; foreign children
+// (without the "queue-" prefix) are left out.
+func (b *base[T]) names(ctx context.Context, watch bool) ([]string, *framework.Watch, error) {
+	var kids []string
+	var w *framework.Watch
+	var err error
+	if watch {
+		kids, _, w, err = b.c.ChildrenW(ctx, b.path)
+	} else {
+		kids, _, err = b.c.Children(ctx, b.path)
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		b.pathReady.Store(false)
+		if !watch { // a listing: no queue, no items
+			return nil, nil, nil
+		}
+		if err = b.ensure(ctx, b.path, &b.pathReady); err != nil {
+			return nil, nil, err
+		}
+		return b.names(ctx, watch)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out := kids[:0]
+	for _, k := range kids {
+		if strings.HasPrefix(k, itemPrefix) {
+			out = append(out, k)
+		}
+	}
+	b.kind.sortNames(out)
+	return out, w, nil
+}
+
+// Items returns the names of the queue's item nodes in the order consumers take them
+// (a delay queue's items in order of due time, due or not).
+func (b *base[T]) Items(ctx context.Context) ([]string, error) {
+	names, _, err := b.names(ctx, false)
+	return names, err
+}
+
+// Path returns the queue's path.
+func (b *base[T]) Path() string { return b.path }
+
+// decode turns node data into items; its error is a *BadItemError.
+func (b *base[T]) decode(name string, data []byte) ([]T, error) {
+	payloads, err := DecodeItems(data)
+	if err == nil {
+		items := make([]T, 0, len(payloads))
+		for i, p := range payloads {
+			it, derr := b.ser.Deserialize(p)
+			if derr != nil {
+				err = fmt.Errorf("%w: item %d: %w", ErrNotAnItem, i, derr)
+				break
+			}
+			items = append(items, it)
+		}
+		if err == nil {
+			return items, nil
+		}
+	}
+	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err}
+}
+
+// handle runs h on each item; it stops at the first error in Requeue mode.
+func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
+	var errs []error
+	for _, it := range items {
+		if err := h(ctx, it); err != nil {
+			errs = append(errs, err)
+			if b.o.lockPath != "" && b.o.errorMode == Requeue {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lockWait is a lock node held by another consumer and the watch on it; gone says it
+// vanished before the watch was set.
+type lockWait struct {
+	w    *framework.Watch
+	gone bool
+}
+
+// process takes the node name: handles its items and removes (or requeues) it.
+func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait) (outcome, error) {
+	if b.o.lockPath != "" {
+		return b.processLocked(ctx, name, h, lw)
+	}
+	itemPath := framework.JoinPath(b.path, name)
+	data, st, err := b.c.GetData(ctx, itemPath)
+	if errors.Is(err, framework.ErrNoNode) {
+		return skipped, nil
+	}
+	if err != nil {
+		return skipped, err
+	}
+	items, err := b.decode(name, data)
+	if err != nil {
+		return skipped, err
+	}
+	err = b.c.Delete(ctx, itemPath, framework.WithVersion(st.Version))
+	switch {
+	case err == nil, errors.Is(err, framework.ErrUnknownOutcome):
+		// Ours (or perhaps ours: a resent delete; delivering risks a duplicate, not a loss).
+	case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
+		return skipped, nil // another consumer got it
+	default:
+		return skipped, err
+	}
+	if herr := b.handle(ctx, items, h); herr != nil {
+		return taken, &HandlerError{Path: itemPath, Err: herr}
+	}
+	return taken, nil
+}
+
+// processLocked is process with Curator's lock safety.
+func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait) (outcome, error) {
+	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
+		return skipped, err
+	}
+	itemPath := framework.JoinPath(b.path, name)
+	lockPath := framework.JoinPath(b.o.lockPath, name)
+	lockGen, _ := b.c.Session() // read first: a lock node made later is of this generation or a newer one
+	ours, err := b.lock(ctx, lockPath)
+	if err != nil || !ours {
+		if err == nil && lw != nil && lw.w == nil && !lw.gone {
+			// Held by another consumer: wake when it lets go (or its session ends).
+			_, _, w, werr := b.c.GetDataW(ctx, lockPath)
+			switch {
+			case werr == nil:
+				lw.w = w
+			case errors.Is(werr, framework.ErrNoNode):
+				lw.gone = true
+			}
+		}
+		return skipped, err
+	}
+	data, _, err := b.c.GetData(ctx, itemPath)
+	if err != nil {
+		b.unlock(ctx, lockPath)
+		if errors.Is(err, framework.ErrNoNode) {
+			return skipped, nil
+		}
+		return skipped, err
+	}
+	items, err := b.decode(name, data)
+	if err != nil {
+		b.unlock(ctx, lockPath)
+		return skipped, err
+	}
+	herr := b.handle(ctx, items, h)
+	requeue := herr != nil && b.o.errorMode == Requeue
+	if err := b.finish(ctx, name, data, requeue, lockGen); err != nil {
+		return taken, errors.Join(err, herr)
+	}
+	if herr != nil {
+		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
+	}
+	return taken, nil
+}
+
+// lock creates the ephemeral lock node; ours is false when another consumer holds it.
+func (b *base[T]) lock(ctx context.Context, lockPath string) (ours bool, err error) {
+	_, err = b.c.Create(ctx, lockPath, nil, framework.WithMode(framework.Ephemeral))
+	if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
+		b.lockReady.Store(false)
+		if err = b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
+			return false, err
+		}
+		_, err = b.c.Create(ctx, lockPath, nil, framework.WithMode(framework.Ephemeral))
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, framework.ErrNodeExists) && !errors.Is(err, framework.ErrUnknownOutcome):
+		return false, nil
+	case errors.Is(err, framework.ErrNodeExists):
+		// Resent after a connection loss: ours if our session owns it.
+		return b.ownLock(ctx, lockPath)
+	}
+	// The create may have been applied (the context ended while it was in flight):
+	// remove the lock node if it is ours.
+	b.unlock(ctx, lockPath)
+	return false, err
+}
+
+// ownLock reports whether the lock node exists and belongs to our session.
+func (b *base[T]) ownLock(ctx context.Context, lockPath string) (bool, error) {
+	st, err := stat(ctx, b.c, lockPath)
+	if err != nil || st == nil {
+		return false, err
+	}
+	_, sid := b.c.Session()
+	return st.EphemeralOwner == sid, nil
+}
+
+// stat returns p's Stat, nil when p does not exist (framework's Exists says so with a
+// nil Stat and no error).
+func stat(ctx context.Context, c *framework.Client, p string) (*framework.Stat, error) {
+	st, err := c.Exists(ctx, p)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	return st, err
+}
+
+// unlock deletes our lock node (guaranteed), with a context of its own.
+func (b *base[T]) unlock(ctx context.Context, lockPath string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	ours, err := b.ownLock(cctx, lockPath)
+	if err != nil || !ours {
+		return
+	}
+	_ = b.c.Delete(cctx, lockPath, framework.Guaranteed(), framework.Quietly())
+}
+
+// finish removes (or requeues) the item and deletes the lock node, in one transaction.
+// It runs to its end even when ctx ended: the handler has run. lockGen is the session
+// generation the lock node was created in: once the session changed, the node at the
+// lock path (if any) is another consumer's, which has taken the item, and the item is
+// left to it.
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	itemPath := framework.JoinPath(b.path, name)
+	lockPath := framework.JoinPath(b.o.lockPath, name)
+	ops := []framework.Op{framework.DeleteOp(itemPath, -1)}
+	if requeue {
+		ops = append(ops, framework.CreateOp(framework.JoinPath(b.path, requeuePrefix(name)), data, framework.PersistentSequential, nil))
+	}
+	ops = append(ops, framework.DeleteOp(lockPath, -1))
+	// The removal is abandoned (and its resends with it) once the lock's session ends: a
+	// resend in a new session could take another consumer's lock node with the item.
+	tctx, stop := context.WithCancel(cctx)
+	defer stop()
+	remove := b.c.AddListener(func(framework.State) {
+		if b.c.Generation() != lockGen {
+			stop()
+		}
+	})
+	defer remove()
+	lost := func() error {
+		// Lost (perhaps only suspended too long): a lock node still ours (same session)
+		// is deleted, so that the item is delivered again if it is still there.
+		b.unlock(ctx, lockPath)
+		return fmt.Errorf("%w: %s: the session that held its lock ended while the item was being removed", ErrNotRemoved, itemPath)
+	}
+	for {
+		if b.c.Generation() != lockGen {
+			return lost()
+		}
+		_, err := b.c.Transaction(tctx, ops...)
+		if b.c.Generation() != lockGen {
+			// Whether the removal went through or failed, another consumer may have
+			// taken the item after our lock node went.
+			return lost()
+		}
+		if err == nil {
+			return nil
+		}
+		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
+			// Give the item back (it is delivered again) rather than keep it locked for
+			// as long as our session lives.
+			b.unlock(ctx, lockPath)
+			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
+		}
+		// Applied or not? The item goes only with the transaction (we hold its lock).
+		st, serr := stat(cctx, b.c, itemPath)
+		if serr != nil {
+			continue
+		}
+		if st == nil {
+			b.unlock(cctx, lockPath) // removed by someone without the lock, or by us
+			return nil
+		}
+		ours, lerr := b.ownLock(cctx, lockPath)
+		if lerr != nil {
+			continue
+		}
+		if !ours {
+			return fmt.Errorf("%w: %s: the lock node is gone", ErrNotRemoved, itemPath)
+		}
+	}
+}
+
+// consume is Consume (one is false) and ConsumeOne (one is true).
+func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
+	if h == nil {
+		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
+	}
+	bad := map[string]bool{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		names, w, err := b.names(ctx, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, framework.ErrClosed) || one {
+				return err
+			}
+			b.report(err)
+			if err := b.pause(ctx, retryPause); err != nil {
+				return err
+			}
+			continue
+		}
+		stillBad := map[string]bool{}
+		var lw lockWait
+		var wake *time.Timer
+		took := false
+		for _, name := range names {
+			if bad[name] {
+				stillBad[name] = true
+				continue
+			}
+			if b.kind == kindDelay {
+				if due := dueOf(name); due > time.Now().UnixMilli() {
+					wake = time.NewTimer(time.Until(time.UnixMilli(due)))
+					break
+				}
+			}
+			res, err := b.process(ctx, name, h, &lw)
+			if ctx.Err() != nil && res != taken {
+				return ctx.Err()
+			}
+			var be *BadItemError
+			if errors.As(err, &be) {
+				stillBad[name] = true
+				if !bad[name] {
+					b.report(err)
+				}
+			} else if err != nil && (!one || res != taken) {
+				if errors.Is(err, framework.ErrClosed) || one {
+					return err
+				}
+				b.report(err)
+			}
+			if res == taken {
+				if one {
+					return err
+				}
+				took = true
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
+		bad = stillBad
+		if took || lw.gone {
+			if wake != nil {
+				wake.Stop()
+			}
+			continue
+		}
+		closed := false
+		var wakeC <-chan time.Time
+		if wake != nil {
+			wakeC = wake.C
+		}
+		select {
+		case <-w.Done():
+		case <-lw.w.Done():
+		case <-wakeC:
+		case <-ctx.Done():
+		case <-b.c.Done():
+			closed = true
+		}
+		if wake != nil {
+			wake.Stop()
+		}
+		if closed {
+			return framework.ErrClosed
+		}
+	}
+}
+
+func (b *base[T]) report(err error) {
+	if b.o.onError != nil {
+		b.o.onError(err)
+	}
+}
+
+func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.c.Done():
+		return framework.ErrClosed
+	}
+}
+
+// Consume takes items until ctx ends, calling h for each, in the queue's order; several
+// consumers (in this process or others, Go or Java) may consume one queue. It returns
+// ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
+// failed handler, a ZooKeeper error after the retry policy gave up) go to the function
+// given with WithErrorListener; a bad item's node is left in place and skipped.
+func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, false) }
+
+// ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
+// handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
+// errors as they come; bad items are skipped (and reported to the error listener).
+func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }

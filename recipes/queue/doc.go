@@ -1,0 +1,58 @@
+// Package queue is Curator's queues in Go: DistributedQueue (Queue), DistributedIdQueue
+// (IDQueue), DistributedPriorityQueue (PriorityQueue), DistributedDelayQueue
+// (DelayQueue) and SimpleDistributedQueue (SimpleQueue), generic over the item type with
+// a Serializer the caller supplies (Bytes{} for []byte). They are wire-compatible with
+// Curator 5.x: Go and Java producers and consumers can share a queue path.
+//
+// ZooKeeper is not a high-volume queue (Curator's tech note 4 says so): every item is a
+// znode, every consumer lists all of them, and the listing grows with the queue. Use these
+// queues for small coordination queues: work hand-off between a few services, delayed
+// retries, a short priority list of jobs. The README gives measured rates.
+//
+// # Znode layout
+//
+// Items of the four distributed queues are persistent sequential nodes under the queue
+// path, named "queue-" then a kind-specific part then the 10-digit sequence number:
+//
+//	queue-0000000007                 Queue
+//	queue-|order-42|0000000007       IDQueue (the id between "|")
+//	queue-1000000050000000007        PriorityQueue (priority 5: "1" and 8 hex digits; "0" and 8 for a negative one)
+//	queue-|18C0A7F9D2E|0000000007    DelayQueue (due time, Unix ms in hex, between "|")
+//
+// A node's data is Curator's item format, which holds one or more items (PutMulti): the
+// 4-byte version 0x00010001, then per item the byte 0x01, a 4-byte big-endian length and
+// the item's bytes, then the byte 0x02. Children of the queue path without the "queue-"
+// prefix are ignored. SimpleQueue's nodes are "qn-<seq>" holding the item's bytes as they
+// are.
+//
+// With a lock path (WithLockPath), a consumer first creates the ephemeral node
+// <lockPath>/<item node name>; a consumer that finds it taken moves on (and wakes when it
+// goes). The item node and the lock node are then deleted together, in one transaction,
+// after the handler returned; in ErrorMode Requeue a failed item is re-created at the end
+// of the queue in the same transaction, under its old name prefix (its priority, id or
+// due time kept; Curator 5.4 requeues under plain "queue-").
+//
+// # Delivery guarantees
+//
+// Without a lock path (Curator's default) a consumer deletes the node, then hands its
+// items to the handler: at most once, an item whose consumer dies is lost. With a lock
+// path an item is delivered at least once: a consumer that dies mid-item leaves the item
+// and its lock node goes with its session, and another consumer takes it. An item is
+// delivered twice only when its consumer lost its session after its handler ran and
+// before the item was removed (the consumer's error matches ErrNotRemoved), when a failed
+// item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
+// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
+// consumer whose session ended while its handler ran leaves the item (another consumer
+// may hold it by then) and reports ErrNotRemoved. Not covered: a session the server
+// expires while its client, served by another member, is never cut off (a stopped and
+// resumed leader) is learnt of only later; a consumer that finishes in between removes
+// the item together with the lock node another consumer has made meanwhile, and that
+// item is delivered twice with no error (the reliability suite shows it).
+//
+// # Connection and session loss
+//
+// Puts and takes retry through connection losses with the client's retry policy. A
+// consumer's lock nodes are ephemeral: when its session ends, the items it held go back
+// to the other consumers. Consume keeps consuming through errors (it reports them to the
+// WithErrorListener function) until its context ends or the client is closed.
+package queue

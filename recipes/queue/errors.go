@@ -1,0 +1,68 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNilSerializer is returned by the constructors when the serializer is nil.
+	ErrNilSerializer = errors.New("queue: nil serializer")
+	// ErrInvalidArgument is returned for bad arguments: a nil client, a bad path, a
+	// non-positive maxItems, an empty id, a zero due time, an empty PutMulti.
+	ErrInvalidArgument = errors.New("queue: invalid argument")
+	// ErrNotAnItem is matched by a *BadItemError whose node's data is not in Curator's
+	// item format (or that the serializer refused).
+	ErrNotAnItem = errors.New("queue: node data is not a queue item")
+	// ErrEmpty is returned by SimpleQueue's Element and Remove when the queue is empty.
+	ErrEmpty = errors.New("queue: empty")
+	// ErrMaybeTwice is matched (together with framework.ErrUnknownOutcome) by the error of
+	// a Put whose create was sent again after a connection loss: the first attempt may
+	// have been applied too, so the item may be in the queue twice. The put itself
+	// succeeded: the returned node path is valid.
+	ErrMaybeTwice = errors.New("queue: put sent twice after a connection loss: the item may be queued twice")
+	// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler
+	// ran but which could not remove the item: its lock node was gone (its session ended,
+	// also while the removal was in flight) or the removal failed until the clean-up
+	// timeout. The item stays in the queue (it is given back, or its lock node goes with
+	// the session) and is delivered again, or another consumer already took it: either
+	// way it is, or may have been, delivered twice.
+	ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
+)
+
+// BadItemError reports a node of the queue whose data could not be decoded. The
+// consumer leaves the node in place, skips it and reports it (to the WithErrorListener
+// function, and as ConsumeOne's error when no other item was taken).
+type BadItemError struct {
+	Path string // the node's path
+	Err  error  // why it was refused; wraps ErrNotAnItem
+}
+
+// Error names the node and the reason.
+func (e *BadItemError) Error() string {
+	return fmt.Sprintf("queue: bad item at %s: %v", e.Path, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *BadItemError) Unwrap() error { return e.Err }
+
+// HandlerError reports that a consumer's handler returned an error for an item of the
+// node at Path. Requeued says whether the node was put back (ErrorMode Requeue with a
+// lock path) or removed.
+type HandlerError struct {
+	Path     string
+	Requeued bool
+	Err      error
+}
+
+// Error names the node, the outcome and the handler's error.
+func (e *HandlerError) Error() string {
+	what := "removed"
+	if e.Requeued {
+		what = "requeued"
+	}
+	return fmt.Sprintf("queue: handler failed on %s (%s): %v", e.Path, what, e.Err)
+}
+
+// Unwrap returns the handler's error.
+func (e *HandlerError) Unwrap() error { return e.Err }

@@ -1,0 +1,33 @@
+package queue
+
+import (
+	"context"
+
+	"github.com/zoocurator/zoocurator/framework"
+)
+
+// PriorityQueue is Curator's DistributedPriorityQueue: the priority is encoded in the
+// node name (<path>/queue-<PriorityName><seq>) so that items are taken lowest priority
+// value first, in put order within a priority. It is safe for concurrent use.
+type PriorityQueue[T any] struct {
+	*base[T]
+}
+
+// NewPriority returns a priority queue of T at path; see New.
+func NewPriority[T any](c *framework.Client, path string, ser Serializer[T], opts ...Option) (*PriorityQueue[T], error) {
+	b, err := newBase(c, path, ser, kindPriority, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &PriorityQueue[T]{b}, nil
+}
+
+// Put adds item with priority (lower values are taken first); see Queue.Put.
+func (q *PriorityQueue[T]) Put(ctx context.Context, item T, priority int32) (string, error) {
+	return q.put(ctx, itemPrefix+PriorityName(priority), []T{item})
+}
+
+// PutMulti adds items in one node with priority; see Queue.PutMulti.
+func (q *PriorityQueue[T]) PutMulti(ctx context.Context, items []T, priority int32) (string, error) {
+	return q.put(ctx, itemPrefix+PriorityName(priority), items)
+}
