@@ -48,6 +48,7 @@ type workload struct {
 	// prepare runs before the start barrier: it builds what the workers share and returns
 	// the factory of each worker's operation (session index ci, goroutine index gi).
 	prepare func(ctx context.Context, e *env) (func(ci, gi int) (op, error), error)
+	scale   bool // run by executeScale, not execute
 }
 
 // workloads holds every workload of WORKLOADS.md.
@@ -75,6 +76,8 @@ var workloads = map[string]workload{
 	"write": {impl: implGoZK, raw: true, prepare: prepareWrite,
 		doc: "bare go-zookeeper: one committed write (setData of 8 bytes on <base>) per op; the physical limit of a hand-over when run 1x1"},
 	"gozk-lock": gozkLock,
+	"scale": {impl: implOurs, allowed: 1, scale: true,
+		doc: "--waiters goroutines, each with its own mutex.Mutex on <base>/lock, over --clients sessions, acquire, check, release in a loop; once all have queued, the next --ops hand-overs are measured (rate, listings and bytes listed per hand-over, client heap and goroutines per waiter, server watches); not in --standard"},
 }
 
 // gozkLock is go-zookeeper's own lock: the workload gozk-lock, and mutex with --impl gozk.
