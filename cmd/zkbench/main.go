@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ type config struct {
 	repeat         int
 	curatorWarmup  int
 	waiters        int // scale only
+	cpuProfile     string
 }
 
 // errUsage marks an error in the command line (exit status 2).
@@ -85,6 +87,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer srv.Close()
 		cfg.connect = srv.ConnectString()
 		fmt.Fprintln(stderr, "zkbench: embedded ZooKeeper at", cfg.connect)
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if cfg.standard {
 		return runStandard(ctx, cfg, stdout, stderr) // --timeout bounds each run
@@ -128,6 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
 	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")
 	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the client's CPU profile of the run to this file (go tool pprof)")
 	fs.IntVar(&cfg.waiters, "waiters", 1000, "scale only: goroutines queued on the one lock, each with its own mutex, over --clients sessions")
 	fs.IntVar(&cfg.curatorWarmup, "curator-warmup", 400, "--impl curator: ops run in the JVM first, unreported, on a path of their own, so that the JIT has compiled the run's code (0: none)")
 	fs.Usage = func() {

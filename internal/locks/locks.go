@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,20 +139,26 @@ func (h *Held) Czxid(ctx context.Context, c *framework.Client) (int64, error) {
 	return st.Czxid, nil
 }
 
-// Sorted returns the children names sorted by the lock's sort key.
+// Sorted returns the children names sorted by the lock's sort key, names with equal keys
+// by name. Each key is computed once (not at every comparison): a queue of n waiters is
+// listed and sorted at every hand-over.
 func (l *Internals) Sorted(children []string) []string {
-	s := slices.Clone(children)
-	slices.SortStableFunc(s, func(a, b string) int {
-		ka, kb := l.cfg.SortKey(a), l.cfg.SortKey(b)
-		if ka < kb {
-			return -1
+	type keyed struct{ key, name string }
+	ks := make([]keyed, len(children))
+	for i, c := range children {
+		ks[i] = keyed{l.cfg.SortKey(c), c}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		if ka > kb {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.name, b.name)
 	})
-	return s
+	out := make([]string, len(ks))
+	for i := range ks {
+		out[i] = ks[i].name
+	}
+	return out
 }
 
 // Participants returns the paths of the lock nodes in lock order (the holder first).
@@ -257,7 +264,7 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if pred == nil {
 		pred = l.cfg.Predicate
 	}
-	h, err := l.wait(ctx, try, node, name, gen, first, pred)
+	h, err := l.wait(ctx, try, node, name, gen, first, pred, spec.Predicate == nil)
 	if err != nil {
 		l.deleteNode(ctx, node)
 		return nil, err
@@ -330,8 +337,9 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 }
 
 // wait is Curator's internalLockLoop for our node. first, when not nil, gives the
-// listing sent right behind our create (nil when it cannot be used).
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string, pred Predicate) (*Held, error) {
+// listing sent right behind our create (nil when it cannot be used). standard: pred is
+// the Config's (with FastHandoff, the standard predicate).
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string, pred Predicate, standard bool) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -353,15 +361,26 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 					return nil, err
 				}
 			}
-			sorted = l.Sorted(kids)
-			ours = slices.Index(sorted, name)
-			if ours < 0 {
-				return nil, ErrNodeLost
-			}
-			behind = len(sorted) - ours - 1
-			var err error
-			if holds, watch, err = pred(sorted, ours, l.cfg.MaxLeases); err != nil {
-				return nil, err
+			if l.cfg.FastHandoff && standard {
+				// The standard predicate with one lease needs only our place and the
+				// node right ahead: one pass, no sort of the whole queue.
+				var found bool
+				if ours, watch, found = l.position(kids, name); !found {
+					return nil, ErrNodeLost
+				}
+				behind = len(kids) - ours - 1
+				holds = ours == 0
+			} else {
+				sorted = l.Sorted(kids)
+				ours = slices.Index(sorted, name)
+				if ours < 0 {
+					return nil, ErrNodeLost
+				}
+				behind = len(sorted) - ours - 1
+				var err error
+				if holds, watch, err = pred(sorted, ours, l.cfg.MaxLeases); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if holds {
@@ -392,6 +411,29 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			return nil, framework.ErrClosed
 		}
 	}
+}
+
+// position returns our place among kids in lock order (Sorted's: by sort key, then by
+// name), the name of the node right ahead of ours ("" when first), and whether name is
+// among kids at all; in one pass, without sorting.
+func (l *Internals) position(kids []string, name string) (ours int, ahead string, found bool) {
+	key := l.cfg.SortKey(name)
+	var aheadKey string
+	for _, k := range kids {
+		if k == name {
+			found = true
+			continue
+		}
+		kk := l.cfg.SortKey(k)
+		if kk > key || (kk == key && k > name) {
+			continue
+		}
+		ours++
+		if ahead == "" || kk > aheadKey || (kk == aheadKey && k > ahead) {
+			ahead, aheadKey = k, kk
+		}
+	}
+	return ours, ahead, found
 }
 
 // deleteNode deletes a node of ours after a failure, on a context detached from the
