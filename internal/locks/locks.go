@@ -280,6 +280,18 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 // (framework.WithOnSend); should it still overtake the create, first reports nothing and
 // the caller lists again, concluding nothing from it. first must be called once.
 func CreateAndList(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential bool) (node string, first func() []string, err error) {
+	node, firstW, err := CreateAndListW(ctx, c, parent, name, data, sequential, false)
+	if err != nil {
+		return "", nil, err
+	}
+	return node, func() []string { kids, _ := firstW(); return kids }, nil
+}
+
+// CreateAndListW is CreateAndList whose listing, when watch is set, also sets a children
+// watch on parent (ChildrenW): first then returns it with the listing, so that a caller
+// that must wait for a change of the children needs no second listing. The watch is nil
+// when the listing is not usable.
+func CreateAndListW(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential, watch bool) (node string, first func() ([]string, *framework.Watch), err error) {
 	mode := framework.Ephemeral
 	if sequential {
 		mode = framework.EphemeralSequential
@@ -290,6 +302,7 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 	}
 	type listing struct {
 		kids []string
+		w    *framework.Watch
 		err  error
 	}
 	sent := make(chan struct{})
@@ -307,8 +320,13 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 	case <-sent:
 		pre = make(chan listing, 1)
 		go func() {
-			kids, _, err := c.Children(ctx, parent)
-			pre <- listing{kids, err}
+			var l listing
+			if watch {
+				l.kids, _, l.w, l.err = c.ChildrenW(ctx, parent)
+			} else {
+				l.kids, _, l.err = c.Children(ctx, parent)
+			}
+			pre <- l
 		}()
 		cr = <-cch
 	case cr = <-cch: // done (or failed) before we could pipeline: list afterwards
@@ -324,15 +342,15 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 		return "", nil, cr.err
 	}
 	ours := framework.NodeName(cr.node)
-	return cr.node, func() []string {
+	return cr.node, func() ([]string, *framework.Watch) {
 		if pre == nil {
-			return nil
+			return nil, nil
 		}
 		p := <-pre
 		if p.err != nil || !slices.Contains(p.kids, ours) {
-			return nil
+			return nil, nil
 		}
-		return p.kids
+		return p.kids, p.w
 	}, nil
 }
 
