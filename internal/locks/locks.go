@@ -255,7 +255,7 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if spec.Gen != 0 && gen != spec.Gen {
 		return nil, fmt.Errorf("%w: the session changed", ErrLeaseLost)
 	}
-	node, first, err := CreateAndList(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential)
+	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, false)
 	if err != nil {
 		return nil, err
 	}
@@ -296,68 +296,71 @@ func CreateAndListW(ctx context.Context, c *framework.Client, parent, name strin
 	if sequential {
 		mode = framework.EphemeralSequential
 	}
-	type created struct {
-		node string
-		err  error
-	}
-	type listing struct {
-		kids []string
-		w    *framework.Watch
-		err  error
-	}
-	sent := make(chan struct{})
-	var once sync.Once
-	cch := make(chan created, 1)
-	go func() {
-		node, err := c.Create(ctx, framework.JoinPath(parent, name), data,
-			framework.WithMode(mode), framework.WithProtection(), framework.WithContainerParents(),
-			framework.WithOnSend(func() { once.Do(func() { close(sent) }) }))
-		cch <- created{node, err}
-	}()
-	var pre chan listing
-	var cr created
-	select {
-	case <-sent:
-		pre = make(chan listing, 1)
-		go func() {
-			var l listing
-			if watch {
-				l.kids, _, l.w, l.err = c.ChildrenW(ctx, parent)
-			} else {
-				l.kids, _, l.err = c.Children(ctx, parent)
+	// The listing starts from the create's send hook, on the create's request goroutine;
+	// once the create returned (or was given up), no listing starts any more.
+	l := &pipelinedListing{done: make(chan struct{})}
+	node, err = c.Create(ctx, framework.JoinPath(parent, name), data,
+		framework.WithMode(mode), framework.WithProtection(), framework.WithContainerParents(),
+		framework.WithOnSend(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.over || l.started {
+				return // a resend (after creating the parents, or a retry): listed already
 			}
-			pre <- l
-		}()
-		cr = <-cch
-	case cr = <-cch: // done (or failed) before we could pipeline: list afterwards
-	}
-	if cr.err != nil {
-		if pre != nil {
-			<-pre
+			l.started = true
+			go l.list(ctx, c, parent, watch)
+		}))
+	l.mu.Lock()
+	l.over = true
+	started := l.started
+	l.mu.Unlock()
+	if err != nil {
+		if started {
+			<-l.done // the listing's request ends with ctx or the client: wait for it
 		}
-		if errors.Is(cr.err, framework.ErrClosed) {
+		if errors.Is(err, framework.ErrClosed) {
 			// The node was never created: name no path (the caller names the lock's).
 			return "", nil, framework.ErrClosed
 		}
-		return "", nil, cr.err
+		return "", nil, err
 	}
-	ours := framework.NodeName(cr.node)
-	return cr.node, func() ([]string, *framework.Watch) {
-		if pre == nil {
+	ours := framework.NodeName(node)
+	return node, func() ([]string, *framework.Watch) {
+		if !started {
+			return nil, nil // done before we could pipeline: the caller lists
+		}
+		<-l.done
+		if l.err != nil || !slices.Contains(l.kids, ours) {
 			return nil, nil
 		}
-		p := <-pre
-		if p.err != nil || !slices.Contains(p.kids, ours) {
-			return nil, nil
-		}
-		return p.kids, p.w
+		return l.kids, l.w
 	}, nil
+}
+
+// pipelinedListing is the listing CreateAndListW sends behind its create.
+type pipelinedListing struct {
+	mu      sync.Mutex
+	over    bool // the create returned: too late to start the listing
+	started bool
+	done    chan struct{} // closed when kids, w and err are set
+	kids    []string
+	w       *framework.Watch
+	err     error
+}
+
+func (l *pipelinedListing) list(ctx context.Context, c *framework.Client, parent string, watch bool) {
+	defer close(l.done)
+	if watch {
+		l.kids, _, l.w, l.err = c.ChildrenW(ctx, parent)
+	} else {
+		l.kids, _, l.err = c.Children(ctx, parent)
+	}
 }
 
 // wait is Curator's internalLockLoop for our node. first, when not nil, gives the
 // listing sent right behind our create (nil when it cannot be used). standard: pred is
 // the Config's (with FastHandoff, the standard predicate).
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string, pred Predicate, standard bool) (*Held, error) {
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() ([]string, *framework.Watch), pred Predicate, standard bool) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -371,7 +374,8 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		} else {
 			var kids []string
 			if first != nil {
-				kids, first = first(), nil
+				kids, _ = first()
+				first = nil
 			}
 			if kids == nil {
 				var err error
