@@ -20,7 +20,8 @@
 //
 // Requests: the sum of its locks' (a mutex each for NewFromPaths), nothing more when
 // uncontended; under contention, a lock tried and given back costs its create, listing
-// and delete.
+// and delete, so after a try found a lock taken the next 8 acquisitions of that
+// multi-lock go straight to path order, without tries.
 package multilock
 
 import (
@@ -30,6 +31,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -79,7 +81,15 @@ type MultiLock struct {
 	// sorted, for NewFromPaths only: the mutexes in path order, each with its index in the
 	// order given.
 	sorted []pathLock
+	// ordered counts down the acquisitions that go straight to path order without trying
+	// every lock first: set after a try found a lock taken (under contention the tries
+	// cost a create, a listing and a delete each for nothing).
+	ordered atomic.Int32
 }
+
+// orderedAfterContention is how many acquisitions of a multi-lock go straight to path
+// order after one found a lock taken; then it tries every lock at once again.
+const orderedAfterContention = 8
 
 // pathLock is one mutex of a multi-lock made by NewFromPaths.
 type pathLock struct {
@@ -180,7 +190,16 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 	n := len(m.sorted)
 	got := make([]*mutex.Lease, n) // in path order
 	errs := make([]error, n)
-	each(n, func(i int) { got[i], errs[i] = m.sorted[i].m.TryAcquire(ctx) })
+	tried := m.ordered.Add(-1) < 0
+	if tried {
+		m.ordered.Store(0)
+		each(n, func(i int) { got[i], errs[i] = m.sorted[i].m.TryAcquire(ctx) })
+	} else {
+		// Contended lately: no tries, straight to path order.
+		for i := range errs {
+			errs[i] = mutex.ErrLocked
+		}
+	}
 	// Keep the locks got that come first in path order; a failure other than "taken"
 	// ends the acquisition.
 	prefix := n
@@ -190,6 +209,9 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 			continue
 		}
 		prefix = min(prefix, i)
+		if tried && errors.Is(err, mutex.ErrLocked) {
+			m.ordered.Store(orderedAfterContention)
+		}
 		if hard == nil && !errors.Is(err, mutex.ErrLocked) {
 			hard = fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err)
 		}
