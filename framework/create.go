@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -123,7 +124,13 @@ func Idempotent() CreateOption { return func(o *createOpts) { o.idempotent = tru
 const ProtectedPrefix = "_c_"
 
 // NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
-func NewProtectedPrefix() string { return ProtectedPrefix + newUUID() + "-" }
+func NewProtectedPrefix() string {
+	var b [len(ProtectedPrefix) + 37]byte
+	n := copy(b[:], ProtectedPrefix)
+	putUUID(b[n : n+36])
+	b[n+36] = '-'
+	return string(b[:])
+}
 
 // IsProtectedName reports whether a node name has Curator's protected form
 // _c_<36-char uuid>-<rest>.
@@ -141,11 +148,26 @@ func StripProtectedPrefix(name string) string {
 
 // newUUID returns a random (version 4) UUID in its 36-character form.
 func newUUID() string {
+	var b [36]byte
+	putUUID(b[:])
+	return string(b[:])
+}
+
+// putUUID writes a random (version 4) UUID in its 36-character form into dst[:36],
+// without allocating.
+func putUUID(dst []byte) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	n := 0
+	for i, part := range [...][2]int{{0, 4}, {4, 6}, {6, 8}, {8, 10}, {10, 16}} {
+		if i > 0 {
+			dst[n] = '-'
+			n++
+		}
+		n += hex.Encode(dst[n:], b[part[0]:part[1]])
+	}
 }
 
 // Create creates a node at path and returns its path (with the sequence suffix and

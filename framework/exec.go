@@ -159,47 +159,51 @@ func callAt[T any](c *Client, ctx context.Context, op, fullPath string, req func
 		start := time.Now()
 		defer func() { c.observeRequest(op, fullPath, start, err) }()
 	}
-	type result struct {
-		v   T
-		err error
-	}
-	var (
-		mu   sync.Mutex
-		gone bool
-	)
-	done := make(chan result, 1)
+	// One allocation for the call's state; done is closed (never sent on) under mu when the
+	// answer is stored, unless the caller gave up first (gone).
+	st := &callState[T]{done: make(chan struct{})}
 	go func() {
 		defer c.wg.Done()
 		v, err := req()
-		mu.Lock()
-		if !gone {
-			done <- result{v, err} // buffered: never blocks; decided under mu
-			mu.Unlock()
+		st.mu.Lock()
+		if !st.gone {
+			st.v, st.err = v, err
+			close(st.done)
+			st.mu.Unlock()
 			return
 		}
-		mu.Unlock()
+		st.mu.Unlock()
 		if abandoned != nil {
 			abandoned(v, err)
 		}
 	}()
 	var stop error
 	select {
-	case r := <-done:
-		return r.v, c.mapErr(r.err)
+	case <-st.done:
+		return st.v, c.mapErr(st.err)
 	case <-ctx.Done():
 		stop = ctx.Err()
 	case <-c.closing:
 		stop = ErrClosed
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	gone = true
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.gone = true
 	select {
-	case r := <-done: // answered just before we gave up
-		return r.v, c.mapErr(r.err)
+	case <-st.done: // answered just before we gave up
+		return st.v, c.mapErr(st.err)
 	default:
 	}
 	return zero, stop
+}
+
+// callState is one call's answer, handed from its request's goroutine to the caller.
+type callState[T any] struct {
+	mu   sync.Mutex
+	gone bool          // the caller gave up: the answer goes to abandoned
+	done chan struct{} // closed when v and err are set
+	v    T
+	err  error
 }
 
 // mapErr is the package mapErr, but go-zookeeper's "closing" of a connection the client

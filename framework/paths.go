@@ -138,6 +138,11 @@ func IsReservedPath(p string) bool {
 // validate the result.
 func JoinPath(parent string, children ...string) string {
 	var b strings.Builder
+	n := len(parent) + 1
+	for _, c := range children {
+		n += len(c) + 1
+	}
+	b.Grow(n) // one allocation: the result is never longer
 	add := func(part string) {
 		part = strings.Trim(part, "/")
 		if part == "" {

@@ -18,12 +18,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -47,6 +49,8 @@ type config struct {
 	warmup         bool
 	repeat         int
 	curatorWarmup  int
+	waiters        int // scale only
+	cpuProfile     string
 }
 
 // errUsage marks an error in the command line (exit status 2).
@@ -84,11 +88,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.connect = srv.ConnectString()
 		fmt.Fprintln(stderr, "zkbench: embedded ZooKeeper at", cfg.connect)
 	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cfg.standard {
 		return runStandard(ctx, cfg, stdout, stderr) // --timeout bounds each run
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
+	if cfg.workload == "scale" {
+		res, err := executeScale(ctx, cfg, stderr)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
 	res, err := execute(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -114,6 +141,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.standard, "standard", false, "run the standard set side by side and print a table (make bench)")
 	fs.BoolVar(&cfg.warmup, "warmup", true, "with --standard: run each entry small first, unreported, to warm the server up")
 	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the client's CPU profile of the run to this file (go tool pprof)")
+	fs.IntVar(&cfg.waiters, "waiters", 1000, "scale only: goroutines queued on the one lock, each with its own mutex, over --clients sessions")
 	fs.IntVar(&cfg.curatorWarmup, "curator-warmup", 400, "--impl curator: ops run in the JVM first, unreported, on a path of their own, so that the JIT has compiled the run's code (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] [--impl zoocurator|curator|gozk] --workload NAME --clients C --per-client G --ops N")
@@ -167,6 +196,15 @@ func checkWorkload(cfg config) error {
 	}
 	if cfg.localBatch > 1 && cfg.workload != "mutex-shared" {
 		return fmt.Errorf("%w: --local-batch applies to mutex-shared only", errUsage)
+	}
+	if cfg.workload == "scale" {
+		if cfg.impl != implOurs {
+			return fmt.Errorf("%w: scale runs on zoocurator only", errUsage)
+		}
+		if cfg.waiters < 1 || cfg.perClient != 1 {
+			return fmt.Errorf("%w: scale needs --waiters at least 1 and no --per-client", errUsage)
+		}
+		return nil
 	}
 	if w := cfg.clients * cfg.perClient; cfg.ops < w {
 		return fmt.Errorf("%w: --ops %d is fewer than the %d workers", errUsage, cfg.ops, w)

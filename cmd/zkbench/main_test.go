@@ -194,7 +194,7 @@ func TestEveryWorkloadDefined(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &stdout, &stderr), flag.ErrHelp)
 	for name, w := range workloads {
-		assert.NotNil(t, w.prepare, name)
+		assert.True(t, w.prepare != nil || w.scale, "%s runs somehow", name)
 		assert.NotEmpty(t, w.doc, name)
 		assert.Contains(t, stderr.String(), "  "+name+" ", "--help describes %s", name)
 	}
@@ -303,4 +303,27 @@ func TestPrintTable(t *testing.T) {
 	assert.Equal(t, "mutex 1x1 300 200 300 1.50x - >= 1.5x curator: met", rows["mutex 1x1"])
 	assert.Equal(t, "semaphore 4x2 300 200 - 1.50x 0.30x >= 2x curator: NOT MET", rows["semaphore 4x2"])
 	assert.Equal(t, "mutex 4x8 300 - - - 0.30x -", rows["mutex 4x8"], "ours only: no ratio to Curator, no target")
+}
+
+// TestScale: the scale workload queues its waiters, measures hand-overs with the queue
+// full, and leaves nothing behind.
+func TestScale(t *testing.T) {
+	srv := zktest.NewServer(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--connect", srv.ConnectString(), "--workload", "scale",
+		"--clients", "3", "--waiters", "20", "--ops", "60"}, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &line), stdout.String())
+	assert.Equal(t, "scale", line["workload"])
+	assert.EqualValues(t, 20, line["waiters"])
+	assert.EqualValues(t, 3, line["clients"])
+	assert.GreaterOrEqual(t, line["ops"], 60.0)
+	assert.EqualValues(t, 0, line["violations"])
+	assert.Greater(t, line["ops_per_s"], 0.0)
+	assert.Greater(t, line["listings_per_handover"], 0.0)
+	assert.Greater(t, line["server_watches"], 0.0, "the waiters watch their predecessors")
+	left, err := zktest.Children(context.Background(), srv.ConnectString(), "/zkbench")
+	require.NoError(t, err)
+	assert.Empty(t, left, "the run's base path is deleted")
 }

@@ -48,6 +48,7 @@ type workload struct {
 	// prepare runs before the start barrier: it builds what the workers share and returns
 	// the factory of each worker's operation (session index ci, goroutine index gi).
 	prepare func(ctx context.Context, e *env) (func(ci, gi int) (op, error), error)
+	scale   bool // run by executeScale, not execute
 }
 
 // workloads holds every workload of WORKLOADS.md.
@@ -79,6 +80,8 @@ var workloads = map[string]workload{
 		doc: "own queue.Queue per worker on <base> (no lock path); put a 16-byte item (measured)"},
 	"queue-take": {impl: implOurs, nodes: basePath, prepare: prepareQueueTake,
 		doc: "<base> filled first with one 16-byte item per op (not counted); own queue.Queue per worker (no lock path); take one item (measured)"},
+	"scale": {impl: implOurs, allowed: 1, scale: true,
+		doc: "--waiters goroutines, each with its own mutex.Mutex on <base>/lock, over --clients sessions, acquire, check, release in a loop; once all have queued, the next --ops hand-overs are measured (rate, listings and bytes listed per hand-over, client heap and goroutines per waiter, server watches); not in --standard"},
 }
 
 // gozkLock is go-zookeeper's own lock: the workload gozk-lock, and mutex with --impl gozk.

@@ -58,25 +58,34 @@ type Lease struct {
 	count    int
 	released chan struct{} // closed by the last release
 	done     chan struct{} // closed when released or possibly lost
-	cause    error         // why the lease ended; written before done is closed
+	// lost: the lease ended lost (ErrLeaseLost), not released (ErrReleased); written
+	// before done is closed. cause() makes the error only when asked for.
+	lost bool
 	// lostAtRelease: the lease was already lost at its last release; written before
 	// released is closed.
 	lostAtRelease bool
 	since         time.Time // when it was acquired, for the lock observer
 }
 
-// endCause says why the lease ended: released (ErrReleased) when its last release came
-// while it was not lost, otherwise lost (ErrLeaseLost). A loss that comes after the
-// release (the client closing right after it) does not change what happened.
-func (l *Lease) endCause() error {
+// endedLost says why the lease ended: released (false) when its last release came while
+// it was not lost, otherwise lost (true). A loss that comes after the release (the client
+// closing right after it) does not change what happened.
+func (l *Lease) endedLost() bool {
 	select {
 	case <-l.released:
-		if !l.lostAtRelease {
-			return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
-		}
+		return l.lostAtRelease
 	default:
 	}
-	return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	return true
+}
+
+// cause is why the lease ended, ErrReleased or ErrLeaseLost with the node's path; only
+// once done is closed.
+func (l *Lease) cause() error {
+	if l.lost {
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
 }
 
 // NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
@@ -93,7 +102,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		done:     make(chan struct{}),
 	}
 	if !c.Go(func() { l.watch(onRevoke) }) {
-		l.cause = fmt.Errorf("%w: %s", ErrLeaseLost, h.Path)
+		l.lost = true
 		close(l.done) // the client closed: the lease ends at once
 	}
 	return l
@@ -101,7 +110,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 
 func (l *Lease) watch(onRevoke func()) {
 	defer close(l.done)
-	defer func() { l.cause = l.endCause() }()
+	defer func() { l.lost = l.endedLost() }()
 	var revoke *framework.Watch
 	arm := func() {
 		revoke = nil
@@ -311,7 +320,7 @@ func (l *Lease) Context(parent context.Context, key, value any) (context.Context
 	stop := func() { cancel(context.Canceled) }
 	select {
 	case <-l.done:
-		cancel(l.cause)
+		cancel(l.cause())
 		return ctx, stop
 	case <-l.released:
 		cancel(fmt.Errorf("%w: %s", ErrReleased, l.Held.Path))
@@ -321,7 +330,7 @@ func (l *Lease) Context(parent context.Context, key, value any) (context.Context
 	go func() {
 		select {
 		case <-l.done:
-			cancel(l.cause)
+			cancel(l.cause())
 		case <-ctx.Done():
 		}
 	}()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,20 +139,26 @@ func (h *Held) Czxid(ctx context.Context, c *framework.Client) (int64, error) {
 	return st.Czxid, nil
 }
 
-// Sorted returns the children names sorted by the lock's sort key.
+// Sorted returns the children names sorted by the lock's sort key, names with equal keys
+// by name. Each key is computed once (not at every comparison): a queue of n waiters is
+// listed and sorted at every hand-over.
 func (l *Internals) Sorted(children []string) []string {
-	s := slices.Clone(children)
-	slices.SortStableFunc(s, func(a, b string) int {
-		ka, kb := l.cfg.SortKey(a), l.cfg.SortKey(b)
-		if ka < kb {
-			return -1
+	type keyed struct{ key, name string }
+	ks := make([]keyed, len(children))
+	for i, c := range children {
+		ks[i] = keyed{l.cfg.SortKey(c), c}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		if ka > kb {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.name, b.name)
 	})
-	return s
+	out := make([]string, len(ks))
+	for i := range ks {
+		out[i] = ks[i].name
+	}
+	return out
 }
 
 // Participants returns the paths of the lock nodes in lock order (the holder first).
@@ -248,7 +255,7 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if spec.Gen != 0 && gen != spec.Gen {
 		return nil, fmt.Errorf("%w: the session changed", ErrLeaseLost)
 	}
-	node, first, err := CreateAndList(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential)
+	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, false)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +264,7 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if pred == nil {
 		pred = l.cfg.Predicate
 	}
-	h, err := l.wait(ctx, try, node, name, gen, first, pred)
+	h, err := l.wait(ctx, try, node, name, gen, first, pred, spec.Predicate == nil)
 	if err != nil {
 		l.deleteNode(ctx, node)
 		return nil, err
@@ -273,65 +280,87 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 // (framework.WithOnSend); should it still overtake the create, first reports nothing and
 // the caller lists again, concluding nothing from it. first must be called once.
 func CreateAndList(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential bool) (node string, first func() []string, err error) {
+	node, firstW, err := CreateAndListW(ctx, c, parent, name, data, sequential, false)
+	if err != nil {
+		return "", nil, err
+	}
+	return node, func() []string { kids, _ := firstW(); return kids }, nil
+}
+
+// CreateAndListW is CreateAndList whose listing, when watch is set, also sets a children
+// watch on parent (ChildrenW): first then returns it with the listing, so that a caller
+// that must wait for a change of the children needs no second listing. The watch is nil
+// when the listing is not usable.
+func CreateAndListW(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential, watch bool) (node string, first func() ([]string, *framework.Watch), err error) {
 	mode := framework.Ephemeral
 	if sequential {
 		mode = framework.EphemeralSequential
 	}
-	type created struct {
-		node string
-		err  error
-	}
-	type listing struct {
-		kids []string
-		err  error
-	}
-	sent := make(chan struct{})
-	var once sync.Once
-	cch := make(chan created, 1)
-	go func() {
-		node, err := c.Create(ctx, framework.JoinPath(parent, name), data,
-			framework.WithMode(mode), framework.WithProtection(), framework.WithContainerParents(),
-			framework.WithOnSend(func() { once.Do(func() { close(sent) }) }))
-		cch <- created{node, err}
-	}()
-	var pre chan listing
-	var cr created
-	select {
-	case <-sent:
-		pre = make(chan listing, 1)
-		go func() {
-			kids, _, err := c.Children(ctx, parent)
-			pre <- listing{kids, err}
-		}()
-		cr = <-cch
-	case cr = <-cch: // done (or failed) before we could pipeline: list afterwards
-	}
-	if cr.err != nil {
-		if pre != nil {
-			<-pre
+	// The listing starts from the create's send hook, on the create's request goroutine;
+	// once the create returned (or was given up), no listing starts any more.
+	l := &pipelinedListing{done: make(chan struct{})}
+	node, err = c.Create(ctx, framework.JoinPath(parent, name), data,
+		framework.WithMode(mode), framework.WithProtection(), framework.WithContainerParents(),
+		framework.WithOnSend(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.over || l.started {
+				return // a resend (after creating the parents, or a retry): listed already
+			}
+			l.started = true
+			go l.list(ctx, c, parent, watch)
+		}))
+	l.mu.Lock()
+	l.over = true
+	started := l.started
+	l.mu.Unlock()
+	if err != nil {
+		if started {
+			<-l.done // the listing's request ends with ctx or the client: wait for it
 		}
-		if errors.Is(cr.err, framework.ErrClosed) {
+		if errors.Is(err, framework.ErrClosed) {
 			// The node was never created: name no path (the caller names the lock's).
 			return "", nil, framework.ErrClosed
 		}
-		return "", nil, cr.err
+		return "", nil, err
 	}
-	ours := framework.NodeName(cr.node)
-	return cr.node, func() []string {
-		if pre == nil {
-			return nil
+	ours := framework.NodeName(node)
+	return node, func() ([]string, *framework.Watch) {
+		if !started {
+			return nil, nil // done before we could pipeline: the caller lists
 		}
-		p := <-pre
-		if p.err != nil || !slices.Contains(p.kids, ours) {
-			return nil
+		<-l.done
+		if l.err != nil || !slices.Contains(l.kids, ours) {
+			return nil, nil
 		}
-		return p.kids
+		return l.kids, l.w
 	}, nil
 }
 
+// pipelinedListing is the listing CreateAndListW sends behind its create.
+type pipelinedListing struct {
+	mu      sync.Mutex
+	over    bool // the create returned: too late to start the listing
+	started bool
+	done    chan struct{} // closed when kids, w and err are set
+	kids    []string
+	w       *framework.Watch
+	err     error
+}
+
+func (l *pipelinedListing) list(ctx context.Context, c *framework.Client, parent string, watch bool) {
+	defer close(l.done)
+	if watch {
+		l.kids, _, l.w, l.err = c.ChildrenW(ctx, parent)
+	} else {
+		l.kids, _, l.err = c.Children(ctx, parent)
+	}
+}
+
 // wait is Curator's internalLockLoop for our node. first, when not nil, gives the
-// listing sent right behind our create (nil when it cannot be used).
-func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() []string, pred Predicate) (*Held, error) {
+// listing sent right behind our create (nil when it cannot be used). standard: pred is
+// the Config's (with FastHandoff, the standard predicate).
+func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() ([]string, *framework.Watch), pred Predicate, standard bool) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
 	behind := 0
@@ -345,7 +374,8 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		} else {
 			var kids []string
 			if first != nil {
-				kids, first = first(), nil
+				kids, _ = first()
+				first = nil
 			}
 			if kids == nil {
 				var err error
@@ -353,15 +383,26 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 					return nil, err
 				}
 			}
-			sorted = l.Sorted(kids)
-			ours = slices.Index(sorted, name)
-			if ours < 0 {
-				return nil, ErrNodeLost
-			}
-			behind = len(sorted) - ours - 1
-			var err error
-			if holds, watch, err = pred(sorted, ours, l.cfg.MaxLeases); err != nil {
-				return nil, err
+			if l.cfg.FastHandoff && standard {
+				// The standard predicate with one lease needs only our place and the
+				// node right ahead: one pass, no sort of the whole queue.
+				var found bool
+				if ours, watch, found = l.position(kids, name); !found {
+					return nil, ErrNodeLost
+				}
+				behind = len(kids) - ours - 1
+				holds = ours == 0
+			} else {
+				sorted = l.Sorted(kids)
+				ours = slices.Index(sorted, name)
+				if ours < 0 {
+					return nil, ErrNodeLost
+				}
+				behind = len(sorted) - ours - 1
+				var err error
+				if holds, watch, err = pred(sorted, ours, l.cfg.MaxLeases); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if holds {
@@ -392,6 +433,29 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			return nil, framework.ErrClosed
 		}
 	}
+}
+
+// position returns our place among kids in lock order (Sorted's: by sort key, then by
+// name), the name of the node right ahead of ours ("" when first), and whether name is
+// among kids at all; in one pass, without sorting.
+func (l *Internals) position(kids []string, name string) (ours int, ahead string, found bool) {
+	key := l.cfg.SortKey(name)
+	var aheadKey string
+	for _, k := range kids {
+		if k == name {
+			found = true
+			continue
+		}
+		kk := l.cfg.SortKey(k)
+		if kk > key || (kk == key && k > name) {
+			continue
+		}
+		ours++
+		if ahead == "" || kk > aheadKey || (kk == aheadKey && k > ahead) {
+			ahead, aheadKey = k, kk
+		}
+	}
+	return ours, ahead, found
 }
 
 // deleteNode deletes a node of ours after a failure, on a context detached from the

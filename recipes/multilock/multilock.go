@@ -1,21 +1,37 @@
 // Package multilock takes several locks as one (Curator's InterProcessMultiLock): any mix
 // of mutexes, read or write locks and semaphore mutexes.
 //
-// Acquire takes the locks in the order given; if one fails or ctx ends, the ones taken
-// are released in reverse order and the failure is reported, so it is all or none.
-// Release gives them back in reverse order, trying every one, and joins the errors. The
-// lease's Done closes when any part's lease may have been lost.
+// New takes the locks in the order given; if one fails or ctx ends, the ones taken are
+// released in reverse order and the failure is reported, so it is all or none. Release
+// gives them back in reverse order, trying every one, and joins the errors. The lease's
+// Done closes when any part's lease may have been lost. Taking the same locks in the same
+// order everywhere avoids deadlocks between such multi-locks; New does not reorder them.
 //
-// Taking the same locks in the same order everywhere avoids deadlocks between
-// multi-locks; this package does not reorder them.
-// Requests: the sum of its locks' (a mutex each for NewFromPaths), nothing more.
+// NewFromPaths (one mutex per path) first tries every lock at once: the creates and
+// listings of all the locks go out together, so an uncontended acquisition costs one
+// round trip whatever the number of paths, and a release one round trip too (the deletes
+// go out together). When a lock is taken by someone else, it keeps the locks it got that
+// come first in path order, gives back the others, and waits for the rest one by one in
+// path order (sorted by path, whatever order the paths were given in): two such
+// multi-locks over the same paths never deadlock, whatever orders they were given.
+// Curator's InterProcessMultiLock takes its locks in the order given: a Curator
+// multi-lock and ours on the same paths avoid each other's deadlock only when Curator's
+// order is the path order.
+//
+// Requests: the sum of its locks' (a mutex each for NewFromPaths), nothing more when
+// uncontended; under contention, a lock tried and given back costs its create, listing
+// and delete, so after a try found a lock taken the next 8 acquisitions of that
+// multi-lock go straight to path order, without tries.
 package multilock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -60,7 +76,26 @@ func From[L Lease](acquire func(context.Context) (L, error)) Lock {
 }
 
 // MultiLock is several locks taken as one. It is safe for concurrent use.
-type MultiLock struct{ locks []Lock }
+type MultiLock struct {
+	locks []Lock
+	// sorted, for NewFromPaths only: the mutexes in path order, each with its index in the
+	// order given.
+	sorted []pathLock
+	// ordered counts down the acquisitions that go straight to path order without trying
+	// every lock first: set after a try found a lock taken (under contention the tries
+	// cost a create, a listing and a delete each for nothing).
+	ordered atomic.Int32
+}
+
+// orderedAfterContention is how many acquisitions of a multi-lock go straight to path
+// order after one found a lock taken; then it tries every lock at once again.
+const orderedAfterContention = 8
+
+// pathLock is one mutex of a multi-lock made by NewFromPaths.
+type pathLock struct {
+	m     *mutex.Mutex
+	index int // in the order the paths were given
+}
 
 // New returns a multi-lock over locks, taken in the order given.
 func New(locks ...Lock) (*MultiLock, error) {
@@ -83,7 +118,8 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 	}
 	seen := map[string]bool{}
 	var locks []Lock
-	for _, p := range paths {
+	var sorted []pathLock
+	for i, p := range paths {
 		if seen[p] {
 			return nil, fmt.Errorf("%w: %s", ErrDuplicatePath, p)
 		}
@@ -93,12 +129,21 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 			return nil, fmt.Errorf("multilock: %w", err)
 		}
 		locks = append(locks, From(m.Acquire))
+		sorted = append(sorted, pathLock{m: m, index: i})
 	}
-	return New(locks...)
+	ml, err := New(locks...)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(sorted, func(a, b pathLock) int { return cmp.Compare(a.m.Path(), b.m.Path()) })
+	ml.sorted = sorted
+	return ml, nil
 }
 
-// Acquire takes every lock in order, blocking until all are held, ctx ends or one fails.
-// On failure the locks taken are released in reverse order and nothing is held.
+// Acquire takes every lock, blocking until all are held, ctx ends or one fails: in the
+// order given for a multi-lock made by New, all at once and then in path order for one
+// made by NewFromPaths (see the package doc). On failure the locks taken are released
+// and nothing is held.
 //
 // A lease that can carry itself in a context (the leases of mutex, rwlock and semaphore
 // have Context) is passed on to the acquisitions after it: a lock listed twice, or a read
@@ -106,6 +151,9 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 // ErrAlreadyHeld instead of waiting for itself forever (acquisitions never re-enter or
 // downgrade through a context).
 func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
+	if m.sorted != nil {
+		return m.acquireSorted(ctx)
+	}
 	var parts []Lease
 	acquireCtx := ctx
 	var cancels []context.CancelFunc
@@ -136,6 +184,98 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 	return ml, nil
 }
 
+// acquireSorted is Acquire for NewFromPaths: every lock tried at once, then the locks
+// not got waited for in path order, holding only a prefix of that order while waiting.
+func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
+	n := len(m.sorted)
+	got := make([]*mutex.Lease, n) // in path order
+	errs := make([]error, n)
+	tried := m.ordered.Add(-1) < 0
+	if tried {
+		m.ordered.Store(0)
+		each(n, func(i int) { got[i], errs[i] = m.sorted[i].m.TryAcquire(ctx) })
+	} else {
+		// Contended lately: no tries, straight to path order.
+		for i := range errs {
+			errs[i] = mutex.ErrLocked
+		}
+	}
+	// Keep the locks got that come first in path order; a failure other than "taken"
+	// ends the acquisition.
+	prefix := n
+	var hard error
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		prefix = min(prefix, i)
+		if tried && errors.Is(err, mutex.ErrLocked) {
+			m.ordered.Store(orderedAfterContention)
+		}
+		if hard == nil && !errors.Is(err, mutex.ErrLocked) {
+			hard = fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err)
+		}
+	}
+	if hard != nil {
+		prefix = 0
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if rerr := m.releaseSorted(cctx, got, prefix); hard != nil || rerr != nil {
+		return nil, errors.Join(hard, rerr)
+	}
+	for i := prefix; i < n; i++ {
+		l, err := m.sorted[i].m.Acquire(ctx)
+		if err != nil {
+			rerr := m.releaseSorted(cctx, got, 0)
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err), rerr)
+		}
+		got[i] = l
+	}
+	parts := make([]Lease, n) // in the order given
+	for i, l := range got {
+		parts[m.sorted[i].index] = l
+	}
+	ml := &MultiLease{parts: parts, together: true, done: make(chan struct{}), released: make(chan struct{})}
+	ml.watch()
+	return ml, nil
+}
+
+// releaseSorted releases the leases in got[from:] at once, sets them to nil, and joins
+// the errors.
+func (m *MultiLock) releaseSorted(ctx context.Context, got []*mutex.Lease, from int) error {
+	errs := make([]error, len(got))
+	each(len(got)-from, func(i int) {
+		i += from
+		if l := got[i]; l != nil {
+			if err := l.Release(ctx); err != nil {
+				errs[i] = fmt.Errorf("multilock: release lock %d: %w", m.sorted[i].index, err)
+			}
+		}
+	})
+	for i := from; i < len(got); i++ {
+		got[i] = nil
+	}
+	return errors.Join(errs...)
+}
+
+// each runs f(0) to f(n-1) at once, f(0) on the calling goroutine, and returns when all
+// have: their requests go out together.
+func each(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	if n > 0 {
+		f(0)
+	}
+	wg.Wait()
+}
+
 // contextCarrier is a lease that can put itself into a context (so that a later
 // acquisition of the same lock fails with ErrAlreadyHeld rather than deadlocking).
 type contextCarrier interface {
@@ -155,6 +295,7 @@ func releaseReverse(ctx context.Context, parts []Lease) error {
 // MultiLease holds every lock of a MultiLock. Its methods are safe for concurrent use.
 type MultiLease struct {
 	parts    []Lease
+	together bool // released all at once (NewFromPaths), not in reverse order
 	once     sync.Once
 	done     chan struct{}
 	mu       sync.Mutex
@@ -177,8 +318,9 @@ func (ml *MultiLease) watch() {
 	}
 }
 
-// Release releases every lock in reverse order, trying each one, and returns the errors
-// joined. Releasing twice returns ErrNotHeld.
+// Release releases every lock, trying each one, and returns the errors joined: in reverse
+// order for a multi-lock made by New, all at once for one made by NewFromPaths.
+// Releasing twice returns ErrNotHeld.
 func (ml *MultiLease) Release(ctx context.Context) error {
 	ml.mu.Lock()
 	select {
@@ -189,7 +331,18 @@ func (ml *MultiLease) Release(ctx context.Context) error {
 	}
 	close(ml.released)
 	ml.mu.Unlock()
-	err := releaseReverse(ctx, ml.parts)
+	var err error
+	if ml.together {
+		errs := make([]error, len(ml.parts))
+		each(len(ml.parts), func(i int) {
+			if e := ml.parts[i].Release(ctx); e != nil {
+				errs[i] = fmt.Errorf("multilock: release lock %d: %w", i, e)
+			}
+		})
+		err = errors.Join(errs...)
+	} else {
+		err = releaseReverse(ctx, ml.parts)
+	}
 	ml.once.Do(func() { close(ml.done) })
 	ml.wg.Wait()
 	return err
@@ -199,5 +352,5 @@ func (ml *MultiLease) Release(ctx context.Context) error {
 // have been lost.
 func (ml *MultiLease) Done() <-chan struct{} { return ml.done }
 
-// Parts returns the leases of the locks, in acquisition order.
+// Parts returns the leases of the locks, in the order the locks were given.
 func (ml *MultiLease) Parts() []Lease { return append([]Lease(nil), ml.parts...) }

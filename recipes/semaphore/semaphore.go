@@ -270,10 +270,13 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
+	innerHeld := true // released here unless handed to the lease (releaseInner)
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		_ = s.inner.Release(cctx, lock.Path)
-		cancel()
+		if innerHeld {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			_ = s.inner.Release(cctx, lock.Path)
+			cancel()
+		}
 	}()
 	if testHookInnerLocked != nil {
 		testHookInnerLocked(s)
@@ -286,7 +289,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	if c.Generation() != gen {
 		return nil, errLeaseNodeLost
 	}
-	node, first, err := locks.CreateAndList(ctx, c, s.leasesPath, leaseName, s.leaseData(), true)
+	// Unless this is a try, the listing sent behind the create sets the children watch a
+	// wait for room needs.
+	node, first, err := locks.CreateAndListW(ctx, c, s.leasesPath, leaseName, s.leaseData(), true, !try)
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
@@ -308,7 +313,12 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	for {
 		var kids []string
 		if first != nil {
-			kids, first = first(), nil
+			var w *framework.Watch
+			kids, w = first()
+			first = nil
+			if kids != nil && w != nil {
+				childCh, watch = w, true
+			}
 		}
 		switch {
 		case kids != nil: // the listing sent right behind our create shows our node
@@ -336,7 +346,8 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 				return fail(errLeaseNodeLost)
 			}
 			h := locks.NewHeld(node, gen, sid, 0)
-			return s.newLease(h), nil
+			innerHeld = false
+			return s.newLease(h, s.releaseInner(ctx, lock.Path)), nil
 		}
 		if try {
 			return fail(fmt.Errorf("%w: %s", ErrNoLeases, s.path))
@@ -356,6 +367,24 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return fail(framework.ErrClosed)
 		}
 	}
+}
+
+// releaseInner deletes the inner lock's node on a goroutine of the client, so that an
+// acquisition returns its lease as soon as the count allowed it, without waiting for that
+// delete's reply; the returned channel closes when the delete is done. A lease's Release
+// waits for it, so that nothing of an acquisition is left once its lease is released.
+func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct{} {
+	done := make(chan struct{})
+	release := func() {
+		defer close(done)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = s.inner.Release(cctx, node)
+	}
+	if !s.client.Go(release) {
+		release() // the client is closed: the delete fails at once (the node goes with the session)
+	}
+	return done
 }
 
 // Participants returns the names of the lease nodes.
@@ -382,9 +411,10 @@ func ReturnAll(ctx context.Context, leases ...*Lease) error {
 	return errors.Join(errs...)
 }
 
-// newLease starts a lease on h, revocable when the semaphore is.
-func (s *Semaphore) newLease(h *locks.Held) *Lease {
-	l := &Lease{sem: s}
+// newLease starts a lease on h, revocable when the semaphore is; innerDone closes when
+// the inner lock taken for it is released.
+func (s *Semaphore) newLease(h *locks.Held, innerDone <-chan struct{}) *Lease {
+	l := &Lease{sem: s, innerDone: innerDone}
 	var onRevoke func()
 	if fn := s.opts.onRevoke; fn != nil {
 		onRevoke = func() { fn(l) }
@@ -395,13 +425,20 @@ func (s *Semaphore) newLease(h *locks.Held) *Lease {
 
 // Lease is one lease of a semaphore. Its methods are safe for concurrent use.
 type Lease struct {
-	sem  *Semaphore
-	core *locks.Lease
+	sem       *Semaphore
+	core      *locks.Lease
+	innerDone <-chan struct{} // closed when the inner lock taken for the lease is released
 }
 
 // Release gives the lease back (deleting its node, guaranteed). Releasing twice returns
 // ErrNotHeld; a lease that may have been lost returns ErrLeaseLost.
 func (l *Lease) Release(ctx context.Context) error {
+	// The inner lock's delete, sent as the lease was granted, is done (almost always
+	// already) before the lease's node goes; an ended ctx does not keep the lease's node.
+	select {
+	case <-l.innerDone:
+	case <-ctx.Done():
+	}
 	if err := l.core.Release(ctx); err != nil {
 		return fmt.Errorf("semaphore: release: %w", err)
 	}
