@@ -1,0 +1,72 @@
+package multilock_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/multilock"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A multi-lock Acquire cancelled while its connection is stalled, holding its first lock
+// and waiting for its second, returns at once and releases the first in the background,
+// instead of waiting for that release until the cleanup's own bound (10 s). No request can
+// be answered while the proxy stalls, and the connection is not given up for 40 s (2/3 of
+// the session timeout): any delete that completed before Acquire returned was waited for.
+// Once the proxy heals, nothing of the cancelled Acquire is left.
+func TestCancelledAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	const a, b = "/cancelstall/ml/a", "/cancelstall/ml/b"
+	var deletes atomic.Int32
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithConnectionTimeout(60*time.Second),
+		framework.WithRequestObserver(func(r framework.RequestInfo) {
+			if r.Op == "delete" && strings.HasPrefix(r.Path, a+"/") { // the release of a
+				deletes.Add(1)
+			}
+		}))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	ml, err := multilock.NewFromPaths(ca, a, b)
+	require.NoError(t, err)
+	mb, err := mutex.New(cb, b)
+	require.NoError(t, err)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	lb, err := mb.Acquire(ctx)
+	require.NoError(t, err)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { _, err := ml.Acquire(actx); res <- err }()
+	testutil.WaitParticipants(t, mb, 2, 15*time.Second) // holding a, waiting for b
+	require.Len(t, testutil.Children(t, srv.ConnectString(), a), 1)
+
+	proxy.Stall()
+	cancel()
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-ctx.Done():
+		t.Fatal("the cancelled Acquire did not return")
+	}
+	require.Zero(t, deletes.Load(), "the cancelled Acquire waited for a delete on the stalled connection before it returned")
+
+	proxy.Heal()
+	testutil.RequireNoChildren(t, srv.ConnectString(), a)
+	require.Eventually(t, func() bool { return len(testutil.Children(t, srv.ConnectString(), b)) == 1 },
+		20*time.Second, 20*time.Millisecond, "the cancelled Acquire's node for b is left")
+	require.NoError(t, lb.Release(ctx))
+	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), b)
+}
