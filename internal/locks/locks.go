@@ -488,3 +488,23 @@ func (l *Internals) OthersWaiting(ctx context.Context) (bool, error) {
 func (l *Internals) Release(ctx context.Context, node string) error {
 	return l.cfg.Client.Delete(ctx, node, framework.Quietly(), framework.Guaranteed())
 }
+
+// Cleanup runs fn, the cleanup after an acquisition failed or was given up (deleting or
+// releasing what it made), on a context detached from ctx and bounded by the cleanup
+// timeout. While ctx is live it runs at once and Cleanup returns when fn does. Once ctx
+// ended, the caller must return now (on a stalled connection fn would hold it for the
+// whole bound): fn runs on a goroutine of c, which c's Close waits for, and Cleanup
+// returns at once. With a nil or closed client, fn runs at once (its requests fail fast).
+// It reports whether fn has run.
+func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context)) bool {
+	run := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		fn(cctx)
+	}
+	if ctx.Err() != nil && c != nil && c.Go(run) {
+		return false
+	}
+	run()
+	return true
+}

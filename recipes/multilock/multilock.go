@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
 
@@ -81,6 +82,7 @@ type MultiLock struct {
 	// sorted, for NewFromPaths only: the mutexes in path order, each with its index in the
 	// order given.
 	sorted []pathLock
+	client *framework.Client // NewFromPaths's, for the cleanup after a cancel
 	// ordered counts down the acquisitions that go straight to path order without trying
 	// every lock first: set after a try found a lock taken (under contention the tries
 	// cost a create, a listing and a delete each for nothing).
@@ -136,7 +138,7 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 		return nil, err
 	}
 	slices.SortFunc(sorted, func(a, b pathLock) int { return cmp.Compare(a.m.Path(), b.m.Path()) })
-	ml.sorted = sorted
+	ml.sorted, ml.client = sorted, c
 	return ml, nil
 }
 
@@ -172,6 +174,16 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 			}
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				// The caller must return now: the locks got are released on a goroutine
+				// (bounded), not waited for on a connection that may be stalled.
+				go func() {
+					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+					defer cancel()
+					_ = releaseReverse(cctx, parts)
+				}()
+				return nil, fmt.Errorf("multilock: lock %d: %w", i, err)
+			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			rerr := releaseReverse(cctx, parts)
 			cancel()
@@ -219,16 +231,25 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 	if hard != nil {
 		prefix = 0
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	if rerr := m.releaseSorted(cctx, got, prefix); hard != nil || rerr != nil {
+	if err := ctx.Err(); err != nil && hard == nil && prefix < n { // nothing more can be got
+		hard, prefix = fmt.Errorf("multilock: %w", err), 0
+	}
+	// release releases the locks got from index from on: at once while ctx is live; once
+	// it ended, on a goroutine of the client (the caller returns now), reporting nothing.
+	release := func(from int) error {
+		var rerr error
+		if !locks.Cleanup(ctx, m.client, func(cctx context.Context) { rerr = m.releaseSorted(cctx, got, from) }) {
+			return nil
+		}
+		return rerr
+	}
+	if rerr := release(prefix); hard != nil || rerr != nil {
 		return nil, errors.Join(hard, rerr)
 	}
 	for i := prefix; i < n; i++ {
 		l, err := m.sorted[i].m.Acquire(ctx)
 		if err != nil {
-			rerr := m.releaseSorted(cctx, got, 0)
-			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err), rerr)
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err), release(0))
 		}
 		got[i] = l
 	}

@@ -183,9 +183,7 @@ func (m *Mutex) queue(ctx context.Context, try bool) (*Lease, error) {
 	m.lq.Unlock()
 	// We were handed something just as we gave up: pass it on.
 	if l := <-w.ch; l != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		_ = l.Release(cctx)
-		cancel()
+		locks.Cleanup(ctx, m.client, func(cctx context.Context) { _ = l.Release(cctx) })
 	} else {
 		m.passTurn()
 	}

@@ -218,9 +218,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	for i := 0; i < n; i++ {
 		l, err := s.acquireOne(ctx, try)
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			_ = ReturnAll(cctx, got...)
-			cancel()
+			locks.Cleanup(ctx, s.client, func(cctx context.Context) { _ = ReturnAll(cctx, got...) })
 			return nil, err
 		}
 		got = append(got, l)
@@ -273,9 +271,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	innerHeld := true // released here unless handed to the lease (releaseInner)
 	defer func() {
 		if innerHeld {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			_ = s.inner.Release(cctx, lock.Path)
-			cancel()
+			locks.Cleanup(ctx, c, func(cctx context.Context) { _ = s.inner.Release(cctx, lock.Path) })
 		}
 	}()
 	if testHookInnerLocked != nil {
@@ -297,9 +293,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	}
 	name := framework.NodeName(node)
 	fail := func(err error) (*Lease, error) {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
-		cancel()
+		locks.Cleanup(ctx, c, func(cctx context.Context) {
+			_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+		})
 		if errors.Is(err, errLeaseNodeLost) {
 			return nil, err
 		}
