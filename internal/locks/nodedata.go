@@ -1,10 +1,14 @@
 package locks
 
 import (
+	"context"
 	"net"
 	"os"
 	"sync"
 )
+
+// lookupHost resolves a host name; the package's tests replace it.
+var lookupHost = net.DefaultResolver.LookupHost
 
 // DefaultNodeData is what Curator 5.4 writes into a node created without data (its
 // CuratorFrameworkFactory's default: InetAddress.getLocalHost().getHostAddress()): the
@@ -12,12 +16,14 @@ import (
 // nothing when the name does not resolve. Lock, lease and semaphore nodes carry it unless
 // the recipe is given node data, so that Go and Java holders look alike. It is looked up
 // once per process.
-var DefaultNodeData = sync.OnceValue(func() []byte {
+var DefaultNodeData = sync.OnceValue(lookupLocalAddress)
+
+func lookupLocalAddress() []byte {
 	host, err := os.Hostname()
 	if err != nil {
 		return []byte{}
 	}
-	addrs, err := net.LookupHost(host)
+	addrs, err := lookupHost(context.Background(), host)
 	if err != nil || len(addrs) == 0 {
 		return []byte{}
 	}
@@ -27,4 +33,4 @@ var DefaultNodeData = sync.OnceValue(func() []byte {
 		}
 	}
 	return []byte(addrs[0])
-})
+}
