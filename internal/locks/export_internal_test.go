@@ -2,21 +2,26 @@ package locks
 
 import (
 	"context"
-	"sync"
 	"testing"
+	"time"
 )
 
-// setLookupForTest makes the default node data come from fn, from a fresh start, until
-// the test ends.
+// setLookupForTest makes the default node data come from fn, from a fresh start (nothing
+// found, no failure remembered), until the test ends.
 func setLookupForTest(t *testing.T, fn func(ctx context.Context, host string) ([]string, error)) {
-	old := lookupHost
-	lookupHost = fn
-	DefaultNodeData = sync.OnceValue(lookupLocalAddress)
-	t.Cleanup(func() {
-		lookupHost = old
-		DefaultNodeData = sync.OnceValue(lookupLocalAddress)
-	})
+	old := localAddr
+	localAddr = newLocalAddress(fn)
+	t.Cleanup(func() { localAddr = old })
 }
 
-// settleForTest waits until no lookup of the default node data is under way.
-func settleForTest(ctx context.Context) error { return ctx.Err() }
+// settleForTest waits until no lookup of the default node data is under way, and lets a
+// failed lookup be tried again at once.
+func settleForTest(ctx context.Context) error {
+	if err := localAddr.settle(ctx); err != nil {
+		return err
+	}
+	localAddr.mu.Lock()
+	localAddr.retryAt = time.Time{}
+	localAddr.mu.Unlock()
+	return nil
+}
