@@ -84,3 +84,8 @@ func (pc *PathChildrenCache) Get(path string) (ChildData, bool) {
 func (pc *PathChildrenCache) AddListener(fn func(Event)) (remove func()) {
 	return pc.e.addListener(fn)
 }
+
+// InListener reports whether the caller runs on the goroutine that calls this cache's
+// listeners, so that a recipe built on the cache can tell a Close made from one of its
+// listeners (which must not wait for that goroutine) from any other.
+func (pc *PathChildrenCache) InListener() bool { return pc.e.gs.Inside() }

@@ -36,6 +36,7 @@ type Client struct {
 
 	negotiated atomic.Int64 // negotiated session timeout, ns
 	requests   atomic.Uint64
+	nsSettled  atomic.Bool // the namespace node was made (or found), or cannot be
 
 	mu          sync.Mutex
 	started     bool

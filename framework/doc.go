@@ -21,7 +21,8 @@
 //   - Paths are validated with ZooKeeper's own rules, and data over the server's limit is
 //     refused, before anything is sent.
 //   - Protected creation (Curator's _c_<uuid>- names) and guaranteed deletion.
-//   - A namespace (and a chroot in the connect string) applied to every path.
+//   - A namespace (and a chroot in the connect string) applied to every path, the
+//     namespace node created on first use.
 //   - One watch per node and kind (data, exists, children) per session, shared by every
 //     caller of GetDataW, ExistsW and ChildrenW until it fires: go-zookeeper cannot remove
 //     a watch, so without this a caller polling with short contexts would leave one more

@@ -84,7 +84,11 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 		if err := c.waitConnected(ctx); err != nil {
 			return err
 		}
-		return op(ctx, c.conn.Load())
+		conn := c.conn.Load()
+		if err := c.ensureNamespace(ctx, conn); err != nil {
+			return err
+		}
+		return op(ctx, conn)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

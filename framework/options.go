@@ -109,8 +109,10 @@ func WithRetryPolicy(p retry.Policy) Option {
 	}
 }
 
-// WithNamespace prefixes every path with /namespace (Curator's namespace). The default is
-// none.
+// WithNamespace prefixes every path with /namespace (Curator's namespace). The namespace
+// node, with its missing parents (and the chroot), is created as a persistent node before
+// the client's first operation, as Curator's namespace facade does, so that operations
+// work on a fresh server; after that no operation pays for it. The default is none.
 func WithNamespace(ns string) Option {
 	return func(o *options) error {
 		if ns != "" {

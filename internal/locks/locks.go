@@ -91,9 +91,6 @@ func New(cfg Config) (*Internals, error) {
 	if cfg.FastHandoff && (cfg.Predicate != nil || cfg.SortKey != nil || cfg.MaxLeases != 1) {
 		return nil, fmt.Errorf("%w: fast hand-off needs the standard predicate, sort and one lease", framework.ErrInvalidArgument)
 	}
-	if cfg.Data == nil {
-		cfg.Data = DefaultNodeData()
-	}
 	if cfg.Predicate == nil {
 		cfg.Predicate = StandardPredicate
 	}
@@ -206,6 +203,9 @@ func (l *Internals) AcquireSpec(ctx context.Context, try bool, spec Spec) (_ *He
 	c := l.cfg.Client
 	if spec.Data == nil {
 		spec.Data = l.cfg.Data
+	}
+	if spec.Data == nil {
+		spec.Data = DefaultNodeData() // at acquisition: it may have been found since New
 	}
 	start := time.Now()
 	defer func() { l.observeWait(start, err) }()

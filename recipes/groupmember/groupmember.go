@@ -156,19 +156,23 @@ func IDFromPath(path string) string { return framework.NodeName(path) }
 
 // AddListener registers fn to hear the group cache's events (a member joined, changed
 // its payload or left; connection events), one call at a time on a goroutine the cache
-// owns. It returns a function that unregisters fn. fn must not call Close.
+// owns. It returns a function that unregisters fn. fn may call Close.
 func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
 	return m.cache.AddListener(fn)
 }
 
 // Close leaves the group: it stops the cache and deletes this member's node (see
-// persistentnode.Node.Close). Close may be called many times; a Close made while
-// another is under way waits until that one is over (and returns nil).
+// persistentnode.Node.Close). Close may be called many times, also from a listener; a
+// Close made while another is under way waits until that one is over (and returns nil),
+// unless it is made from a listener, which the first Close may be waiting for: that one
+// returns at once, and the first Close finishes once the listener has returned.
 func (m *Member) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		<-m.closeDone // the first Close ends: it waits for nothing that waits for this one
+		if !m.cache.InListener() {
+			<-m.closeDone // the first Close ends: it waits for nothing that waits for this one
+		}
 		return nil
 	}
 	m.closed = true

@@ -5,11 +5,13 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/zktest"
@@ -43,6 +45,10 @@ func TestDefaultNodeDataIsCuratorsDefault(t *testing.T) {
 	c := testutil.Connect(t, srv.ConnectString())
 	want := curatorDefaultData(t)
 	require.NotEmpty(t, want, "the test host's name resolves")
+	// The address is looked up in the background: wait for that lookup to end.
+	got, err := locks.WaitDefaultNodeData(testutil.Context(t, 20*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, want, string(got))
 	for _, tc := range []struct {
 		opts []mutex.Option
 		want string

@@ -1,0 +1,35 @@
+package framework
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/retry"
+)
+
+// ensureNamespace makes the namespace node (with the chroot and every missing parent, as
+// persistent nodes) before the first operation under it, as Curator's namespace facade
+// does: on a fresh server, listing "/" or creating "/a" then works. Once made or found
+// it costs nothing more: one create per client, answered "node exists" when it was there.
+// A failure that retrying may cure (a lost connection) fails this attempt of the
+// operation, which the retry policy retries; any other (NoAuth, say) is logged and not
+// tried again, and the operation goes on to report its own error, as Curator goes on.
+func (c *Client) ensureNamespace(ctx context.Context, conn *zk.Conn) error {
+	if c.opts.namespace == "" || c.nsSettled.Load() {
+		return nil
+	}
+	err := c.ensureParents(ctx, conn, c.prefix, false)
+	if err == nil {
+		c.nsSettled.Store(true)
+		return nil
+	}
+	if retry.IsRetryable(err, true) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	c.nsSettled.Store(true)
+	c.opts.logger.Warn("cannot create the namespace node", "component", "framework", "path", c.prefix, "err", err)
+	return nil
+}

@@ -1,0 +1,54 @@
+package framework_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// TestNamespaceCreatedOnFirstUse: on a fresh server, where the namespace node does not
+// exist, operations under the namespace work as Curator's do (its namespace facade
+// creates the namespace, with its parents, on first use): listing "/" gives no children,
+// a node is created without WithParents, and the namespace's nodes are there; once the
+// namespace exists, an operation costs one request, not one more.
+func TestNamespaceCreatedOnFirstUse(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithNamespace("apps/fresh"))
+	kids, _, err := c.Children(ctx, "/")
+	require.NoError(t, err, "listing the namespace's root on a fresh server")
+	assert.Empty(t, kids)
+	_, err = c.Create(ctx, "/a", []byte("d"))
+	require.NoError(t, err, "creating a node right under the namespace")
+
+	plain := testutil.ConnectFailFast(t, srv.ConnectString())
+	data, _, err := plain.GetData(ctx, "/apps/fresh/a")
+	require.NoError(t, err)
+	assert.Equal(t, "d", string(data))
+
+	for _, op := range []struct {
+		name string
+		do   func() error
+	}{
+		{"exists", func() error { _, err := c.Exists(ctx, "/a"); return err }},
+		{"children", func() error { _, _, err := c.Children(ctx, "/"); return err }},
+		{"getData", func() error { _, _, err := c.GetData(ctx, "/a"); return err }},
+	} {
+		before := c.Requests()
+		require.NoError(t, op.do(), op.name)
+		assert.Equal(t, uint64(1), c.Requests()-before, "%s: requests once the namespace exists", op.name)
+	}
+
+	// Another client finds the namespace there: its operations work too.
+	other := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithNamespace("apps/fresh"))
+	kids, _, err = other.Children(ctx, "/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, kids)
+}
