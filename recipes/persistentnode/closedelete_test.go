@@ -40,7 +40,9 @@ func TestCloseQueuedDeleteSparesForeignNode(t *testing.T) {
 	require.NoError(t, n.WaitForInitialCreate(ctx))
 	t.Logf("Close: %v", n.Close())
 	require.NoError(t, other.Delete(ctx, "/pn/v"))
-	_, err = other.Create(ctx, "/pn/v", []byte("theirs"))
+	// With its parents: /pn is a container (the Node made it so), which the server may
+	// reap as soon as its last child is gone.
+	_, err = other.Create(ctx, "/pn/v", []byte("theirs"), framework.WithParents())
 	require.NoError(t, err)
 	proxy.Heal()
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
