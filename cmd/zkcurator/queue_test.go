@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -60,4 +63,20 @@ func TestQueue(t *testing.T) {
 	out(t, c, "queue", "put", prio, "urgent", "--priority", "-1")
 	assert.Equal(t, "urgent", out(t, c, "queue", "take", prio, "--kind", "priority"))
 	assert.Equal(t, "low", out(t, c, "queue", "take", prio, "--kind", "priority"))
+}
+
+// A put that fails (here: an item over the packet limit) exits 1 with the error, and
+// prints no node. Run in-process: an argument that large cannot be passed to a process.
+func TestQueuePutFailureReported(t *testing.T) {
+	srv := zktest.NewServer(t)
+	t.Setenv("ZK_CONNECT", srv.ConnectString())
+	for _, kind := range [][]string{nil, {"--priority", "1"}, {"--delay", "1s"}, {"--id", "a"}} {
+		args := append([]string{"queue", "put", "/cli/big", strings.Repeat("x", 2<<20)}, kind...)
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		assert.Equal(t, 1, code, "%v: stderr %s", kind, stderr.String())
+		assert.Empty(t, strings.TrimSpace(stdout.String()), "%v", kind)
+	}
 }
