@@ -146,13 +146,6 @@ func StripProtectedPrefix(name string) string {
 	return name
 }
 
-// newUUID returns a random (version 4) UUID in its 36-character form.
-func newUUID() string {
-	var b [36]byte
-	putUUID(b[:])
-	return string(b[:])
-}
-
 // putUUID writes a random (version 4) UUID in its 36-character form into dst[:36],
 // without allocating.
 func putUUID(dst []byte) {

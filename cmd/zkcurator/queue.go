@@ -84,27 +84,27 @@ func (a *app) queuePut(ctx context.Context, args []string) error {
 	var node string
 	switch {
 	case *prio != "":
-		q, err := queue.NewPriority(c, pos[0], queue.Bytes{})
-		if err != nil {
-			return err
+		q, qerr := queue.NewPriority(c, pos[0], queue.Bytes{})
+		if qerr != nil {
+			return qerr
 		}
 		node, err = q.Put(ctx, data, int32(p))
 	case *delay != 0:
-		q, err := queue.NewDelay(c, pos[0], queue.Bytes{})
-		if err != nil {
-			return err
+		q, qerr := queue.NewDelay(c, pos[0], queue.Bytes{})
+		if qerr != nil {
+			return qerr
 		}
 		node, err = q.Put(ctx, data, time.Now().Add(*delay))
 	case *id != "":
-		q, err := queue.NewID(c, pos[0], queue.Bytes{})
-		if err != nil {
-			return err
+		q, qerr := queue.NewID(c, pos[0], queue.Bytes{})
+		if qerr != nil {
+			return qerr
 		}
 		node, err = q.Put(ctx, data, *id)
 	default:
-		q, err := queue.New(c, pos[0], queue.Bytes{})
-		if err != nil {
-			return err
+		q, qerr := queue.New(c, pos[0], queue.Bytes{})
+		if qerr != nil {
+			return qerr
 		}
 		node, err = q.Put(ctx, data)
 	}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/zoocurator/zoocurator/internal/locks"
 )
-
-const cleanupTimeout = 10 * time.Second
 
 // Lease is one holding of a Mutex. Its methods are safe for concurrent use.
 type Lease struct {
