@@ -1,0 +1,113 @@
+package discovery_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+)
+
+// A DynamicSequential instance whose node someone deleted is registered again under
+// id + one 10-digit sequence, as Register and Curator name it, not id + old seq + new seq.
+func TestReviewSequentialReRegisteredName(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	regs := newRegistrations()
+	c := testutil.Connect(t, connect)
+	other := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 30*time.Second)
+	d, err := discovery.New[details](c, "/disc/review-seq", discovery.WithRegistrationListener(regs.listen))
+	require.NoError(t, err)
+	defer d.Close()
+	inst := newInstance(t, "svc", "seq-", 1, discovery.WithServiceType(discovery.DynamicSequential))
+	require.NoError(t, d.Register(ctx, inst))
+	first := regs.wait(t, 10*time.Second)
+	require.Regexp(t, `^/disc/review-seq/svc/seq-[0-9]{10}$`, first.Path)
+	require.NoError(t, other.Delete(ctx, first.Path))
+	again := regs.wait(t, 10*time.Second)
+	assert.Regexp(t, regexp.MustCompile(`^/disc/review-seq/svc/seq-[0-9]{10}$`), again.Path,
+		"the re-registered node is named id + one sequence number")
+	require.NoError(t, d.Close())
+	testutil.RequireNoChildren(t, connect, "/disc/review-seq/svc")
+}
+
+// A Register that fails (here: its context is already cancelled) must not delete a
+// Static instance's node it did not create: another process's registration of it.
+func TestReviewFailedRegisterSparesOthersStaticNode(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c1 := testutil.Connect(t, connect)
+	c2 := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 30*time.Second)
+	d1, err := discovery.New[details](c1, "/disc/review-static")
+	require.NoError(t, err)
+	defer d1.Close()
+	d2, err := discovery.New[details](c2, "/disc/review-static")
+	require.NoError(t, err)
+	defer d2.Close()
+	inst := newInstance(t, "svc", "s1", 1, discovery.WithServiceType(discovery.Static))
+	require.NoError(t, d1.Register(ctx, inst))
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, d2.Register(cctx, inst), context.Canceled)
+	st, err := c1.Exists(ctx, "/disc/review-static/svc/s1")
+	require.NoError(t, err)
+	assert.NotNil(t, st, "the failed Register deleted the node registered by the other process")
+	_ = d1.Close()
+	_ = c1.Delete(ctx, "/disc/review-static/svc/s1")
+}
+
+// Unregister (or Close) while Register is still creating the node must not panic, and
+// must leave nothing registered behind. The registration listener (called by Register on
+// its own goroutine once the node is created) holds Register until the concurrent call
+// returned.
+func TestReviewUnregisterDuringRegister(t *testing.T) {
+	for _, how := range []string{"Unregister", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			connect := shared(t)
+			c := testutil.Connect(t, connect)
+			ctx := testutil.Context(t, 30*time.Second)
+			inside, returned := make(chan struct{}), make(chan struct{})
+			result := make(chan error, 1)
+			inst := newInstance(t, "svc", "r1", 1)
+			first := true
+			d, err := discovery.New[details](c, "/disc/review-race-"+how, discovery.WithRegistrationListener(func(discovery.Registered) {
+				if !first {
+					return
+				}
+				first = false
+				close(inside)
+				<-returned
+			}))
+			require.NoError(t, err)
+			go func() {
+				<-inside
+				defer close(returned)
+				defer func() {
+					if p := recover(); p != nil {
+						result <- fmt.Errorf("panic: %v", p)
+					}
+				}()
+				if how == "Unregister" {
+					result <- d.Unregister(context.Background(), inst)
+				} else {
+					result <- d.Close()
+				}
+			}()
+			regErr := d.Register(ctx, inst)
+			t.Logf("Register: %v", regErr)
+			require.NoError(t, <-result, "the concurrent %s", how)
+			_ = d.Close()
+			testutil.RequireNoChildren(t, connect, "/disc/review-race-"+how+"/svc")
+		})
+	}
+}
