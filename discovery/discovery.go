@@ -183,30 +183,53 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 	if own.ServiceType != DynamicSequential {
 		r.path = framework.JoinPath(d.basePath, own.Name, own.ID)
 	}
+	// The registration is stoppable (Unregister, Close) from the moment it is listed:
+	// its cancel is set before, and its done is closed by the keeper or, when Register
+	// fails or is stopped meanwhile, by Register once its writes are over.
+	kctx, cancel := context.WithCancel(d.ctx)
+	r.cancel = cancel
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		cancel()
 		return ErrClosed
 	}
 	if _, dup := d.regs[own.ID]; dup {
 		d.mu.Unlock()
+		cancel()
 		return fmt.Errorf("%w: %s", ErrAlreadyRegistered, own.ID)
 	}
 	d.regs[own.ID] = r
+	d.wg.Add(1) // this call: Close waits for it
 	d.mu.Unlock()
+	defer d.wg.Done()
 
+	rctx, rcancel := context.WithCancel(ctx)
+	stopAfter := context.AfterFunc(kctx, rcancel) // Unregister or Close meanwhile
 	r.lock <- struct{}{}
-	_, err = r.ensure(ctx)
+	_, err = r.ensure(rctx)
 	r.release()
+	stopAfter()
+	rcancel()
+	if err == nil && kctx.Err() != nil {
+		err = fmt.Errorf("discovery: register %s: unregistered meanwhile: %w", own.ID, ErrNotRegistered)
+	}
 	if err != nil {
 		d.mu.Lock()
-		delete(d.regs, own.ID)
+		mine := d.regs[own.ID] == r // else Unregister or Close took it and deletes the node
+		if mine {
+			delete(d.regs, own.ID)
+		}
 		d.mu.Unlock()
-		r.deleteNode(ctx)
+		close(r.done)
+		cancel()
+		// Only a node this call made (or, when ephemeral, one this session owns) goes:
+		// a node that was there before belongs to someone else.
+		if mine && (r.created > 0 || own.ServiceType.IsDynamic()) {
+			_ = r.deleteNode(ctx)
+		}
 		return err
 	}
-	kctx, cancel := context.WithCancel(d.ctx)
-	r.cancel = cancel
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -237,6 +260,10 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			st, w, err := c.ExistsW(ctx, r.path)
 			if err != nil {
 				return nil, err
+			}
+			if st == nil && r.inst.ServiceType == DynamicSequential {
+				r.path = "" // gone: a new node, id + a new sequence number
+				continue
 			}
 			if st != nil {
 				if !r.inst.ServiceType.IsDynamic() {
