@@ -117,3 +117,32 @@ func TestReviewUnregisterDuringRegister(t *testing.T) {
 		})
 	}
 }
+
+// Two registries on one client (one session: two libraries of one process, say) each
+// register a DynamicSequential instance with the same id prefix, the way sequential ids
+// are meant to be used. The second Register's sweep takes the first's node for a
+// duplicate of its own (same session, id + 10 digits): it adopts it (the second instance
+// is never written) or deletes it.
+func TestReviewSequentialSweepSparesOtherRegistry(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 30*time.Second)
+	regs1, regs2 := newRegistrations(), newRegistrations()
+	d1, err := discovery.New[details](c, "/disc/review-sweep", discovery.WithRegistrationListener(regs1.listen))
+	require.NoError(t, err)
+	defer d1.Close()
+	d2, err := discovery.New[details](c, "/disc/review-sweep", discovery.WithRegistrationListener(regs2.listen))
+	require.NoError(t, err)
+	defer d2.Close()
+	require.NoError(t, d1.Register(ctx, newInstance(t, "svc", "w-", 1, discovery.WithServiceType(discovery.DynamicSequential))))
+	first := regs1.wait(t, 10*time.Second)
+	require.NoError(t, d2.Register(ctx, newInstance(t, "svc", "w-", 2, discovery.WithServiceType(discovery.DynamicSequential))))
+	second := regs2.wait(t, 10*time.Second)
+	assert.NotEqual(t, first.Path, second.Path, "the second registry adopted the first one's node")
+	st, err := c.Exists(ctx, first.Path)
+	require.NoError(t, err)
+	assert.NotNil(t, st, "the second registry's Register deleted the first registry's node %s", first.Path)
+	require.NoError(t, d1.Close())
+	require.NoError(t, d2.Close())
+}
