@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -357,11 +358,16 @@ func (r *registration[T]) sweep(ctx context.Context) error {
 		if p == r.path {
 			continue
 		}
-		st, err := c.Exists(ctx, p)
+		data, st, err := c.GetData(ctx, p)
+		if errors.Is(err, framework.ErrNoNode) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		if st == nil || st.EphemeralOwner != c.SessionID() {
+		// Ours only if this session made it with this registration's bytes: another
+		// registry on the same client may use the same id prefix.
+		if st.EphemeralOwner != c.SessionID() || !bytes.Equal(data, r.data) {
 			continue
 		}
 		if r.path == "" {
