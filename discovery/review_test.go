@@ -146,3 +146,44 @@ func TestReviewSequentialSweepSparesOtherRegistry(t *testing.T) {
 	require.NoError(t, d1.Close())
 	require.NoError(t, d2.Close())
 }
+
+// Unregister whose context ends while the keeper is still busy (here: re-registering the
+// node someone deleted; the registration listener holds it there) returns the context's
+// error having already forgotten the registration, and deletes nothing: the node stays
+// (a Static one for good), a second Unregister says ErrNotRegistered and Close does not
+// delete it either. An Unregister called with an already-cancelled context (a shutdown
+// path) hits the same select between the keeper's end and ctx.Done.
+func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c := testutil.Connect(t, connect)
+	other := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 30*time.Second)
+	inKeeper, release := make(chan struct{}), make(chan struct{})
+	d, err := discovery.New[details](c, "/disc/review-unreg", discovery.WithRegistrationListener(func(r discovery.Registered) {
+		if r.Again {
+			close(inKeeper)
+			<-release
+		}
+	}))
+	require.NoError(t, err)
+	defer d.Close()
+	inst := newInstance(t, "svc", "st", 1, discovery.WithServiceType(discovery.Static))
+	require.NoError(t, d.Register(ctx, inst))
+	require.NoError(t, other.Delete(ctx, "/disc/review-unreg/svc/st"))
+	<-inKeeper
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	err = d.Unregister(cctx, inst)
+	close(release)
+	t.Logf("Unregister: %v", err)
+	if err != nil {
+		// The caller was told it failed: it must be able to try again.
+		assert.NoError(t, d.Unregister(ctx, inst), "a second Unregister after a cancelled one")
+	}
+	require.NoError(t, d.Close())
+	st, err := other.Exists(ctx, "/disc/review-unreg/svc/st")
+	require.NoError(t, err)
+	assert.Nil(t, st, "the Static instance's node is left for good")
+	_ = other.Delete(ctx, "/disc/review-unreg/svc/st")
+}
