@@ -151,7 +151,7 @@ func TestReviewSequentialSweepSparesOtherRegistry(t *testing.T) {
 // node someone deleted; the registration listener holds it there) returns the context's
 // error having already forgotten the registration, and deletes nothing: the node stays
 // (a Static one for good), a second Unregister says ErrNotRegistered and Close does not
-// delete it either. An Unregister called with an already-cancelled context (a shutdown
+// delete it either. The node must go, at the latest by the time Close returned. An Unregister called with an already-cancelled context (a shutdown
 // path) hits the same select between the keeper's end and ctx.Done.
 func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
 	leakcheck.Check(t)
@@ -177,10 +177,8 @@ func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
 	err = d.Unregister(cctx, inst)
 	close(release)
 	t.Logf("Unregister: %v", err)
-	if err != nil {
-		// The caller was told it failed: it must be able to try again.
-		assert.NoError(t, d.Unregister(ctx, inst), "a second Unregister after a cancelled one")
-	}
+	// Whatever Unregister returned, the registration is forgotten: its node must go
+	// (at the latest by the time Close returned).
 	require.NoError(t, d.Close())
 	st, err := other.Exists(ctx, "/disc/review-unreg/svc/st")
 	require.NoError(t, err)
