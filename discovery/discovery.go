@@ -536,10 +536,27 @@ func (r *registration[T]) stop(ctx context.Context) error {
 	r.cancel()
 	select {
 	case <-r.done:
+		return r.deleteNode(ctx)
 	case <-ctx.Done():
+	}
+	// The caller gives up, but the registration is already forgotten: delete its node
+	// once the keeper (or Register) is done with it, in the background (Close waits).
+	d := r.d
+	d.mu.Lock()
+	if d.closed { // Close is under way: it waits for this call anyway
+		d.mu.Unlock()
+		<-r.done
+		_ = r.deleteNode(context.Background())
 		return ctx.Err()
 	}
-	return r.deleteNode(ctx)
+	d.wg.Add(1)
+	d.mu.Unlock()
+	go func() {
+		defer d.wg.Done()
+		<-r.done
+		_ = r.deleteNode(context.Background())
+	}()
+	return ctx.Err()
 }
 
 // Registered returns copies of the instances registered through d, sorted by id.
