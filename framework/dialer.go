@@ -37,7 +37,13 @@ func (c *Client) zkDialer() zk.Dialer {
 			return nil, err
 		}
 		h := newHandshakeConn(conn, deadline, limit)
-		h.watched = func() bool { return c.watches.len() > 0 }
+		// With credentials go-zookeeper sends its set-watches request only once the auth
+		// it re-sends was answered: holding that answer would stall every reconnection
+		// for the gate's whole wait (and, when that reaches go-zookeeper's read deadline,
+		// cost the connection and the session). Such a client is not gated.
+		if len(c.opts.auth) == 0 {
+			h.watched = func() bool { return c.watches.len() > 0 }
+		}
 		return h, nil
 	}
 }
@@ -126,7 +132,15 @@ func (h *handshakeConn) gate() {
 	if h.watched == nil || !h.watched() {
 		return
 	}
-	t := time.NewTimer(setWatchesWait)
+	// Never past half the time go-zookeeper gave the read: held up to its deadline,
+	// the read would time out and the connection drop.
+	wait := setWatchesWait
+	h.mu.Lock()
+	if !h.readReq.IsZero() {
+		wait = min(wait, time.Until(h.readReq)/2)
+	}
+	h.mu.Unlock()
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-h.setWatch:
