@@ -185,3 +185,35 @@ func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
 	assert.Nil(t, st, "the Static instance's node is left for good")
 	_ = other.Delete(ctx, "/disc/review-unreg/svc/st")
 }
+
+// Two registries on two sessions register a Dynamic instance with the same id (a
+// restarted process whose old session is still alive, or a misconfiguration). Curator
+// lets the last registration win (it re-registers only after a reconnection). Here the
+// first one's keeper sees its node go, deletes the other session's node and creates its
+// own again; the second's keeper does the same: they take the node from each other
+// forever, and every cache of the service sees it removed and added again and again.
+func TestReviewSameIDTwoSessionsFight(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c1 := testutil.Connect(t, connect)
+	c2 := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 30*time.Second)
+	regs1 := newRegistrations()
+	d1, err := discovery.New[details](c1, "/disc/review-fight", discovery.WithRegistrationListener(regs1.listen))
+	require.NoError(t, err)
+	defer d1.Close()
+	d2, err := discovery.New[details](c2, "/disc/review-fight")
+	require.NoError(t, err)
+	defer d2.Close()
+	require.NoError(t, d1.Register(ctx, newInstance(t, "svc", "same", 1)))
+	regs1.wait(t, 10*time.Second)
+	require.NoError(t, d2.Register(ctx, newInstance(t, "svc", "same", 2)))
+	// Nothing may happen now; a fight shows within milliseconds.
+	select {
+	case ev := <-regs1.ch:
+		t.Errorf("the first registry took the node back from the second: %+v", ev)
+	case <-time.After(3 * time.Second):
+	}
+	require.NoError(t, d2.Close())
+	require.NoError(t, d1.Close())
+}
