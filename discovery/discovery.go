@@ -283,6 +283,13 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 				if st.EphemeralOwner == c.SessionID() {
 					return w, nil
 				}
+				if r.created > 0 && r.inst.ServiceType == Dynamic {
+					// Someone registered our id after us (Curator's last registration
+					// wins): watch their node, and take the path again only once it is
+					// free, instead of taking it from them, and they from us, forever.
+					// (An old session of ours that lingers goes the same way.)
+					return w, nil
+				}
 				// Another session's ephemeral node: an expired session of ours, or an
 				// instance with our id elsewhere. Curator deletes it and creates its own.
 				if r.inst.ServiceType == DynamicSequential {
