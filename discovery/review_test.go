@@ -217,3 +217,13 @@ func TestReviewSameIDTwoSessionsFight(t *testing.T) {
 	require.NoError(t, d2.Close())
 	require.NoError(t, d1.Close())
 }
+
+// URISpec.Build with a nil *Instance (a failed lookup passed on) must not panic: "no
+// panics across the API". It builds as without an instance.
+func TestReviewBuildNilInstance(t *testing.T) {
+	spec := discovery.MustParseURISpec("{scheme}://{address}:{port}/x")
+	var inst *discovery.Instance[details]
+	assert.NotPanics(t, func() {
+		assert.Equal(t, "http://:/x", spec.Build(inst, nil))
+	})
+}
