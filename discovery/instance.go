@@ -93,6 +93,9 @@ type Instance[T any] struct {
 }
 
 func (i *Instance[T]) instanceFields() *fieldsView {
+	if i == nil {
+		return nil // Build then builds as without an instance
+	}
 	return &fieldsView{Name: i.Name, ID: i.ID, Address: i.Address, Port: i.Port, SSLPort: i.SSLPort,
 		RegistrationTimeUTC: i.RegistrationTimeUTC, ServiceType: i.ServiceType}
 }

@@ -111,8 +111,11 @@ func (s *URISpec) Build(fields InstanceFields, vars map[string]string) string {
 		return ""
 	}
 	local := map[string]string{FieldOpenBrace: "{", FieldCloseBrace: "}", FieldScheme: "http"}
+	var f *fieldsView
 	if fields != nil {
-		f := fields.instanceFields()
+		f = fields.instanceFields()
+	}
+	if f != nil {
 		local[FieldName] = f.Name
 		local[FieldID] = f.ID
 		local[FieldAddress] = f.Address
