@@ -18,6 +18,24 @@ type deleter struct {
 	jobs   []deleteJob
 	signal chan struct{}
 	idle   chan struct{} // closed when no job is pending; replaced when one is added
+	// running is true while the worker holds jobs taken from jobs; busy counts the
+	// cleanups running (GoCleanup). idle is closed only when neither is pending.
+	running bool
+	busy    int
+}
+
+// idleLocked closes idle when no job and no cleanup is pending; d.mu must be held.
+func (d *deleter) idleLocked() {
+	if len(d.jobs) == 0 && !d.running && d.busy == 0 {
+		closeOnce(d.idle)
+	}
+}
+
+// busyLocked marks the worker not idle; d.mu must be held.
+func (d *deleter) busyLocked() {
+	if isClosed(d.idle) {
+		d.idle = make(chan struct{})
+	}
 }
 
 // deleteJob deletes a node by its server path, or (prefix != "") every child of parent
@@ -42,9 +60,7 @@ func newDeleter(c *Client) *deleter {
 
 func (d *deleter) add(j deleteJob) {
 	d.mu.Lock()
-	if isClosed(d.idle) {
-		d.idle = make(chan struct{})
-	}
+	d.busyLocked()
 	d.jobs = append(d.jobs, j)
 	d.mu.Unlock()
 	select {
@@ -60,6 +76,7 @@ func (d *deleter) run() {
 		d.mu.Lock()
 		jobs := d.jobs
 		d.jobs = nil
+		d.running = len(jobs) > 0
 		d.mu.Unlock()
 		var failed []deleteJob
 		for _, j := range jobs {
@@ -75,9 +92,8 @@ func (d *deleter) run() {
 		}
 		d.mu.Lock()
 		d.jobs = append(failed, d.jobs...)
-		if len(d.jobs) == 0 {
-			closeOnce(d.idle)
-		}
+		d.running = false
+		d.idleLocked()
 		pending := len(d.jobs) > 0
 		d.mu.Unlock()
 		var wait <-chan time.Time
@@ -160,8 +176,34 @@ func (d *deleter) do(j deleteJob) error {
 	return nil
 }
 
+// GoCleanup runs fn on a goroutine that Close waits for (as Go does) and that
+// WaitGuaranteedDeletes counts as pending until fn returns: recipes run there the cleanup
+// of a call whose caller stopped waiting (its context ended), so that the call returns
+// at once and a caller can still wait for what it left to be gone. It returns false,
+// without running fn, once the client is closed.
+func (c *Client) GoCleanup(fn func()) bool {
+	d := c.deleter
+	d.mu.Lock()
+	d.busyLocked()
+	d.busy++
+	d.mu.Unlock()
+	done := func() {
+		d.mu.Lock()
+		d.busy--
+		d.idleLocked()
+		d.mu.Unlock()
+	}
+	if !c.Go(func() { defer done(); fn() }) {
+		done()
+		return false
+	}
+	return true
+}
+
 // WaitGuaranteedDeletes waits until every guaranteed delete handed to the background
-// worker so far has finished, or ctx ends. Tests and orderly shutdowns use it.
+// worker so far, and every cleanup started with GoCleanup, has finished, or ctx ends.
+// Tests and orderly shutdowns use it; so does a caller that gave up a lock's acquisition
+// (its context ended) and must know that what it made is gone.
 func (c *Client) WaitGuaranteedDeletes(ctx context.Context) error {
 	c.deleter.mu.Lock()
 	idle := c.deleter.idle

@@ -493,8 +493,8 @@ func (l *Internals) Release(ctx context.Context, node string) error {
 // releasing what it made), on a context detached from ctx and bounded by the cleanup
 // timeout. While ctx is live it runs at once and Cleanup returns when fn does. Once ctx
 // ended, the caller must return now (on a stalled connection fn would hold it for the
-// whole bound): fn runs on a goroutine of c, which c's Close waits for, and Cleanup
-// returns at once. With a nil or closed client, fn runs at once (its requests fail fast).
+// whole bound): fn runs on a goroutine of c (GoCleanup: c's Close waits for it, and
+// c.WaitGuaranteedDeletes too), and Cleanup returns at once. With a nil or closed client, fn runs at once (its requests fail fast).
 // It reports whether fn has run.
 func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context)) bool {
 	run := func() {
@@ -502,7 +502,7 @@ func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context))
 		defer cancel()
 		fn(cctx)
 	}
-	if ctx.Err() != nil && c != nil && c.Go(run) {
+	if ctx.Err() != nil && c != nil && c.GoCleanup(run) {
 		return false
 	}
 	run()

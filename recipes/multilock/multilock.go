@@ -174,16 +174,8 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 			}
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				// The caller must return now: the locks got are released on a goroutine
-				// (bounded), not waited for on a connection that may be stalled.
-				go func() {
-					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-					defer cancel()
-					_ = releaseReverse(cctx, parts)
-				}()
-				return nil, fmt.Errorf("multilock: lock %d: %w", i, err)
-			}
+			// The locks got are released before returning, also when ctx ended: locks of
+			// any kind (and clients) have no one goroutine to hand that to and wait on.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			rerr := releaseReverse(cctx, parts)
 			cancel()
