@@ -1,12 +1,14 @@
 package semaphore_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
@@ -95,11 +97,25 @@ func TestMixedGoAndCuratorHolders(t *testing.T) {
 	// inner lock's holder) a lease node beside the holders'. An acquisition reported
 	// meanwhile is a holder too many.
 	settle := func() {
+		// listW lists p with a watch; p is a container the server may have reaped while
+		// empty: then no children, and a watch for its creation.
+		listW := func(p string) ([]string, *framework.Watch) {
+			for {
+				kids, _, w, err := watcher.ChildrenW(ctx, p)
+				if !errors.Is(err, framework.ErrNoNode) {
+					require.NoError(t, err)
+					return kids, w
+				}
+				st, w, err := watcher.ExistsW(ctx, p)
+				require.NoError(t, err)
+				if st == nil {
+					return nil, w
+				}
+			}
+		}
 		for {
-			locks, _, wl, err := watcher.ChildrenW(ctx, path+"/locks")
-			require.NoError(t, err)
-			kids, _, wk, err := watcher.ChildrenW(ctx, path+"/leases")
-			require.NoError(t, err)
+			locks, wl := listW(path + "/locks")
+			kids, wk := listW(path + "/leases")
 			if len(locks) == outstanding && len(kids) == len(holders)+min(outstanding, 1) {
 				return
 			}
