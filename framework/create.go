@@ -217,6 +217,10 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		}
 	}
 
+	if o.protected && o.inflight == nil {
+		// Counted so that the prefix sweep of a given-up create waits for its request.
+		o.inflight = new(InFlight)
+	}
 	var created string
 	attempt := 0
 	var sent resent
@@ -260,7 +264,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	})
 	if err != nil {
 		if o.protected && attempt > 0 {
-			c.deleter.add(deleteJob{parent: parent, prefix: prefix})
+			c.deleter.add(deleteJob{parent: parent, prefix: prefix, inflight: o.inflight})
 		}
 		if !o.protected {
 			err = sent.unknownIf(err, zk.ErrNodeExists)

@@ -50,6 +50,10 @@ type deleteJob struct {
 	// maxCzxid, when not 0, deletes path only if its node was created by that
 	// transaction or an earlier one.
 	maxCzxid int64
+	// inflight, for a prefix job: the create requests that may still make such a child;
+	// the sweep lists the parent only once they were answered (a listing sent before a
+	// create that has not gone out yet would find nothing, and the create land after).
+	inflight *InFlight
 }
 
 func newDeleter(c *Client) *deleter {
@@ -150,6 +154,11 @@ func (d *deleter) do(j deleteJob) error {
 			return nil
 		}
 		return err
+	}
+	if j.inflight != nil {
+		if err := j.inflight.Wait(ctx); err != nil {
+			return err // connection-class (the deadline): tried again
+		}
 	}
 	kids, err := call(d.c, ctx, "getChildren", func() ([]string, error) {
 		k, _, err := conn.Children(j.parent)
