@@ -370,6 +370,15 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		var holds bool
 		var watch string
 		if handedOff {
+			// The node ahead is gone, but so may ours be (deleted by someone else, as
+			// Curator's re-listing would see): only our node, still there, holds.
+			st, err := c.Exists(ctx, node)
+			if err != nil {
+				return nil, err
+			}
+			if st == nil {
+				return nil, ErrNodeLost
+			}
 			holds = true
 		} else {
 			var kids []string
