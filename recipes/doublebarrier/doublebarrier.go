@@ -42,6 +42,10 @@ type DoubleBarrier struct {
 
 	ourName string // written under mu, by Enter or Leave only
 	ourPath string
+	// created counts Enter's member creates until answered, also once given up on: the
+	// delete after a failed Enter waits for them, so that it cannot reach the server
+	// before a late create (which would then leave a member nobody deletes).
+	created framework.InFlight
 
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
@@ -184,7 +188,8 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 // node only when the create says there is one.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents())
+		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
+			framework.WithInFlight(&d.created))
 		if err == nil {
 			return nil
 		}
@@ -368,12 +373,23 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 // the background worker (the member takes a new name, as after a failed delete).
 func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
 	var err error
+	path := d.ourPath
+	del := func(cctx context.Context) error {
+		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
+		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
+	}
 	queued := ctx.Err() != nil
 	if queued {
-		err = d.client.Delete(ctx, d.ourPath, framework.InBackground())
+		if !d.client.GoCleanup(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			defer cancel()
+			_ = del(cctx)
+		}) {
+			err = framework.ErrClosed
+		}
 	} else {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		err = d.client.Delete(cctx, d.ourPath, framework.Quietly(), framework.Guaranteed())
+		err = del(cctx)
 		cancel()
 	}
 	d.mu.Lock()
