@@ -1,0 +1,83 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/queue"
+)
+
+// review2: two consumers in one process share a client (one session): A holds item X's
+// lock and runs its handler; B's context ends just as B reaches X (here: B's error
+// listener cancels it on the bad item before X, deterministically). B's lock create fails
+// with the context's error, and B "removes the lock node if it is ours": ownLock only
+// compares the node's ephemeral owner with the session, so B deletes A's lock node while
+// A still handles X. A consumer C in another process then takes X too: X is delivered
+// twice and nobody reports ErrNotRemoved.
+func TestReview2SameSessionConsumerDeletesSiblingsLock(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path, locks = "/rev2same/q", "/rev2same/locks"
+
+	raw, err := queue.New(c, path, queue.Bytes{})
+	require.NoError(t, err)
+	_, err = raw.Put(ctx, []byte("not-an-int")) // a bad item ahead of X
+	require.NoError(t, err)
+	qa, err := queue.New(c, path, intSerializer{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	x, err := qa.Put(ctx, 42)
+	require.NoError(t, err)
+	xLock := locks + "/" + framework.NodeName(x)
+
+	aIn, aRelease := make(chan struct{}), make(chan struct{})
+	aDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qa.ConsumeOne(ctx, func(context.Context, int) error {
+			close(aIn)
+			<-aRelease
+			return nil
+		})
+	})
+	testutil.WaitClosed(t, aIn, 20*time.Second, "A handles X")
+
+	bctx, bcancel := context.WithCancel(ctx)
+	defer bcancel()
+	qb, err := queue.New(c, path, intSerializer{}, queue.WithLockPath(locks),
+		queue.WithErrorListener(func(err error) {
+			var be *queue.BadItemError
+			if errors.As(err, &be) {
+				bcancel() // B gives up while it goes on to X
+			}
+		}))
+	require.NoError(t, err)
+	err = qb.Consume(bctx, func(context.Context, int) error { t.Error("B got an item"); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+
+	st, err := other.Exists(ctx, xLock)
+	require.NoError(t, err)
+	assert.NotNil(t, st, "A still handles X: its lock node must still be there (B deleted it)")
+
+	// What a user notices: another process takes X while A still handles it.
+	qc, err := queue.New(other, path, intSerializer{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err = qc.ConsumeOne(short, func(context.Context, int) error { return nil })
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "C must not get X while A handles it (delivered twice)")
+
+	close(aRelease)
+	_ = testutil.Result(t, aDone, 30*time.Second, "A's ConsumeOne")
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	_ = other.Delete(dctx, "/rev2same", framework.WithChildren())
+}
