@@ -1,7 +1,10 @@
 package queue
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -303,7 +306,8 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
 	lockGen, _ := b.c.Session() // read first: a lock node made later is of this generation or a newer one
-	ours, err := b.lock(ctx, lockPath)
+	tok := newLockToken()
+	ours, err := b.lock(ctx, lockPath, tok)
 	if err != nil || !ours {
 		if err == nil && lw != nil && lw.w == nil && !lw.gone {
 			// Held by another consumer: wake when it lets go (or its session ends).
@@ -319,7 +323,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	data, _, err := b.c.GetData(ctx, itemPath)
 	if err != nil {
-		b.unlock(ctx, lockPath)
+		b.unlock(ctx, lockPath, tok)
 		if errors.Is(err, framework.ErrNoNode) {
 			return skipped, nil
 		}
@@ -327,12 +331,12 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	items, err := b.decode(name, data)
 	if err != nil {
-		b.unlock(ctx, lockPath)
+		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finish(ctx, name, data, requeue, lockGen); err != nil {
+	if err := b.finish(ctx, name, data, requeue, lockGen, tok); err != nil {
 		return taken, errors.Join(err, herr)
 	}
 	if herr != nil {
@@ -341,15 +345,25 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	return taken, nil
 }
 
-// lock creates the ephemeral lock node; ours is false when another consumer holds it.
-func (b *base[T]) lock(ctx context.Context, lockPath string) (ours bool, err error) {
-	_, err = b.c.Create(ctx, lockPath, nil, framework.WithMode(framework.Ephemeral))
+// newLockToken returns the data of a new lock node: a random token that tells this
+// attempt's node from one a sibling consumer on the same client (same session) made.
+// Curator ignores a lock node's data.
+func newLockToken() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return []byte("zoocurator-queue-lock:" + hex.EncodeToString(b))
+}
+
+// lock creates the ephemeral lock node holding tok; ours is false when another consumer
+// holds it.
+func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours bool, err error) {
+	_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral))
 	if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
 		b.lockReady.Store(false)
 		if err = b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 			return false, err
 		}
-		_, err = b.c.Create(ctx, lockPath, nil, framework.WithMode(framework.Ephemeral))
+		_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral))
 	}
 	switch {
 	case err == nil:
@@ -357,23 +371,36 @@ func (b *base[T]) lock(ctx context.Context, lockPath string) (ours bool, err err
 	case errors.Is(err, framework.ErrNodeExists) && !errors.Is(err, framework.ErrUnknownOutcome):
 		return false, nil
 	case errors.Is(err, framework.ErrNodeExists):
-		// Resent after a connection loss: ours if our session owns it.
-		return b.ownLock(ctx, lockPath)
+		// Resent after a connection loss: ours if our session owns it with our token.
+		return b.ownLock(ctx, lockPath, tok)
 	}
 	// The create may have been applied (the context ended while it was in flight):
 	// remove the lock node if it is ours.
-	b.unlock(ctx, lockPath)
+	b.unlock(ctx, lockPath, tok)
 	return false, err
 }
 
-// ownLock reports whether the lock node exists and belongs to our session.
-func (b *base[T]) ownLock(ctx context.Context, lockPath string) (bool, error) {
-	st, err := stat(ctx, b.c, lockPath)
-	if err != nil || st == nil {
-		return false, err
+// ownLock reports whether the lock node exists, belongs to our session and holds tok
+// (a sibling consumer on the same client has the same session, not the same token).
+func (b *base[T]) ownLock(ctx context.Context, lockPath string, tok []byte) (bool, error) {
+	st, err := b.ownLockStat(ctx, lockPath, tok)
+	return st != nil, err
+}
+
+// ownLockStat is ownLock returning the node's Stat (nil when not ours).
+func (b *base[T]) ownLockStat(ctx context.Context, lockPath string, tok []byte) (*framework.Stat, error) {
+	data, st, err := b.c.GetData(ctx, lockPath)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	_, sid := b.c.Session()
-	return st.EphemeralOwner == sid, nil
+	if st.EphemeralOwner != sid || !bytes.Equal(data, tok) {
+		return nil, nil
+	}
+	return st, nil
 }
 
 // stat returns p's Stat, nil when p does not exist (framework's Exists says so with a
@@ -387,14 +414,16 @@ func stat(ctx context.Context, c *framework.Client, p string) (*framework.Stat, 
 }
 
 // unlock deletes our lock node (guaranteed), with a context of its own.
-func (b *base[T]) unlock(ctx context.Context, lockPath string) {
+func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	ours, err := b.ownLock(cctx, lockPath)
-	if err != nil || !ours {
+	st, err := b.ownLockStat(cctx, lockPath, tok)
+	if err != nil || st == nil {
 		return
 	}
-	_ = b.c.Delete(cctx, lockPath, framework.Guaranteed(), framework.Quietly())
+	// Bounded by the node's czxid: a retry in the background after our session ended
+	// must not delete a lock node another consumer made at the same path.
+	_ = b.c.Delete(cctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
@@ -402,7 +431,7 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string) {
 // generation the lock node was created in: once the session changed, the node at the
 // lock path (if any) is another consumer's, which has taken the item, and the item is
 // left to it.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64) error {
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -425,7 +454,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 	lost := func() error {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(ctx, lockPath)
+		b.unlock(ctx, lockPath, tok)
 		return fmt.Errorf("%w: %s: the session that held its lock ended while the item was being removed", ErrNotRemoved, itemPath)
 	}
 	for {
@@ -444,7 +473,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 			// Give the item back (it is delivered again) rather than keep it locked for
 			// as long as our session lives.
-			b.unlock(ctx, lockPath)
+			b.unlock(ctx, lockPath, tok)
 			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
@@ -453,10 +482,10 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			continue
 		}
 		if st == nil {
-			b.unlock(cctx, lockPath) // removed by someone without the lock, or by us
+			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
 			return nil
 		}
-		ours, lerr := b.ownLock(cctx, lockPath)
+		ours, lerr := b.ownLock(cctx, lockPath, tok)
 		if lerr != nil {
 			continue
 		}

@@ -77,13 +77,14 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	lockGen, _ := q.c.Session()
-	ours, err := q.lock(ctx, framework.JoinPath(q.o.lockPath, name))
+	tok := newLockToken()
+	ours, err := q.lock(ctx, framework.JoinPath(q.o.lockPath, name), tok)
 	if err != nil || !ours {
 		return false, err
 	}
 	if st, err := stat(ctx, q.c, itemPath); err != nil || st == nil {
-		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name))
+		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name), tok)
 		return false, err
 	}
-	return true, q.finish(ctx, name, nil, false, lockGen)
+	return true, q.finish(ctx, name, nil, false, lockGen, tok)
 }
