@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,4 +81,36 @@ func TestReview2SameSessionConsumerDeletesSiblingsLock(t *testing.T) {
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
 	_ = other.Delete(dctx, "/rev2same", framework.WithChildren())
+}
+
+// review2: finish retries its removal transaction in a tight loop, with no pause, on any
+// error that is not a connection loss: here NotEmpty (a child under the item node; NoAuth
+// from an ACL does the same). Every retry fails the same way, so the consumer hammers
+// ZooKeeper with thousands of transactions until its 30 s clean-up timeout, and then
+// the item is given back and the next delivery spins again.
+func TestReview2FinishSpinsOnPermanentError(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	var multis atomic.Int64
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "multi" {
+			multis.Add(1)
+		}
+	}))
+	ctx := testutil.Context(t, 90*time.Second)
+	const path, locks = "/rev2spin/q", "/rev2spin/locks"
+	q, err := queue.New(c, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	node, err := q.Put(ctx, "x")
+	require.NoError(t, err)
+	_, err = c.Create(ctx, node+"/child", nil) // the item node cannot be deleted: NotEmpty
+	require.NoError(t, err)
+
+	err = q.ConsumeOne(ctx, func(context.Context, string) error { return nil })
+	assert.ErrorIs(t, err, queue.ErrNotRemoved)
+	assert.LessOrEqual(t, multis.Load(), int64(3), "removal transactions sent for one item whose removal cannot succeed")
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), locks), "the lock node is given back")
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	_ = c.Delete(dctx, "/rev2spin", framework.WithChildren())
 }
