@@ -492,6 +492,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if !ours {
 			return fmt.Errorf("%w: %s: the lock node is gone", ErrNotRemoved, itemPath)
 		}
+		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
+			// Sending it again fails the same way: give the item back now.
+			b.unlock(cctx, lockPath, tok)
+			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
+		}
+		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
 }
 
