@@ -114,3 +114,28 @@ func TestReview2FinishSpinsOnPermanentError(t *testing.T) {
 	defer dcancel()
 	_ = c.Delete(dctx, "/rev2spin", framework.WithChildren())
 }
+
+// review2: BadItemError's doc promises that ConsumeOne returns a bad item it skipped "as
+// ConsumeOne's error when no other item was taken" (as SimpleQueue.Take does), but
+// ConsumeOne returns only ctx's error: without an error listener the bad node is never
+// named to the caller.
+func TestReview2ConsumeOneReportsBadItem(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	junk, err := c.Create(ctx, "/rev2bad/q/queue-", []byte("not an item"),
+		framework.WithMode(framework.PersistentSequential), framework.WithParents())
+	require.NoError(t, err)
+	q, err := queue.New(c, "/rev2bad/q", queue.String{})
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	err = q.ConsumeOne(short, func(context.Context, string) error { return nil })
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	var be *queue.BadItemError
+	if assert.ErrorAs(t, err, &be, "ConsumeOne names the bad node it skipped") {
+		assert.Equal(t, junk, be.Path)
+	}
+	_ = c.Delete(ctx, "/rev2bad", framework.WithChildren())
+}
