@@ -507,20 +507,30 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
 	}
 	bad := map[string]bool{}
+	var firstBad error // ConsumeOne returns it with ctx's error when nothing was taken
+	ctxErr := func() error {
+		if one && firstBad != nil {
+			return errors.Join(ctx.Err(), firstBad)
+		}
+		return ctx.Err()
+	}
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return ctxErr()
 		}
 		names, w, err := b.names(ctx, true)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return ctxErr()
 			}
 			if errors.Is(err, framework.ErrClosed) || one {
 				return err
 			}
 			b.report(err)
 			if err := b.pause(ctx, retryPause); err != nil {
+				if ctx.Err() != nil {
+					return ctxErr()
+				}
 				return err
 			}
 			continue
@@ -542,11 +552,14 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			res, err := b.process(ctx, name, h, &lw)
 			if ctx.Err() != nil && res != taken {
-				return ctx.Err()
+				return ctxErr()
 			}
 			var be *BadItemError
 			if errors.As(err, &be) {
 				stillBad[name] = true
+				if firstBad == nil {
+					firstBad = err
+				}
 				if !bad[name] {
 					b.report(err)
 				}
