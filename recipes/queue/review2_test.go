@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,4 +139,78 @@ func TestReview2ConsumeOneReportsBadItem(t *testing.T) {
 		assert.Equal(t, junk, be.Path)
 	}
 	_ = c.Delete(ctx, "/rev2bad", framework.WithChildren())
+}
+
+// review2: a waiting consumer watches only the FIRST item whose lock another consumer
+// holds (lockWait keeps one watch). When the holder of a later item dies (its lock node
+// goes with its session) while the first holder is alive and busy, the queue's children
+// do not change and nothing wakes the consumer: the dead consumer's item is not delivered
+// again until the first item is finished (hours, for a long job) or something is put.
+func TestReview2WaitingConsumerMissesLaterHolderDeath(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	const path, locks = "/rev2wake/q", "/rev2wake/locks"
+	ctx := testutil.Context(t, 90*time.Second)
+	p := testutil.ConnectFailFast(t, srv.ConnectString())
+	qp, err := queue.New(p, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	_, err = qp.Put(ctx, "x1")
+	require.NoError(t, err)
+	x2, err := qp.Put(ctx, "x2")
+	require.NoError(t, err)
+	x2Lock := locks + "/" + framework.NodeName(x2)
+
+	hold := func(c *framework.Client, want string) (chan struct{}, <-chan error) {
+		q, err := queue.New(c, path, queue.String{}, queue.WithLockPath(locks))
+		require.NoError(t, err)
+		in, release := make(chan struct{}), make(chan struct{})
+		done := testutil.Go(ctx, func(ctx context.Context) error {
+			return q.ConsumeOne(ctx, func(_ context.Context, s string) error {
+				if s != want {
+					t.Errorf("got %s, want %s", s, want)
+				}
+				close(in)
+				<-release
+				return nil
+			})
+		})
+		testutil.WaitClosed(t, in, 20*time.Second, "a holder takes "+want)
+		return release, done
+	}
+	aRelease, aDone := hold(testutil.ConnectFailFast(t, srv.ConnectString()), "x1")
+	b := testutil.ConnectFailFast(t, srv.ConnectString())
+	bRelease, bDone := hold(b, "x2")
+
+	sawX2Locked := make(chan struct{})
+	var once sync.Once
+	cc := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestObserver(func(ri framework.RequestInfo) {
+		if ri.Op == "create" && ri.Path == x2Lock && errors.Is(ri.Err, framework.ErrNodeExists) {
+			once.Do(func() { close(sawX2Locked) })
+		}
+	}))
+	qc, err := queue.New(cc, path, queue.String{}, queue.WithLockPath(locks))
+	require.NoError(t, err)
+	got := make(chan string, 2)
+	cctx, stop := context.WithCancel(ctx)
+	cDone := testutil.Go(cctx, func(ctx context.Context) error {
+		return qc.Consume(ctx, func(_ context.Context, s string) error { got <- s; return nil })
+	})
+	testutil.WaitClosed(t, sawX2Locked, 20*time.Second, "C found x2 locked by B")
+
+	require.NoError(t, b.Close()) // B dies mid-item: its lock node goes at once
+	select {
+	case s := <-got:
+		assert.Equal(t, "x2", s)
+	case <-time.After(15 * time.Second):
+		t.Error("C never took x2, whose consumer died, while A still holds x1")
+	}
+	close(aRelease)
+	close(bRelease)
+	_ = testutil.Result(t, aDone, 30*time.Second, "A")
+	_ = testutil.Result(t, bDone, 30*time.Second, "B")
+	stop()
+	_ = testutil.Result(t, cDone, 30*time.Second, "C")
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer dcancel()
+	_ = p.Delete(dctx, "/rev2wake", framework.WithChildren())
 }
