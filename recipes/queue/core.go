@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -259,11 +260,38 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 	return errors.Join(errs...)
 }
 
-// lockWait is a lock node held by another consumer and the watch on it; gone says it
-// vanished before the watch was set.
+// lockWait is the lock nodes held by other consumers and the watches on them (any of
+// them going, when its consumer finished or died, may make an item available again);
+// gone says one vanished before its watch was set.
 type lockWait struct {
-	w    *framework.Watch
+	ws   []*framework.Watch
 	gone bool
+}
+
+// wake returns a channel that gets a value when any of the watches fired, and a func
+// that ends the goroutines forwarding them.
+func (lw *lockWait) wake() (<-chan struct{}, func()) {
+	if len(lw.ws) == 0 {
+		return nil, func() {}
+	}
+	woke := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, w := range lw.ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-w.Done():
+				select {
+				case woke <- struct{}{}:
+				default:
+				}
+			case <-stop:
+			}
+		}()
+	}
+	return woke, func() { close(stop); wg.Wait() }
 }
 
 // process takes the node name: handles its items and removes (or requeues) it.
@@ -309,12 +337,12 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	tok := newLockToken()
 	ours, err := b.lock(ctx, lockPath, tok)
 	if err != nil || !ours {
-		if err == nil && lw != nil && lw.w == nil && !lw.gone {
+		if err == nil && lw != nil && !lw.gone {
 			// Held by another consumer: wake when it lets go (or its session ends).
 			_, _, w, werr := b.c.GetDataW(ctx, lockPath)
 			switch {
 			case werr == nil:
-				lw.w = w
+				lw.ws = append(lw.ws, w)
 			case errors.Is(werr, framework.ErrNoNode):
 				lw.gone = true
 			}
@@ -591,14 +619,16 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		if wake != nil {
 			wakeC = wake.C
 		}
+		lockWoke, stopLockWait := lw.wake()
 		select {
 		case <-w.Done():
-		case <-lw.w.Done():
+		case <-lockWoke:
 		case <-wakeC:
 		case <-ctx.Done():
 		case <-b.c.Done():
 			closed = true
 		}
+		stopLockWait()
 		if wake != nil {
 			wake.Stop()
 		}
