@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 )
 
 const (
@@ -645,16 +646,7 @@ func (b *base[T]) report(err error) {
 }
 
 func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-b.c.Done():
-		return framework.ErrClosed
-	}
+	return locks.SleepBeforeRetry(ctx, b.c, d)
 }
 
 // Consume takes items until ctx ends, calling h for each, in the queue's order; several
