@@ -206,6 +206,10 @@ func cancelRound(t *testing.T, op cancelOp, moment string, k int) (latency time.
 	defer bgCancel()
 	r, err := op.setup(bg, w)
 	require.NoError(t, err, "setup")
+	// The peer made the round's nodes, perhaps through another member than the victim's:
+	// the victim syncs, so that its session has seen them (a reconnection cannot then
+	// take it to a member that has not; reads are not linearizable across sessions).
+	require.NoError(t, w.victim.Sync(bg, "/"))
 	closed := false
 	closeRound := func() {
 		if r.close != nil && !closed {
