@@ -117,20 +117,41 @@ func (l *Lease) watch(onRevoke func()) {
 		if onRevoke == nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
-		if errors.Is(err, framework.ErrNoNode) {
-			l.nodeGone()
-			return
+		for pause := 100 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
+			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+			cancel()
+			if errors.Is(err, framework.ErrNoNode) {
+				l.nodeGone()
+				return
+			}
+			if errors.Is(err, framework.ErrClosed) {
+				return // the client closed: the lease ends with it
+			}
+			if err == nil {
+				if IsRevokeRequest(data) {
+					go onRevoke()
+				}
+				revoke = ch
+				return
+			}
+			// Not read (a connection lost for longer than the read's bound, say): read
+			// again after a pause, or the revocation would never be heard; until the
+			// lease ends.
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-l.released:
+				t.Stop()
+				return
+			case <-l.loss:
+				t.Stop()
+				return
+			case <-l.client.Done():
+				t.Stop()
+				return
+			}
 		}
-		if err != nil {
-			return
-		}
-		if IsRevokeRequest(data) {
-			go onRevoke()
-		}
-		revoke = ch
 	}
 	arm()
 	if l.deleted.Load() {
