@@ -79,7 +79,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	if err := reentrancy(ctx, out, ms[0]); err != nil {
 		return err
 	}
-	if err := tryAndDeadline(ctx, out, ms[0], ms[1]); err != nil {
+	if err := tryAndDeadline(ctx, out, ms[0], ms[1], cs[1]); err != nil {
 		return err
 	}
 	return doneOnCut(ctx, out, connect, ms[1])
@@ -208,7 +208,7 @@ func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 }
 
 // tryAndDeadline shows what a contender sees while another client holds the lock.
-func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mutex) error {
+func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mutex, otherClient *framework.Client) error {
 	out.Printf("== TryAcquire and deadlines ==")
 	lease, err := holder.Acquire(ctx)
 	if err != nil {
@@ -227,6 +227,11 @@ func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mute
 		return fmt.Errorf("acquire with a deadline: want DeadlineExceeded, got %v", err)
 	}
 	out.Printf("client 2: Acquire with a 300ms deadline gives up: %v", context.DeadlineExceeded)
+	// A call whose context ended returns at once and deletes its node in the background:
+	// WaitGuaranteedDeletes waits until that is done.
+	if err := otherClient.WaitGuaranteedDeletes(ctx); err != nil {
+		return err
+	}
 	parts, err := other.Participants(ctx)
 	if err != nil {
 		return err

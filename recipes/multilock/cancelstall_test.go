@@ -49,8 +49,10 @@ func TestCancelledAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
 	defer cancel()
 	res := make(chan error, 1)
 	go func() { _, err := ml.Acquire(actx); res <- err }()
-	testutil.WaitParticipants(t, mb, 2, 15*time.Second) // holding a, waiting for b
-	require.Len(t, testutil.Children(t, srv.ConnectString(), a), 1)
+	// Holding a, waiting for b (a try's node at b comes and goes first).
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), a)) == 1 && len(testutil.Children(t, srv.ConnectString(), b)) == 2
+	}, 20*time.Second, 10*time.Millisecond, "the multi-lock does not hold a and wait for b")
 
 	proxy.Stall()
 	cancel()
