@@ -484,7 +484,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
 		b.unlock(ctx, lockPath, tok)
-		return fmt.Errorf("%w: %s: the session that held its lock ended while the item was being removed", ErrNotRemoved, itemPath)
+		return &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
 	}
 	for {
 		if b.c.Generation() != lockGen {
@@ -503,7 +503,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			// Give the item back (it is delivered again) rather than keep it locked for
 			// as long as our session lives.
 			b.unlock(ctx, lockPath, tok)
-			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
+			return &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
 		st, serr := stat(cctx, b.c, itemPath)
@@ -519,12 +519,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 			continue
 		}
 		if !ours {
-			return fmt.Errorf("%w: %s: the lock node is gone", ErrNotRemoved, itemPath)
+			return &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
 		}
 		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
 			// Sending it again fails the same way: give the item back now.
 			b.unlock(cctx, lockPath, tok)
-			return fmt.Errorf("%w: %s: %w", ErrNotRemoved, itemPath, err)
+			return &NotRemovedError{Path: itemPath, Err: err}
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}

@@ -26,9 +26,33 @@ var (
 	// also while the removal was in flight) or the removal failed until the clean-up
 	// timeout. The item stays in the queue (it is given back, or its lock node goes with
 	// the session) and is delivered again, or another consumer already took it: either
-	// way it is, or may have been, delivered twice.
+	// way it is, or may have been, delivered twice. The error is a *NotRemovedError, which
+	// names the item's node.
 	ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
 )
+
+// NotRemovedError is the error of a consumer with a lock path whose handler ran but which
+// could not remove the item's node (see ErrNotRemoved, which it matches): it names the
+// node, so that a caller counting deliveries knows which item may come twice.
+type NotRemovedError struct {
+	Path   string // the item's node
+	Reason string // why, when Err is nil
+	Err    error  // why: the removal's last error, or nil
+}
+
+// Error names the node and the reason.
+func (e *NotRemovedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%v: %s: %v", ErrNotRemoved, e.Path, e.Err)
+	}
+	return fmt.Sprintf("%v: %s: %s", ErrNotRemoved, e.Path, e.Reason)
+}
+
+// Is reports whether target is ErrNotRemoved.
+func (e *NotRemovedError) Is(target error) bool { return target == ErrNotRemoved }
+
+// Unwrap returns the removal's last error, if any.
+func (e *NotRemovedError) Unwrap() error { return e.Err }
 
 // BadItemError reports a node of the queue whose data could not be decoded. The
 // consumer leaves the node in place, skips it and reports it (to the WithErrorListener

@@ -141,6 +141,10 @@ func TestFinishAfterSessionLossLeavesOthersLock(t *testing.T) {
 	close(aRelease)
 	err = testutil.Result(t, aDone, 30*time.Second, "A's ConsumeOne")
 	assert.ErrorIs(t, err, queue.ErrNotRemoved, "A's lock was lost: it must not remove the item B holds")
+	var nre *queue.NotRemovedError
+	if assert.ErrorAs(t, err, &nre) {
+		assert.Equal(t, node, nre.Path, "the error names the item's node")
+	}
 	st, err := b.Exists(ctx, lock)
 	require.NoError(t, err)
 	assert.NotNil(t, st, "B's lock node is still there")
