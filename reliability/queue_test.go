@@ -42,16 +42,18 @@ const (
 type queueLedger struct {
 	mu         sync.Mutex
 	puts       map[string]putKind
+	nodes      map[string]string // item node -> item, for the puts that returned their node
 	delivered  map[string]int
 	notRemoved int
 	reports    []string
 }
 
 func newQueueLedger() *queueLedger {
-	return &queueLedger{puts: map[string]putKind{}, delivered: map[string]int{}}
+	return &queueLedger{puts: map[string]putKind{}, nodes: map[string]string{}, delivered: map[string]int{}}
 }
 
-func (l *queueLedger) put(item string, err error) {
+// put records a put of item, whose node is node ("" when the put returned none).
+func (l *queueLedger) put(item, node string, err error) {
 	k := putOK
 	switch {
 	case errors.Is(err, queue.ErrMaybeTwice):
@@ -61,6 +63,9 @@ func (l *queueLedger) put(item string, err error) {
 	}
 	l.mu.Lock()
 	l.puts[item] = k
+	if node != "" {
+		l.nodes[node] = item
+	}
 	l.mu.Unlock()
 }
 
@@ -171,9 +176,9 @@ func runQueue(t *testing.T, f fault) {
 				}
 				item := fmt.Sprintf("%d-%d", i, n)
 				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := q.Put(pctx, item)
+				node, err := q.Put(pctx, item)
 				pcancel()
-				l.put(item, err)
+				l.put(item, node, err)
 				if err == nil {
 					putsAfterHeal[i].add()
 				} else {
@@ -308,8 +313,8 @@ func TestQueueConsumerProcessKilled(t *testing.T) {
 	const items = 30
 	for n := range items {
 		item := fmt.Sprint("item-", n)
-		_, err := q.Put(ctx, item)
-		l.put(item, err)
+		node, err := q.Put(ctx, item)
+		l.put(item, node, err)
 	}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -353,10 +358,10 @@ func TestQueueConsumerProcessKilled(t *testing.T) {
 // reason for.
 func TestQueueCheckerCatches(t *testing.T) {
 	l := newQueueLedger()
-	l.put("ok-lost", nil)
-	l.put("ok-twice", nil)
-	l.put("maybe-twice", fmt.Errorf("put: %w", queue.ErrMaybeTwice))
-	l.put("failed-none", errors.New("connection lost"))
+	l.put("ok-lost", "/q/queue-0000000000", nil)
+	l.put("ok-twice", "/q/queue-0000000001", nil)
+	l.put("maybe-twice", "/q/queue-0000000002", fmt.Errorf("put: %w", queue.ErrMaybeTwice))
+	l.put("failed-none", "", errors.New("connection lost"))
 	for _, it := range []string{"ok-twice", "ok-twice", "maybe-twice", "maybe-twice", "stranger"} {
 		require.NoError(t, l.deliver(context.Background(), it))
 	}
@@ -365,7 +370,31 @@ func TestQueueCheckerCatches(t *testing.T) {
 	assert.Equal(t, 2, unexplained, "ok-twice's second delivery and the stranger")
 	assert.Equal(t, 2, extra)
 
-	l.report(fmt.Errorf("consume: %w", queue.ErrNotRemoved))
+	l.report(fmt.Errorf("consume: %w", &queue.NotRemovedError{Path: "/q/queue-0000000001", Reason: "lock gone"}))
 	_, unexplained, _ = l.check()
-	assert.Equal(t, 1, unexplained, "a not-removed report explains one duplicate")
+	assert.Equal(t, 1, unexplained, "a not-removed report of ok-twice's node explains its duplicate")
+
+	// A report names its item: it explains a duplicate of that item only, not of another.
+	l = newQueueLedger()
+	l.put("a", "/q/queue-0000000010", nil)
+	l.put("b", "/q/queue-0000000011", nil)
+	for _, it := range []string{"a", "b", "b"} {
+		require.NoError(t, l.deliver(context.Background(), it))
+	}
+	l.report(&queue.NotRemovedError{Path: "/q/queue-0000000010", Reason: "lock gone"})
+	_, unexplained, _ = l.check()
+	assert.Equal(t, 1, unexplained, "a's not-removed report taken for b's duplicate")
+
+	// A report naming a node no put returned (a copy of an item put perhaps twice, or of a
+	// failed put) explains one duplicate of any item whose node is not known.
+	l = newQueueLedger()
+	l.put("c", "", errors.New("connection lost"))
+	for _, it := range []string{"c", "c", "c"} {
+		require.NoError(t, l.deliver(context.Background(), it))
+	}
+	_, unexplained, _ = l.check()
+	assert.Equal(t, 1, unexplained, "a failed put's item delivered three times")
+	l.report(&queue.NotRemovedError{Path: "/q/queue-0000000099", Reason: "lock gone"})
+	_, unexplained, _ = l.check()
+	assert.Zero(t, unexplained, "the report of an unknown node explains it")
 }
