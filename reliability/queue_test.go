@@ -44,12 +44,14 @@ type queueLedger struct {
 	puts       map[string]putKind
 	nodes      map[string]string // item node -> item, for the puts that returned their node
 	delivered  map[string]int
-	notRemoved int
+	notRemoved int            // ErrNotRemoved reports
+	reportedBy map[string]int // item -> ErrNotRemoved reports naming its node
+	unknown    int            // ErrNotRemoved reports naming no node a put returned
 	reports    []string
 }
 
 func newQueueLedger() *queueLedger {
-	return &queueLedger{puts: map[string]putKind{}, nodes: map[string]string{}, delivered: map[string]int{}}
+	return &queueLedger{puts: map[string]putKind{}, nodes: map[string]string{}, delivered: map[string]int{}, reportedBy: map[string]int{}}
 }
 
 // put records a put of item, whose node is node ("" when the put returned none).
@@ -81,10 +83,24 @@ func (l *queueLedger) report(err error) {
 	defer l.mu.Unlock()
 	if errors.Is(err, queue.ErrNotRemoved) {
 		l.notRemoved++
+		var nre *queue.NotRemovedError
+		if item, ok := l.nodes[nodeOf(err, &nre)]; ok {
+			l.reportedBy[item]++
+		} else {
+			l.unknown++
+		}
 	}
 	if len(l.reports) < 20 {
 		l.reports = append(l.reports, err.Error())
 	}
+}
+
+// nodeOf returns the node a *queue.NotRemovedError in err names ("" if none).
+func nodeOf(err error, nre **queue.NotRemovedError) string {
+	if errors.As(err, nre) {
+		return (*nre).Path
+	}
+	return ""
 }
 
 // pending returns how many items that must be delivered were not yet.
@@ -113,11 +129,14 @@ func (l *queueLedger) total() int {
 // check is the checker: no item put (or put perhaps twice) is lost, no item is delivered
 // that was not put, and deliveries beyond the first are explained: by a put reported
 // perhaps twice (one extra), by a failed put whose sends may both have been applied (one
-// extra), and otherwise by a consumer's ErrNotRemoved report (one extra each). It
-// returns the lost items and the unexplained extra deliveries.
+// extra), and by a consumer's ErrNotRemoved report naming the item's node (one extra
+// each). A report naming a node no put returned (a second copy of an item put perhaps
+// twice, or a failed put's) explains one extra delivery of such an item. It returns the
+// lost items and the unexplained extra deliveries.
 func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	unknownNodes := 0 // extra deliveries of items some of whose nodes are not known
 	for item, k := range l.puts {
 		n := l.delivered[item]
 		if n == 0 && k != putFailed {
@@ -125,11 +144,16 @@ func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 		}
 		if n > 1 {
 			extra += n - 1
-			allowed := 0
+			allowed := l.reportedBy[item]
 			if k != putOK {
-				allowed = 1
+				allowed++
 			}
-			unexplained += max(0, n-1-allowed)
+			over := max(0, n-1-allowed)
+			if k == putOK {
+				unexplained += over
+			} else {
+				unknownNodes += over
+			}
 		}
 	}
 	for item, n := range l.delivered {
@@ -138,7 +162,7 @@ func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 			unexplained += n
 		}
 	}
-	unexplained = max(0, unexplained-l.notRemoved)
+	unexplained += max(0, unknownNodes-l.unknown)
 	return lost, unexplained, extra
 }
 
