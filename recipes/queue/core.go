@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,13 @@ type base[T any] struct {
 
 	pathReady atomic.Bool
 	lockReady atomic.Bool
+
+	// left is what ConsumeOne's last listing had after the node it took, for the next
+	// ConsumeOne to work through before it lists again (queues ordered by sequence only:
+	// a node created since sorts after all of them). Nil when there is none, or while a
+	// ConsumeOne works through it.
+	leftMu sync.Mutex
+	left   []string
 }
 
 type outcome int
@@ -47,6 +55,16 @@ type outcome int
 const (
 	skipped outcome = iota // not ours: taken by another consumer, gone, not due, bad
 	taken                  // the handler was called
+	gone                   // taken by another consumer (gone when read or deleted)
+)
+
+// maxJump bounds how many nodes a consumer that keeps losing races jumps over; maxAhead
+// is how many nodes of a listing ConsumeOne keeps after it jumped over some, so that
+// those it jumped over (if no other consumer took them) come back with the listing after
+// at most that many takes.
+const (
+	maxJump  = 8
+	maxAhead = 32
 )
 
 func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind, opts []Option) (*base[T], error) {
@@ -303,7 +321,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	itemPath := framework.JoinPath(b.path, name)
 	data, st, err := b.c.GetData(ctx, itemPath)
 	if errors.Is(err, framework.ErrNoNode) {
-		return skipped, nil
+		return gone, nil
 	}
 	if err != nil {
 		return skipped, err
@@ -317,7 +335,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	case err == nil, errors.Is(err, framework.ErrUnknownOutcome):
 		// Ours (or perhaps ours: a resent delete; delivering risks a duplicate, not a loss).
 	case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
-		return skipped, nil // another consumer got it
+		return gone, nil // another consumer got it
 	default:
 		return skipped, err
 	}
@@ -547,7 +565,19 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		if ctx.Err() != nil {
 			return ctxErr()
 		}
-		names, w, err := b.names(ctx, true)
+		var names []string
+		var w *framework.Watch
+		var err error
+		cached := false
+		if one && b.kind.bySequence() {
+			b.leftMu.Lock()
+			names, b.left = b.left, nil
+			b.leftMu.Unlock()
+			cached = len(names) > 0
+		}
+		if !cached {
+			names, w, err = b.names(ctx, true)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctxErr()
@@ -568,7 +598,19 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var lw lockWait
 		var wake *time.Timer
 		took := false
-		for _, name := range names {
+		// Consumers that lose the race for a node to another (it is gone when read or
+		// deleted) and are ordered by sequence jump ahead a random few nodes, further the
+		// more races they lose in a row, rather than all try the same next one; the nodes
+		// jumped over are left to the others (or to the next listing). A lone consumer
+		// loses no race and keeps the queue's order.
+		jumpy := b.kind.bySequence()
+		lostRow, jumped := 0, false
+		var tried []bool
+		if one && jumpy {
+			tried = make([]bool, len(names))
+		}
+		for i := 0; i < len(names); i++ {
+			name := names[i]
 			if bad[name] {
 				stillBad[name] = true
 				continue
@@ -579,7 +621,30 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					break
 				}
 			}
+			if tried != nil {
+				tried[i] = true
+			}
 			res, err := b.process(ctx, name, h, &lw)
+			if res == taken && tried != nil {
+				rest, restTried := names[i+1:], tried[i+1:]
+				if jumped && len(rest) > maxAhead {
+					// Nodes jumped over come back with the listing after the next few takes.
+					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
+				}
+				b.keepLeft(rest, restTried, stillBad, bad)
+			}
+			if res == gone {
+				res = skipped
+				if jumpy {
+					lostRow = min(lostRow+1, maxJump)
+					if n := mrand.IntN(lostRow + 1); n > 0 {
+						i += n
+						jumped = true
+					}
+				}
+			} else {
+				lostRow = 0
+			}
 			if ctx.Err() != nil && res != taken {
 				return ctxErr()
 			}
@@ -609,7 +674,8 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 		}
 		bad = stillBad
-		if took || lw.gone {
+		if took || lw.gone || cached || jumped {
+			// (A cached listing that gave nothing, or nodes jumped over: list now.)
 			if wake != nil {
 				wake.Stop()
 			}
@@ -637,6 +703,25 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			return framework.ErrClosed
 		}
 	}
+}
+
+// keepLeft keeps the nodes of a ConsumeOne's listing after the one it took that it did not
+// try (less the bad nodes it already reported) for the next ConsumeOne, unless another has
+// kept some meanwhile. Nodes it jumped over are not kept: other consumers are taking them,
+// and the next listing shows those still there (the caller keeps no more than maxAhead
+// nodes then, so that the next listing comes soon).
+func (b *base[T]) keepLeft(names []string, tried []bool, bad ...map[string]bool) {
+	kept := make([]string, 0, len(names))
+	for i, n := range names {
+		if !tried[i] && !bad[0][n] && !bad[1][n] {
+			kept = append(kept, n)
+		}
+	}
+	b.leftMu.Lock()
+	if b.left == nil && len(kept) > 0 {
+		b.left = kept
+	}
+	b.leftMu.Unlock()
 }
 
 func (b *base[T]) report(err error) {

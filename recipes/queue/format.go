@@ -158,6 +158,10 @@ const (
 	kindDelay
 )
 
+// bySequence reports whether the kind's nodes are consumed in the order of their sequence
+// numbers alone, so that a node created after a listing sorts after every node in it.
+func (k kind) bySequence() bool { return k == kindPlain || k == kindID }
+
 // sortNames orders item node names as Curator's queue of that kind does; ties (none
 // but for delay queues) keep the name order.
 func (k kind) sortNames(names []string) {
