@@ -131,7 +131,8 @@ func awaitCond(ctx context.Context, max, poll time.Duration, cond func() bool, w
 
 // cacheRetryLog is a slog handler that counts the cache engine's "read failed; retrying"
 // records: each is one pass of the engine that failed and scheduled another. Everything
-// else is dropped.
+// else is dropped. Should that message change, the scenario using it fails loudly
+// ("neither Initialized nor a second failed pass"), it never passes unchecked.
 type cacheRetryLog struct {
 	n      atomic.Int64
 	signal chan struct{}
@@ -410,7 +411,9 @@ func replayHungNextServer(t *testing.T, w *defectWorld) {
 	proxies[x].DropConnections()
 	dropped := time.Now()
 
-	// The client's next server: the first proxy (other than X) to accept a connection.
+	// The client's next server: the first proxy (other than X) to accept a connection. A
+	// stalled proxy still accepts and dials its server (Accepted counts that), it only
+	// carries no byte: the client's connect request waits there unanswered.
 	var reached []int
 	moved := func() bool {
 		reached = reached[:0]
