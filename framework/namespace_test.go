@@ -3,6 +3,7 @@ package framework_test
 import (
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -51,4 +52,30 @@ func TestNamespaceCreatedOnFirstUse(t *testing.T) {
 	kids, _, err = other.Children(ctx, "/")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a"}, kids)
+}
+
+// TestNamespaceRetriedAfterRefusal: a namespace whose creation is refused (here the parent
+// allows reading only) is tried again by the next operation, as Curator's namespace facade
+// tries until it succeeds: once the parent allows it, the namespace node is made and the
+// client works under it. The refused operation reports its own error.
+func TestNamespaceRetriedAfterRefusal(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	_, err := admin.Create(ctx, "/locked", nil, framework.WithNodeACL(zk.WorldACL(zk.PermRead|zk.PermAdmin)))
+	require.NoError(t, err)
+
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithNamespace("locked/ns"))
+	_, err = c.Create(ctx, "/a", []byte("d"))
+	require.Error(t, err, "a create under a namespace that cannot be made")
+
+	_, err = admin.SetACL(ctx, "/locked", zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	_, err = c.Create(ctx, "/a", []byte("d"))
+	require.NoError(t, err, "the namespace is made once its parent allows it")
+	data, _, err := admin.GetData(ctx, "/locked/ns/a")
+	require.NoError(t, err)
+	assert.Equal(t, "d", string(data))
+	require.NoError(t, admin.Delete(ctx, "/locked", framework.WithChildren()))
 }
