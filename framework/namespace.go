@@ -14,8 +14,9 @@ import (
 // does: on a fresh server, listing "/" or creating "/a" then works. Once made or found
 // it costs nothing more: one create per client, answered "node exists" when it was there.
 // A failure that retrying may cure (a lost connection) fails this attempt of the
-// operation, which the retry policy retries; any other (NoAuth, say) is logged and not
-// tried again, and the operation goes on to report its own error, as Curator goes on.
+// operation, which the retry policy retries; any other (NoAuth, say) is logged and the
+// operation goes on to report its own error, as Curator goes on; the next operation tries
+// again, as Curator's facade tries until the node is made.
 func (c *Client) ensureNamespace(ctx context.Context, conn *zk.Conn) error {
 	if c.opts.namespace == "" || c.nsSettled.Load() {
 		return nil
@@ -29,7 +30,6 @@ func (c *Client) ensureNamespace(ctx context.Context, conn *zk.Conn) error {
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
 		return err
 	}
-	c.nsSettled.Store(true)
 	c.opts.logger.Warn("cannot create the namespace node", "component", "framework", "path", c.prefix, "err", err)
 	return nil
 }
