@@ -1,0 +1,58 @@
+package discovery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// Registered takes no context, so it must not wait on the network: while an Update's
+// write hangs on a stalled connection, Registered answers at once (with the instance as
+// last given), and Update still ends with its context.
+func TestRegisteredDoesNotWaitForAWrite(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	d, err := discovery.New[details](c, "/disc/registered")
+	require.NoError(t, err)
+	defer d.Close()
+	inst := newInstance(t, "svc", "a", 1)
+	require.NoError(t, d.Register(ctx, inst))
+
+	proxy.Stall()
+	defer proxy.Heal()
+	before := c.Requests()
+	upd := newInstance(t, "svc", "a", 2)
+	uctx, ucancel := context.WithCancel(ctx)
+	defer ucancel()
+	updated := testutil.Go(uctx, func(ctx context.Context) error { return d.Update(ctx, upd) })
+	require.Eventually(t, func() bool { return c.Requests() > before }, 20*time.Second, 5*time.Millisecond,
+		"the Update's write is sent (and hangs)")
+
+	got := make(chan []*discovery.Instance[details], 1)
+	go func() { got <- d.Registered() }()
+	select {
+	case regs := <-got:
+		require.Len(t, regs, 1)
+		assert.Equal(t, "a", regs[0].ID)
+	case <-time.After(20 * time.Second):
+		ucancel()
+		<-got
+		t.Fatal("Registered waited for an Update hanging on the network")
+	}
+	ucancel()
+	assert.Error(t, testutil.Result(t, updated, 20*time.Second, "the Update, cancelled"))
+	proxy.Heal()
+	require.NoError(t, d.Unregister(ctx, upd))
+}
