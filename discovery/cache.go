@@ -101,6 +101,8 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{})}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	if err := d.own(sc); err != nil {
+		sc.cancel()
+		_ = pc.Close()
 		return nil, err
 	}
 	return sc, nil

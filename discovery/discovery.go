@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -141,6 +142,8 @@ type registration[T any] struct {
 	d    *ServiceDiscovery[T]
 	lock chan struct{} // a mutex that a context can give up on: held for each write
 
+	shown atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
+
 	// guarded by lock
 	inst    *Instance[T]
 	data    []byte
@@ -181,6 +184,7 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		return err
 	}
 	r := &registration[T]{d: d, lock: make(chan struct{}, 1), inst: &own, data: data, done: make(chan struct{})}
+	r.shown.Store(&own)
 	if own.ServiceType != DynamicSequential {
 		r.path = framework.JoinPath(d.basePath, own.Name, own.ID)
 	}
@@ -506,6 +510,7 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 		return fmt.Errorf("%w: the name and service type of a registered instance cannot change", ErrInvalidInstance)
 	}
 	r.inst, r.data = &own, data
+	r.shown.Store(&own)
 	if r.path == "" {
 		return nil // being created: the keeper writes the new data
 	}
@@ -566,7 +571,9 @@ func (r *registration[T]) stop(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Registered returns copies of the instances registered through d, sorted by id.
+// Registered returns copies of the instances registered through d, sorted by id, as last
+// given to Register or Update (an update whose write is still under way included). It
+// does not wait on ZooKeeper.
 func (d *ServiceDiscovery[T]) Registered() []*Instance[T] {
 	d.mu.Lock()
 	regs := make([]*registration[T], 0, len(d.regs))
@@ -576,9 +583,7 @@ func (d *ServiceDiscovery[T]) Registered() []*Instance[T] {
 	d.mu.Unlock()
 	out := make([]*Instance[T], 0, len(regs))
 	for _, r := range regs {
-		r.lock <- struct{}{}
-		cp := *r.inst
-		r.release()
+		cp := *r.shown.Load() // never changed once stored
 		out = append(out, &cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
