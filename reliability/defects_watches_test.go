@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/zktest"
@@ -27,7 +25,8 @@ import (
 // waiters polling with contexts that end while the barrier stayed shut left one channel per
 // call behind (and a reconnect made every parked waiter look again and add one more).
 // The server de-duplicates watches (one per path and session), so wchc cannot see this:
-// the replay counts go-zookeeper's own watchers on the victim's connection.
+// the replay counts go-zookeeper's own watchers on the victim's connection
+// (testutil.ZKWatchers).
 //
 // Fixed by 93bc470 (one watch per node and kind per session, shared by every waiter);
 // it passes on 93bc470 and fails on 93bc470^ (c3690ca), where every cancelled poll left
@@ -46,12 +45,6 @@ func init() {
 const (
 	pileWaiters = 4 // barrier waiters, and double-barrier members, polling at once
 	pileRounds  = 6 // rounds of polls before the drop, and again after it
-)
-
-// go-zookeeper's watch kinds (its watchType: data, exist, child).
-const (
-	zkWatchData  = 0
-	zkWatchExist = 1
 )
 
 func replayWatchPileUp(t *testing.T, w *defectWorld) {
@@ -142,13 +135,13 @@ func replayWatchPileUp(t *testing.T, w *defectWorld) {
 	var counts []string
 	worst := 0
 	measure := func(label string) {
-		d, e := pileZKWatchers(t, v, bpath, zkWatchData), pileZKWatchers(t, v, ready, zkWatchExist)
+		d, e := testutil.ZKWatchers(t, v, bpath).Data, testutil.ZKWatchers(t, v, ready).Exists
 		counts = append(counts, fmt.Sprintf("%s %d+%d", label, d, e))
 		worst = max(worst, d, e)
 	}
 	round(nil)
 	pileWaitUntil(t, w.ctx, "go-zookeeper holds the barrier's data watch and ready's exists watch", func() bool {
-		return pileZKWatchers(t, v, bpath, zkWatchData) >= 1 && pileZKWatchers(t, v, ready, zkWatchExist) >= 1
+		return testutil.ZKWatchers(t, v, bpath).Data >= 1 && testutil.ZKWatchers(t, v, ready).Exists >= 1
 	})
 	measure("r1")
 	for i := 2; i <= pileRounds; i++ {
@@ -217,7 +210,7 @@ func replayWatchPileUp(t *testing.T, w *defectWorld) {
 		assert.NoError(t, err, "the last round of the double barrier")
 	}
 	pileWaitUntil(t, w.ctx, "go-zookeeper's watchers fired", func() bool {
-		return pileZKWatchers(t, v, bpath, zkWatchData) == 0 && pileZKWatchers(t, v, ready, zkWatchExist) == 0
+		return testutil.ZKWatchers(t, v, bpath).Data == 0 && testutil.ZKWatchers(t, v, ready).Exists == 0
 	})
 	require.NoError(t, v.WaitGuaranteedDeletes(w.ctx))
 	w.checkClean(dpath) // wchc on every member back to nothing under the base path, no node left
@@ -245,39 +238,6 @@ func pileServerWatches(t *testing.T, path string) int {
 		out, err := zktest.FourLetterWord(ens.Addr(i), "wchc", 5*time.Second)
 		require.NoError(t, err)
 		n += strings.Count(out, "\t"+path+"\n")
-	}
-	return n
-}
-
-// pileZKWatchers counts the watch channels of the given kind that go-zookeeper holds for path
-// on c's current connection. Each stays until the node changes or the session ends:
-// go-zookeeper v1.0.4 cannot remove a watch. There is no API for this: it reads
-// framework.Client's unexported conn and go-zookeeper's private watcher map under
-// go-zookeeper's own lock (as framework's ZKWatchers does for framework's own tests), and
-// fails the test if either has changed shape, rather than count nothing.
-func pileZKWatchers(t *testing.T, c *framework.Client, path string, kind int) int {
-	t.Helper()
-	cf := reflect.ValueOf(c).Elem().FieldByName("conn")
-	require.True(t, cf.IsValid(), "framework.Client has no field conn: update pileZKWatchers")
-	ptr, ok := reflect.NewAt(cf.Type(), unsafe.Pointer(cf.UnsafeAddr())).Interface().(*atomic.Pointer[zk.Conn])
-	require.True(t, ok, "framework.Client's conn is a %s, not an atomic.Pointer[zk.Conn]: update pileZKWatchers", cf.Type())
-	conn := ptr.Load()
-	if conn == nil {
-		return 0
-	}
-	cv := reflect.ValueOf(conn).Elem()
-	lf, mf := cv.FieldByName("watchersLock"), cv.FieldByName("watchers")
-	require.True(t, lf.IsValid() && lf.Type() == reflect.TypeOf(sync.Mutex{}) && mf.IsValid() && mf.Kind() == reflect.Map,
-		"go-zookeeper's Conn has no watchersLock/watchers map: update pileZKWatchers")
-	lock := (*sync.Mutex)(unsafe.Pointer(lf.UnsafeAddr()))
-	lock.Lock()
-	defer lock.Unlock()
-	n := 0
-	for it := mf.MapRange(); it.Next(); {
-		k := it.Key()
-		if k.FieldByName("path").String() == path && k.FieldByName("wType").Int() == int64(kind) {
-			n += it.Value().Len()
-		}
 	}
 	return n
 }
