@@ -34,7 +34,9 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 }
 
 // Remove removes the queued items with id that no consumer holds, and returns how many it
-// removed.
+// removed. The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
+// Remove finds what Put("a/b") queued; Curator 5.4's remove compares the id as given and
+// finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
 func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 	if id == "" {
 		return 0, fmt.Errorf("%w: empty id", ErrInvalidArgument)
