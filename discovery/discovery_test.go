@@ -353,12 +353,14 @@ func TestCacheAndProvider(t *testing.T) {
 
 	// Round robin over the enabled ones, in node order.
 	var ids []string
+	before := c.Requests()
 	for range 4 {
 		i, err := p.GetInstance()
 		require.NoError(t, err)
 		ids = append(ids, i.ID)
 	}
 	assert.Equal(t, []string{"a", "b", "a", "b"}, ids)
+	assert.Equal(t, before, c.Requests(), "GetInstance answers from the cache: no request")
 
 	// Down-instance policy: two errors take b out until 30 s after the first.
 	now := time.Unix(1000, 0)
