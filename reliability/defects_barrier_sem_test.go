@@ -13,11 +13,13 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
+	"github.com/zoocurator/zoocurator/recipes/semaphore"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // Issue 15.8 (double barrier: a delete whose outcome is unknown must not remove the next
-// round's member node or ready), replayed as defects (see defects_test.go). Each needs a
+// round's member node or ready) and issue 16.5 (semaphore: the lease node must be created
+// in the inner lock's session), replayed as defects (see defects_test.go). Each needs a
 // fault at one request of the victim: bsTrigger, a request hook of the victim's client,
 // runs the fault (a proxy stall) right before that request is sent, so the request is the
 // one held in the proxy.
@@ -295,5 +297,118 @@ func init() {
 			}
 			bsCheckNextReady(t, w, vc, p, next, czxid)
 		}},
+		defect{name: "16.5-lease-node-in-inner-lock-session", fix: "522ba3e", run: bsLeaseNodeInInnerLockSession},
 	)
+}
+
+// bsLeaseNodeInInnerLockSession: the victim A (short session, behind the proxy) takes the
+// semaphore's inner lock; its lease create is held in the proxy until the server expires
+// A's session (its inner lock goes with it). B takes the inner lock and queues a lease node
+// behind the holder C. Then the proxy heals: A must not end up with a lease node that the
+// inner lock did not serialise. Otherwise, with max 1, A's and B's lease nodes wait on each
+// other forever once C releases.
+//
+// Fails on 7d5f717 (522ba3e^): "B got no lease within 20 s after C released: lease nodes
+// [_c_3b7c1fd2-...-lease-0000000002 _c_dfec08d5-...-lease-0000000001] wait on each other
+// (inner lock [_c_9390da7d-...-lock-0000000002])". 522ba3e's fix (the lease create uses the
+// inner lock's generation, checked before the create) closed the gap between the inner
+// lock's grant and the create, which no network fault can hit (no request lies in it); the
+// session can still change while the create is in flight, and the framework then makes the
+// node in the new session: this fails the same way on 2b62ebe.
+func bsLeaseNodeInInnerLockSession(t *testing.T, w *defectWorld) {
+	tr := newBSTrigger()
+	ca := bsVictim(t, w, victimSession, tr)
+	cb := w.peer()
+	cc := connect(t, ens.ConnectString(), otherSession)
+	p := w.base + "/sem"
+	// The inner lock's parent is kept (persistent) so that A's creates are exactly two:
+	// its inner lock node, then its lease node. The container would be reaped while empty.
+	_, err := cb.Create(w.ctx, p+"/locks", nil, framework.WithContainerParents())
+	require.NoError(t, err)
+	newSem := func(c *framework.Client) *semaphore.Semaphore {
+		s, err := semaphore.New(c, p, 1)
+		require.NoError(t, err)
+		return s
+	}
+	sa, sb, sc := newSem(ca), newSem(cb), newSem(cc)
+	ov := newOverlap(1)
+	lc, err := sc.Acquire(w.ctx)
+	require.NoError(t, err)
+	ov.enter(false)
+
+	type result struct {
+		l   *semaphore.Lease
+		err error
+	}
+	actx, acancel := context.WithCancel(w.ctx)
+	defer acancel()
+	stalled := make(chan struct{})
+	var sid int64
+	tr.at("create", 2, func() { sid = ca.SessionID(); w.proxy.Stall(); close(stalled) }) // A's lease create
+	ares := make(chan result, 1)
+	go func() { l, err := sa.Acquire(actx); ares <- result{l, err} }()
+	bsWait(t, stalled, 20*time.Second, "A's lease create")
+	// The server expires A's session: A's inner lock node goes with it.
+	bsEventually(t, 30*time.Second, "the server expires A's session", func() bool {
+		owners, err := zktest.EphemeralOwners(leaderAddr(t))
+		return err == nil && len(owners[sid]) == 0
+	})
+	bres := make(chan result, 1)
+	go func() { l, err := sb.Acquire(actx); bres <- result{l, err} }()
+	bsEventually(t, 30*time.Second, "B queues a lease node behind C", func() bool { return len(bsChildren(w.ctx, p+"/leases")) == 2 })
+	w.proxy.Heal()
+	// A either creates a lease node (3 under leases) or queues for the inner lock again.
+	bsEventually(t, 30*time.Second, "A queues (a lease node or an inner lock node)", func() bool {
+		return len(bsChildren(w.ctx, p+"/leases")) == 3 || len(bsChildren(w.ctx, p+"/locks")) == 2
+	})
+	require.NoError(t, lc.Release(w.ctx))
+	ov.exit(false)
+
+	// Each in turn (B was queued first): bounded waits, never forever. On a failure the
+	// acquirers still waiting are cancelled and whatever they got is released.
+	pending := []struct {
+		name string
+		ch   chan result
+	}{{"B", bres}, {"A", ares}}
+	giveUp := func() {
+		acancel()
+		for _, who := range pending {
+			select {
+			case r := <-who.ch:
+				if r.err == nil {
+					_ = r.l.Release(context.WithoutCancel(w.ctx))
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("%s did not return within 30 s of its context's end", who.name)
+			}
+		}
+	}
+	for len(pending) > 0 {
+		who := pending[0]
+		select {
+		case r := <-who.ch:
+			pending = pending[1:]
+			if r.err != nil {
+				giveUp()
+				t.Fatalf("%s's acquire failed: %v", who.name, r.err)
+			}
+			ov.enter(false)
+			ov.exit(false)
+			require.NoError(t, r.l.Release(w.ctx))
+		case <-time.After(20 * time.Second):
+			leases, inner := bsChildren(w.ctx, p+"/leases"), bsChildren(w.ctx, p+"/locks")
+			giveUp()
+			t.Fatalf("%s got no lease within 20 s after C released: lease nodes %v wait on each other (inner lock %v)",
+				who.name, leases, inner)
+		}
+	}
+	entries, violations := ov.counts()
+	assert.Zero(t, violations, "overlap: %d of %d entries found more holders than leases", violations, entries)
+	wctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
+	defer cancel()
+	for _, c := range []*framework.Client{ca, cb, cc} {
+		require.NoError(t, c.WaitGuaranteedDeletes(wctx))
+	}
+	require.NoError(t, cb.Delete(w.ctx, p+"/locks"))
+	w.checkClean(p + "/leases")
 }
