@@ -176,15 +176,22 @@ func bsNextRound(t *testing.T, w *defectWorld, p string, next *doublebarrier.Dou
 }
 
 // bsCheckNextReady checks that the next round's ready (czxid) survived, then lets the next
-// round's member leave (which deletes it).
-func bsCheckNextReady(t *testing.T, w *defectWorld, vc *framework.Client, p string, next *doublebarrier.DoubleBarrier, czxid int64) {
+// round's member leave (which deletes it). With known set, the check is that of a defect
+// not fixed yet: asserted only with ZOOCURATOR_KNOWN_BUGS=1, and logged otherwise.
+func bsCheckNextReady(t *testing.T, w *defectWorld, vc *framework.Client, p string, next *doublebarrier.DoubleBarrier, czxid int64, known ...string) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 	defer cancel()
 	require.NoError(t, vc.WaitGuaranteedDeletes(wctx), "the victim's guaranteed deletes do not end")
 	st := bsStat(t, w, p+"/ready")
-	if assert.NotNil(t, st, "the next round's ready (czxid %d) was deleted by the victim's delete of the round before", czxid) {
+	switch {
+	case st != nil:
 		assert.Equal(t, czxid, st.Czxid, "ready is not the next round's")
+	case len(known) > 0 && !knownBugs:
+		t.Logf("known defect, not fixed (ZOOCURATOR_KNOWN_BUGS=1 asserts it): the next round's ready (czxid %d) was deleted by the victim's delete of the round before (%s)",
+			czxid, known[0])
+	default:
+		t.Errorf("the next round's ready (czxid %d) was deleted by the victim's delete of the round before", czxid)
 	}
 	require.NoError(t, next.Leave(w.ctx))
 	if bsStat(t, w, p+"/ready") != nil { // the next round's Leave had nothing to delete: ours
@@ -296,6 +303,40 @@ func init() {
 				t.Fatal("Leave did not return within 30 s of the heal")
 			}
 			bsCheckNextReady(t, w, vc, p, next, czxid)
+		}},
+		defect{name: "15.8-ready-delete-delayed-spares-next-round", fix: "none: known, not fixed", run: func(t *testing.T, w *defectWorld) {
+			// The last member's delete of ready is held in the proxy (Leave waits for it);
+			// meanwhile this round's ready goes and the next round makes its own. Then the
+			// proxy heals without dropping the connection: the held delete reaches the
+			// server late, as a delayed request does, and must spare the next round's ready.
+			// The victim's session is long enough that its client keeps the connection.
+			//
+			// NOT FIXED: fails on 2a20620, on f5c32a9 and on 2b62ebe (main): "the next
+			// round's ready (czxid 4294967433) was deleted by the victim's delete of the
+			// round before". The bounded delete (framework.WithMaxCzxid) reads ready's Stat,
+			// then deletes at the version read; both rounds' ready are at version 0, so the
+			// delete, once sent, cannot tell them apart however late it lands ("a delete and
+			// re-create between the two, within one round trip", which a delay stretches).
+			// Asserted with ZOOCURATOR_KNOWN_BUGS=1; logged otherwise.
+			tr := newBSTrigger()
+			vc := bsVictim(t, w, 30*time.Second, tr)
+			p, vb, next := bsReadyRound(t, w, vc)
+			accepted := w.proxy.Accepted()
+			stalled := make(chan struct{})
+			tr.at("delete", 2, func() { w.proxy.Stall(); close(stalled) })
+			left := make(chan error, 1)
+			go func() { left <- vb.Leave(w.ctx) }()
+			bsWait(t, stalled, 20*time.Second, "Leave's ready delete")
+			czxid := bsNextRound(t, w, p, next)
+			w.proxy.Heal()
+			select {
+			case err := <-left:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Leave did not return within 30 s of the heal")
+			}
+			require.Equal(t, accepted, w.proxy.Accepted(), "the victim kept its connection (the delete was only delayed)")
+			bsCheckNextReady(t, w, vc, p, next, czxid, "a delayed versioned delete of ready")
 		}},
 		defect{name: "16.5-lease-node-in-inner-lock-session", fix: "522ba3e", run: bsLeaseNodeInInnerLockSession},
 	)
