@@ -20,7 +20,9 @@
 //     members do. That delete, its retries after a connection loss and, when its outcome
 //     is unknown, the client's background retries all remove only the round's own ready,
 //     one created before the member's last listing (by czxid: each round's ready is a
-//     new node at version 0), so that none can remove the next round's.
+//     new node at version 0), so that none can remove the next round's. Not covered: a
+//     delete request delayed in the network after its read of ready, landing once the
+//     next round made its own ready (also at version 0), still removes it.
 //
 // Enter sets an exists watch on ready, creates the member node, and is in if ready
 // exists or the members number at least memberQty (then it creates ready); otherwise it

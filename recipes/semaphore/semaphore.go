@@ -279,8 +279,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	}
 	// The lease node must be created in the inner lock's session: only then does the
 	// inner lock serialise it. Should the session have changed since, the inner lock went
-	// with it: start over (the final session check below catches a change during the
-	// create).
+	// with it: start over.
 	gen := lock.Gen
 	if c.Generation() != gen {
 		return nil, errLeaseNodeLost
@@ -300,6 +299,14 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	}
+	// The session may also have changed while the create was in flight: the framework
+	// then made the node in the new session, which the inner lock (gone with the old one)
+	// did not serialise. Waiting on it could leave two lease nodes waiting on each other
+	// for ever (one lease, two nodes, neither first): give it up and start over. The check
+	// is repeated after every wait.
+	if c.Generation() != gen {
+		return fail(errLeaseNodeLost)
 	}
 	// While waiting, one children watch and one count watch are armed at a time; each is
 	// armed again only after it fired (go-zookeeper keeps every watcher until its node
@@ -361,6 +368,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return fail(ctx.Err())
 		case <-c.Done():
 			return fail(framework.ErrClosed)
+		}
+		if c.Generation() != gen {
+			return fail(errLeaseNodeLost)
 		}
 	}
 }
