@@ -79,3 +79,36 @@ func TestNamespaceRetriedAfterRefusal(t *testing.T) {
 	assert.Equal(t, "d", string(data))
 	require.NoError(t, admin.Delete(ctx, "/locked", framework.WithChildren()))
 }
+
+// TestNamespaceThereButParentClosed: a namespace node an administrator made, under a parent
+// this client may read but not create in (a tenant's namespace under a shared, closed
+// /tenants), works, and once found costs nothing more: one request per operation, as
+// before the namespace was retried on every operation. Curator's ZKPaths.mkdirs asks
+// exists first, finds the node and settles; a create answered NoAuth must not be taken
+// for "cannot be made, try again next operation" when the node is there.
+func TestNamespaceThereButParentClosed(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	_, err := admin.Create(ctx, "/tenants", nil)
+	require.NoError(t, err)
+	_, err = admin.Create(ctx, "/tenants/a", nil)
+	require.NoError(t, err)
+	_, err = admin.SetACL(ctx, "/tenants", zk.WorldACL(zk.PermRead), -1)
+	require.NoError(t, err)
+	defer func() {
+		_, _ = admin.SetACL(ctx, "/tenants", zk.WorldACL(zk.PermAll), -1)
+		_ = admin.Delete(ctx, "/tenants", framework.WithChildren())
+	}()
+
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithNamespace("tenants/a"))
+	_, err = c.Create(ctx, "/x", []byte("d"))
+	require.NoError(t, err, "a create under an existing namespace")
+	for i := range 5 {
+		before := c.Requests()
+		_, _, err := c.GetData(ctx, "/x")
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), c.Requests()-before, "getData %d: requests once the namespace was found", i)
+	}
+}
