@@ -45,13 +45,12 @@ type queueLedger struct {
 	nodes      map[string]string // item node -> item, for the puts that returned their node
 	delivered  map[string]int
 	notRemoved int            // ErrNotRemoved reports
-	reportedBy map[string]int // item -> ErrNotRemoved reports naming its node
-	unknown    int            // ErrNotRemoved reports naming no node a put returned
+	reported   map[string]int // node -> ErrNotRemoved reports naming it ("" for none)
 	reports    []string
 }
 
 func newQueueLedger() *queueLedger {
-	return &queueLedger{puts: map[string]putKind{}, nodes: map[string]string{}, delivered: map[string]int{}, reportedBy: map[string]int{}}
+	return &queueLedger{puts: map[string]putKind{}, nodes: map[string]string{}, delivered: map[string]int{}, reported: map[string]int{}}
 }
 
 // put records a put of item, whose node is node ("" when the put returned none).
@@ -84,11 +83,8 @@ func (l *queueLedger) report(err error) {
 	if errors.Is(err, queue.ErrNotRemoved) {
 		l.notRemoved++
 		var nre *queue.NotRemovedError
-		if item, ok := l.nodes[nodeOf(err, &nre)]; ok {
-			l.reportedBy[item]++
-		} else {
-			l.unknown++
-		}
+		// Attributed in check: the put that made the node may not have returned yet.
+		l.reported[nodeOf(err, &nre)]++
 	}
 	if len(l.reports) < 20 {
 		l.reports = append(l.reports, err.Error())
@@ -136,6 +132,15 @@ func (l *queueLedger) total() int {
 func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	reportedBy := map[string]int{} // item -> reports naming its node
+	unknown := 0                   // reports naming no node a put returned
+	for node, n := range l.reported {
+		if item, ok := l.nodes[node]; ok {
+			reportedBy[item] += n
+		} else {
+			unknown += n
+		}
+	}
 	unknownNodes := 0 // extra deliveries of items some of whose nodes are not known
 	for item, k := range l.puts {
 		n := l.delivered[item]
@@ -144,7 +149,7 @@ func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 		}
 		if n > 1 {
 			extra += n - 1
-			allowed := l.reportedBy[item]
+			allowed := reportedBy[item]
 			if k != putOK {
 				allowed++
 			}
@@ -162,7 +167,7 @@ func (l *queueLedger) check() (lost []string, unexplained, extra int) {
 			unexplained += n
 		}
 	}
-	unexplained += max(0, unknownNodes-l.unknown)
+	unexplained += max(0, unknownNodes-unknown)
 	return lost, unexplained, extra
 }
 
