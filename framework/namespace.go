@@ -30,6 +30,16 @@ func (c *Client) ensureNamespace(ctx context.Context, conn *zk.Conn) error {
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
 		return err
 	}
+	// Refused (NoAuth on a parent this client may not create in, say) while the node is
+	// there: ZooKeeper checks the parent's ACL before the node's existence. Found is
+	// settled, as Curator's ZKPaths.mkdirs (exists first) settles.
+	if ok, _ := call(c, ctx, "exists", func() (bool, error) {
+		ok, _, err := conn.Exists(c.prefix)
+		return ok, err
+	}, nil); ok {
+		c.nsSettled.Store(true)
+		return nil
+	}
 	c.opts.logger.Warn("cannot create the namespace node", "component", "framework", "path", c.prefix, "err", err)
 	return nil
 }
