@@ -46,8 +46,9 @@ type base[T any] struct {
 	// ConsumeOne to work through before it lists again (queues ordered by sequence only:
 	// a node created since sorts after all of them). Nil when there is none, or while a
 	// ConsumeOne works through it.
-	leftMu sync.Mutex
-	left   []string
+	leftMu   sync.Mutex
+	left     []string
+	leftZxid int64 // the queue node's pzxid when left was listed
 }
 
 type outcome int
@@ -56,6 +57,7 @@ const (
 	skipped outcome = iota // not ours: taken by another consumer, gone, not due, bad
 	taken                  // the handler was called
 	gone                   // taken by another consumer (gone when read or deleted)
+	stale                  // created after the listing that named it: the queue was made again
 )
 
 // maxJump bounds how many nodes a consumer that keeps losing races jumps over; maxAhead
@@ -204,26 +206,38 @@ func (b *base[T]) waitRoom(ctx context.Context) error {
 // names returns the item nodes in the order they are consumed; foreign children
 // (without the "queue-" prefix) are left out.
 func (b *base[T]) names(ctx context.Context, watch bool) ([]string, *framework.Watch, error) {
+	names, w, _, err := b.namesZxid(ctx, watch)
+	return names, w, err
+}
+
+// namesZxid is names, with the queue node's pzxid (0 without a watch): a node it lists
+// was created at or before it.
+func (b *base[T]) namesZxid(ctx context.Context, watch bool) ([]string, *framework.Watch, int64, error) {
 	var kids []string
 	var w *framework.Watch
+	var pzxid int64
 	var err error
 	if watch {
-		kids, _, w, err = b.c.ChildrenW(ctx, b.path)
+		var st *framework.Stat
+		kids, st, w, err = b.c.ChildrenW(ctx, b.path)
+		if st != nil {
+			pzxid = st.Pzxid
+		}
 	} else {
 		kids, _, err = b.c.Children(ctx, b.path)
 	}
 	if errors.Is(err, framework.ErrNoNode) {
 		b.pathReady.Store(false)
 		if !watch { // a listing: no queue, no items
-			return nil, nil, nil
+			return nil, nil, 0, nil
 		}
 		if err = b.ensure(ctx, b.path, &b.pathReady); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
-		return b.names(ctx, watch)
+		return b.namesZxid(ctx, watch)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	out := kids[:0]
 	for _, k := range kids {
@@ -232,7 +246,7 @@ func (b *base[T]) names(ctx context.Context, watch bool) ([]string, *framework.W
 		}
 	}
 	b.kind.sortNames(out)
-	return out, w, nil
+	return out, w, pzxid, nil
 }
 
 // Items returns the names of the queue's item nodes in the order consumers take them
@@ -314,9 +328,12 @@ func (lw *lockWait) wake() (<-chan struct{}, func()) {
 }
 
 // process takes the node name: handles its items and removes (or requeues) it.
-func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait) (outcome, error) {
+// listZxid (0: no check) is the queue node's pzxid when name was listed: a node created
+// after it is not the one listed but a new one at a reused name (the queue was deleted
+// and made again, and its sequence numbers started again): stale.
+func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
 	if b.o.lockPath != "" {
-		return b.processLocked(ctx, name, h, lw)
+		return b.processLocked(ctx, name, h, lw, listZxid)
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	data, st, err := b.c.GetData(ctx, itemPath)
@@ -325,6 +342,9 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	}
 	if err != nil {
 		return skipped, err
+	}
+	if listZxid > 0 && st.Czxid > listZxid {
+		return stale, nil
 	}
 	items, err := b.decode(name, data)
 	if err != nil {
@@ -346,7 +366,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 }
 
 // processLocked is process with Curator's lock safety.
-func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait) (outcome, error) {
+func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
 	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return skipped, err
 	}
@@ -368,13 +388,17 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		}
 		return skipped, err
 	}
-	data, _, err := b.c.GetData(ctx, itemPath)
+	data, st, err := b.c.GetData(ctx, itemPath)
 	if err != nil {
 		b.unlock(ctx, lockPath, tok)
 		if errors.Is(err, framework.ErrNoNode) {
 			return skipped, nil
 		}
 		return skipped, err
+	}
+	if listZxid > 0 && st.Czxid > listZxid {
+		b.unlock(ctx, lockPath, tok)
+		return stale, nil
 	}
 	items, err := b.decode(name, data)
 	if err != nil {
@@ -569,14 +593,15 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var w *framework.Watch
 		var err error
 		cached := false
+		var listZxid int64
 		if one && b.kind.bySequence() {
 			b.leftMu.Lock()
-			names, b.left = b.left, nil
+			names, listZxid, b.left = b.left, b.leftZxid, nil
 			b.leftMu.Unlock()
 			cached = len(names) > 0
 		}
 		if !cached {
-			names, w, err = b.names(ctx, true)
+			names, w, listZxid, err = b.namesZxid(ctx, true)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -604,7 +629,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		// jumped over are left to the others (or to the next listing). A lone consumer
 		// loses no race and keeps the queue's order.
 		jumpy := b.kind.bySequence()
-		lostRow, jumped := 0, false
+		lostRow, jumped, relist := 0, false, false
 		var tried []bool
 		if one && jumpy {
 			tried = make([]bool, len(names))
@@ -624,14 +649,18 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			if tried != nil {
 				tried[i] = true
 			}
-			res, err := b.process(ctx, name, h, &lw)
+			res, err := b.process(ctx, name, h, &lw, listZxid)
+			if res == stale {
+				relist = true // the queue was made again since the listing: list it
+				break
+			}
 			if res == taken && tried != nil {
 				rest, restTried := names[i+1:], tried[i+1:]
 				if jumped && len(rest) > maxAhead {
 					// Nodes jumped over come back with the listing after the next few takes.
 					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
 				}
-				b.keepLeft(rest, restTried, stillBad, bad)
+				b.keepLeft(rest, restTried, listZxid, stillBad, bad)
 			}
 			if res == gone {
 				res = skipped
@@ -674,8 +703,9 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 		}
 		bad = stillBad
-		if took || lw.gone || cached || jumped {
-			// (A cached listing that gave nothing, or nodes jumped over: list now.)
+		if took || lw.gone || cached || jumped || relist {
+			// (A cached listing that gave nothing, nodes jumped over, or a listing of a
+			// queue since made again: list now.)
 			if wake != nil {
 				wake.Stop()
 			}
@@ -710,7 +740,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // kept some meanwhile. Nodes it jumped over are not kept: other consumers are taking them,
 // and the next listing shows those still there (the caller keeps no more than maxAhead
 // nodes then, so that the next listing comes soon).
-func (b *base[T]) keepLeft(names []string, tried []bool, bad ...map[string]bool) {
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, bad ...map[string]bool) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
 		if !tried[i] && !bad[0][n] && !bad[1][n] {
@@ -719,7 +749,7 @@ func (b *base[T]) keepLeft(names []string, tried []bool, bad ...map[string]bool)
 	}
 	b.leftMu.Lock()
 	if b.left == nil && len(kept) > 0 {
-		b.left = kept
+		b.left, b.leftZxid = kept, listZxid
 	}
 	b.leftMu.Unlock()
 }
