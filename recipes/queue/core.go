@@ -56,7 +56,7 @@ type outcome int
 const (
 	skipped outcome = iota // not ours: taken by another consumer, gone, not due, bad
 	taken                  // the handler was called
-	gone                   // taken by another consumer (gone when read or deleted)
+	gone                   // taken by another consumer while we were taking it (our versioned delete lost)
 	stale                  // created after the listing that named it: the queue was made again
 )
 
@@ -338,7 +338,10 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	itemPath := framework.JoinPath(b.path, name)
 	data, st, err := b.c.GetData(ctx, itemPath)
 	if errors.Is(err, framework.ErrNoNode) {
-		return gone, nil
+		// Not proof of a race with another consumer: IDQueue.Remove, or anyone, may have
+		// deleted it since the listing (kept since the last ConsumeOne, perhaps long ago).
+		// No jump: a lone consumer keeps the queue's order.
+		return skipped, nil
 	}
 	if err != nil {
 		return skipped, err
@@ -623,11 +626,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var lw lockWait
 		var wake *time.Timer
 		took := false
-		// Consumers that lose the race for a node to another (it is gone when read or
-		// deleted) and are ordered by sequence jump ahead a random few nodes, further the
-		// more races they lose in a row, rather than all try the same next one; the nodes
-		// jumped over are left to the others (or to the next listing). A lone consumer
-		// loses no race and keeps the queue's order.
+		// Consumers that lose the race for a node to another (their versioned delete
+		// fails: someone took it while they were taking it) and are ordered by sequence
+		// jump ahead a random few nodes, further the more races they lose in a row, rather
+		// than all try the same next one; the nodes jumped over are left to the others (or
+		// to the next listing). A node already gone when read is passed over without a
+		// jump: IDQueue.Remove (or anyone) may have deleted it. A lone consumer loses no
+		// race and keeps the queue's order.
 		jumpy := b.kind.bySequence()
 		lostRow, jumped, relist := 0, false, false
 		var tried []bool
