@@ -42,6 +42,8 @@ type base[T any] struct {
 	pathReady atomic.Bool
 	lockReady atomic.Bool
 
+	contention atomic.Int32 // takes left during which a node gone when read counts as a lost race
+
 	// left is what ConsumeOne's last listing had after the node it took, for the next
 	// ConsumeOne to work through before it lists again (queues ordered by sequence only:
 	// a node created since sorts after all of them). Nil when there is none, or while a
@@ -58,7 +60,14 @@ const (
 	taken                  // the handler was called
 	gone                   // taken by another consumer while we were taking it (our versioned delete lost)
 	stale                  // created after the listing that named it: the queue was made again
+	missing                // gone when read (taken by another consumer, or removed)
 )
+
+// contendedTakes is how many takes after a lost race a node gone when read is also taken
+// for a lost race (see consume): consumers racing for the queue find most nodes of their
+// listings gone when they read them, and jump past those too; a lone consumer loses no
+// race and never jumps.
+const contendedTakes = 16
 
 // maxJump bounds how many nodes a consumer that keeps losing races jumps over; maxAhead
 // is how many nodes of a listing ConsumeOne keeps after it jumped over some, so that
@@ -340,8 +349,8 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if errors.Is(err, framework.ErrNoNode) {
 		// Not proof of a race with another consumer: IDQueue.Remove, or anyone, may have
 		// deleted it since the listing (kept since the last ConsumeOne, perhaps long ago).
-		// No jump: a lone consumer keeps the queue's order.
-		return skipped, nil
+		// No jump unless races were lost lately: a lone consumer keeps the queue's order.
+		return missing, nil
 	}
 	if err != nil {
 		return skipped, err
@@ -631,8 +640,9 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		// jump ahead a random few nodes, further the more races they lose in a row, rather
 		// than all try the same next one; the nodes jumped over are left to the others (or
 		// to the next listing). A node already gone when read is passed over without a
-		// jump: IDQueue.Remove (or anyone) may have deleted it. A lone consumer loses no
-		// race and keeps the queue's order.
+		// jump (IDQueue.Remove, or anyone, may have deleted it), unless this consumer lost a
+		// race within its last contendedTakes takes. A lone consumer loses no race and
+		// keeps the queue's order.
 		jumpy := b.kind.bySequence()
 		lostRow, jumped, relist := 0, false, false
 		var tried []bool
@@ -666,6 +676,18 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
 				}
 				b.keepLeft(rest, restTried, listZxid, stillBad, bad)
+			}
+			if res == gone {
+				b.contention.Store(contendedTakes)
+			}
+			if res == missing {
+				res = skipped
+				if b.contention.Load() > 0 {
+					res = gone
+				}
+			}
+			if res == taken && b.contention.Load() > 0 {
+				b.contention.Add(-1)
 			}
 			if res == gone {
 				res = skipped
