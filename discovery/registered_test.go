@@ -56,3 +56,44 @@ func TestRegisteredDoesNotWaitForAWrite(t *testing.T) {
 	proxy.Heal()
 	require.NoError(t, d.Unregister(ctx, upd))
 }
+
+// A Register whose context ends while its connection is stalled returns at once: the
+// cleanup of what it may have made (here its create, held in the proxy and applied after
+// the heal) goes on after it returned, counted by WaitGuaranteedDeletes, and leaves no
+// node. (Before, it waited for its cleanup's 10 s bound, and gave up.)
+func TestCancelledRegisterCleansUpAfterReturning(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	// A long session: the stalled connection is not given up (recv timeout 40 s).
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second))
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	d, err := discovery.New[details](c, "/disc/cancelled")
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = c.Exists(ctx, "/") // connected
+	require.NoError(t, err)
+
+	proxy.Stall()
+	before := c.Requests()
+	rctx, rcancel := context.WithCancel(ctx)
+	registered := testutil.Go(rctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
+	require.Eventually(t, func() bool { return c.Requests() > before }, 20*time.Second, 5*time.Millisecond,
+		"Register's first request is sent (and held)")
+	rcancel()
+	assert.ErrorIs(t, testutil.Result(t, registered, 30*time.Second, "the cancelled Register"), context.Canceled)
+
+	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err = c.WaitGuaranteedDeletes(wctx)
+	wcancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded,
+		"the cancelled Register's cleanup was over when it returned: it waited on the stalled connection")
+
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	require.NoError(t, other.Sync(ctx, "/"))
+	st, err := other.Exists(ctx, "/disc/cancelled/svc/x")
+	require.NoError(t, err)
+	assert.Nil(t, st, "the cancelled Register's node is left")
+}
