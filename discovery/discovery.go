@@ -230,8 +230,13 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		cancel()
 		// Only a node this call made (or, when ephemeral, one this session owns) goes:
 		// a node that was there before belongs to someone else.
+		// Once ctx ended the call returns now and the cleanup goes on in the background
+		// (WaitGuaranteedDeletes waits for it): on a stalled connection it would hold the
+		// caller for its whole bound.
 		if mine && (r.created > 0 || own.ServiceType.IsDynamic()) {
-			_ = r.deleteNode(ctx)
+			if ctx.Err() == nil || !d.c.GoCleanup(func() { _ = r.deleteNode(context.Background()) }) {
+				_ = r.deleteNode(ctx)
+			}
 		}
 		return err
 	}
@@ -460,7 +465,10 @@ func (r *registration[T]) deleteNode(ctx context.Context) error {
 	if r.inst.ServiceType.IsDynamic() && st.EphemeralOwner != c.SessionID() {
 		return nil // not ours: an instance with our id registered by someone else
 	}
-	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithVersion(st.Version), framework.Guaranteed()))
+	// Bounded by the node's czxid, a delete retried in the background cannot remove a node
+	// registered at the same path later (a version cannot tell them apart).
+	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid),
+		framework.Guaranteed()))
 }
 
 func ignoreNoNode(err error) error {
