@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,8 +169,18 @@ func runCancelFuzz(t *testing.T, seed int64, rounds int, until time.Time) (ran, 
 		sort.Strings(lines)
 		t.Logf("slowest return after a cancel, per call and moment:\n\t%s", strings.Join(lines, "\n\t"))
 	}()
+	ops := cancelOps
+	if only := os.Getenv("ZOOCURATOR_CANCEL_OPS"); only != "" { // a comma-separated list of op names
+		ops = nil
+		for _, op := range cancelOps {
+			if slices.Contains(strings.Split(only, ","), op.name) {
+				ops = append(ops, op)
+			}
+		}
+		require.NotEmpty(t, ops, "ZOOCURATOR_CANCEL_OPS=%q names no call", only)
+	}
 	for i := 0; (until.IsZero() && i < rounds) || (!until.IsZero() && time.Now().Before(until)); i++ {
-		op := cancelOps[rng.IntN(len(cancelOps))]
+		op := ops[rng.IntN(len(ops))]
 		moment := moments[rng.IntN(len(moments))]
 		k := 1 + rng.IntN(6)
 		ok := t.Run(fmt.Sprintf("%03d-%s-%s-k%d", i, op.name, moment, k), func(t *testing.T) {
