@@ -142,7 +142,8 @@ type registration[T any] struct {
 	d    *ServiceDiscovery[T]
 	lock chan struct{} // a mutex that a context can give up on: held for each write
 
-	shown atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
+	shown   atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
+	creates framework.InFlight          // the node's creates not answered yet (deleteNode waits)
 
 	// guarded by lock
 	inst    *Instance[T]
@@ -316,7 +317,8 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 		if target == "" {
 			target = framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID)
 		}
-		p, err := c.Create(ctx, target, r.data, framework.WithMode(mode), framework.WithContainerParents())
+		p, err := c.Create(ctx, target, r.data, framework.WithMode(mode), framework.WithContainerParents(),
+			framework.WithInFlight(&r.creates))
 		if err != nil {
 			if errors.Is(err, framework.ErrNodeExists) {
 				continue // look again: ours (a resent create) or someone's
@@ -451,6 +453,11 @@ func (r *registration[T]) deleteNode(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	c := r.d.c
+	// A create given up (its caller's context ended) may still be applied: look only once
+	// it was answered, so that the look cannot overtake it.
+	if err := r.creates.Wait(cctx); err != nil {
+		return err
+	}
 	st, err := c.Exists(cctx, r.path)
 	if err != nil {
 		// Not known whether it is ours: delete it only if it is a persistent one.
