@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -96,4 +97,35 @@ func TestCancelledRegisterCleansUpAfterReturning(t *testing.T) {
 	st, err := other.Exists(ctx, "/disc/cancelled/svc/x")
 	require.NoError(t, err)
 	assert.Nil(t, st, "the cancelled Register's node is left")
+}
+
+// A registration that cannot make its node again (its node was deleted, and the service's
+// parent now refuses creates) and is then closed leaves no watch on the server: the
+// keeper's look at the missing node must not set one (ZooKeeper keeps a watch on a node
+// that does not exist until it is created or the session ends).
+func TestClosedKeeperLeavesNoWatchOnAMissingNode(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, server.ConnectString())
+	admin := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	d, err := discovery.New[details](c, "/disc/nowatch")
+	require.NoError(t, err)
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "x", 1)))
+
+	// The parent refuses creates; the node goes: the keeper tries to make it again, fails.
+	_, err = admin.SetACL(ctx, "/disc/nowatch/svc", zk.WorldACL(zk.PermRead|zk.PermDelete|zk.PermAdmin), -1)
+	require.NoError(t, err)
+	before := c.Requests()
+	require.NoError(t, admin.Delete(ctx, "/disc/nowatch/svc/x"))
+	require.Eventually(t, func() bool { return c.Requests() >= before+2 }, 20*time.Second, 5*time.Millisecond,
+		"the keeper looks at the missing node and tries to make it again")
+	require.NoError(t, d.Close())
+
+	out, err := zktest.FourLetterWord(server.Addr(), "wchc", 5*time.Second)
+	require.NoError(t, err)
+	assert.NotContains(t, out, "/disc/nowatch/svc/x", "a watch is left on the missing node after Close (wchc):\n%s", out)
+	_, err = admin.SetACL(ctx, "/disc/nowatch/svc", zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(ctx, "/disc/nowatch", framework.WithChildren()))
 }
