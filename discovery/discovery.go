@@ -268,7 +268,13 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			}
 		}
 		if r.path != "" {
-			st, w, err := c.ExistsW(ctx, r.path)
+			// A data watch, set only when the node exists (it fires when the node goes):
+			// an exists watch on a missing node would stay on the server, should the
+			// create below fail or be given up, until the session ends.
+			_, st, w, err := c.GetDataW(ctx, r.path)
+			if errors.Is(err, framework.ErrNoNode) {
+				st, w, err = nil, nil, nil
+			}
 			if err != nil {
 				return nil, err
 			}
