@@ -1,0 +1,110 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// rev6 #1: a Register cancelled while its create is held longer than the cleanup's 10 s
+// bound. Its background cleanup gives up waiting for the create (r.creates.Wait with
+// cleanupTimeout) and ends: WaitGuaranteedDeletes says all is clean while the create is
+// still held, and once the connection heals the create is applied and its ephemeral node
+// stays for the whole life of the session, registered by no one.
+func TestRev6CancelledRegisterHeldPastCleanupBoundLeavesNode(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	// The create's request reaches the server (and is applied); its reply, and every
+	// reply after it, is held until Heal.
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.HoldReplies()
+		}
+	})
+	// A long session: the held connection is not given up (recv timeout 40 s).
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	d, err := discovery.New[details](c, "/disc/rev6-held")
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = other.Create(ctx, "/disc/rev6-held/svc", nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+
+	armed.Store(true)
+	rctx, rcancel := context.WithCancel(ctx)
+	registered := testutil.Go(rctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
+	// The create was applied on the server (its reply is held).
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, "/disc/rev6-held/svc/x")
+		return err == nil && st != nil
+	}, 20*time.Second, 5*time.Millisecond)
+	rcancel()
+	assert.ErrorIs(t, testutil.Result(t, registered, 30*time.Second, "the cancelled Register"), context.Canceled)
+
+	// Hold past the cleanup's 10 s bound (a correct cleanup keeps waiting: either way is
+	// fine here; what counts is the node afterwards).
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	err = c.WaitGuaranteedDeletes(wctx)
+	wcancel()
+	t.Logf("cleanup over before the heal: %v", err == nil)
+
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, "/") // behind the held replies
+	require.NoError(t, err)
+	require.NoError(t, other.Sync(ctx, "/"))
+	st, err := other.Exists(ctx, "/disc/rev6-held/svc/x")
+	require.NoError(t, err)
+	assert.Nil(t, st, "the cancelled Register's ephemeral node is left for the session's life: its cleanup gave up waiting for the create after 10 s")
+	if st != nil {
+		assert.Equal(t, c.SessionID(), st.EphemeralOwner)
+	}
+	assert.Empty(t, d.Registered())
+}
+
+// rev6 #2: Register must replace another session's ephemeral node at its path (Curator
+// deletes it and creates its own; deleting needs only the parent's DELETE permission).
+// The keeper's GetDataW needs READ on the node: a node whose ACL denies READ makes
+// Register fail with NoAuth, where ExistsW (no ACL check) let it replace the node.
+func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c := testutil.Connect(t, connect)
+	other := testutil.Connect(t, connect, framework.WithAuth("digest", []byte("java:secret")))
+	ctx := testutil.Context(t, 30*time.Second)
+	d, err := discovery.New[details](c, "/disc/rev6-acl")
+	require.NoError(t, err)
+	defer d.Close()
+	// Another session (a Java service, say, whose client uses CREATOR_ALL_ACL) holds the id.
+	_, err = other.Create(ctx, "/disc/rev6-acl/svc", nil, framework.WithContainerParents())
+	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
+		require.NoError(t, err)
+	}
+	_, err = other.Create(ctx, "/disc/rev6-acl/svc/x", []byte("{}"), framework.WithMode(framework.Ephemeral),
+		framework.WithNodeACL(zk.AuthACL(zk.PermAll)))
+	require.NoError(t, err)
+
+	err = d.Register(ctx, newInstance(t, "svc", "x", 1))
+	require.NoError(t, err, "Register could not replace a node it may delete but not read")
+	got, err := d.QueryForInstance(ctx, "svc", "x")
+	if assert.NoError(t, err) {
+		assert.Equal(t, "x", got.ID)
+	}
+}
