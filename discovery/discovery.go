@@ -235,7 +235,7 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		// (WaitGuaranteedDeletes waits for it): on a stalled connection it would hold the
 		// caller for its whole bound.
 		if mine && (r.created > 0 || own.ServiceType.IsDynamic()) {
-			if ctx.Err() == nil || !d.c.GoCleanup(func() { _ = r.deleteNode(context.Background()) }) {
+			if ctx.Err() == nil || !d.c.GoCleanup(func() { r.waitCreates(); _ = r.deleteNode(context.Background()) }) {
 				_ = r.deleteNode(ctx)
 			}
 		}
@@ -272,6 +272,15 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			// an exists watch on a missing node would stay on the server, should the
 			// create below fail or be given up, until the session ends.
 			_, st, w, err := c.GetDataW(ctx, r.path)
+			if errors.Is(err, framework.ErrNoAuth) {
+				// Someone's node we may not read (its ACL denies READ): an exists
+				// watch needs no permission, and on a node that is there it is a data
+				// watch on the server too. (Deleting it needs only the parent's.)
+				st, w, err = c.ExistsW(ctx, r.path)
+				if err == nil && st == nil { // gone meanwhile: no watch to keep
+					w = nil
+				}
+			}
 			if errors.Is(err, framework.ErrNoNode) {
 				st, w, err = nil, nil, nil
 			}
@@ -449,6 +458,27 @@ func (r *registration[T]) keep(ctx context.Context) {
 		case <-wake: // a reconnection: look again (a new session, say)
 		}
 	}
+}
+
+// waitCreates waits, with no bound but the client's life, until the node's creates given
+// up were answered or failed: a cleanup in the background must not give up on them after
+// cleanupTimeout (a held reply, say) and then look too early; go-zookeeper fails them
+// when the connection drops, and the client's Close ends the wait.
+func (r *registration[T]) waitCreates() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-r.d.c.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_ = r.creates.Wait(ctx)
+	cancel()
+	<-done
 }
 
 // deleteNode deletes the registration's node if it is there and, when ephemeral, ours.
