@@ -440,13 +440,14 @@ func newLockToken() []byte {
 // lock creates the ephemeral lock node holding tok; ours is false when another consumer
 // holds it.
 func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours bool, err error) {
-	_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral))
+	var creates framework.InFlight // a create given up may still be sent and applied
+	_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral), framework.WithInFlight(&creates))
 	if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
 		b.lockReady.Store(false)
 		if err = b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 			return false, err
 		}
-		_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral))
+		_, err = b.c.Create(ctx, lockPath, tok, framework.WithMode(framework.Ephemeral), framework.WithInFlight(&creates))
 	}
 	switch {
 	case err == nil:
@@ -458,7 +459,11 @@ func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours b
 		return b.ownLock(ctx, lockPath, tok)
 	}
 	// The create may have been applied (the context ended while it was in flight):
-	// remove the lock node if it is ours.
+	// remove the lock node if it is ours, looking only once the create was answered (a
+	// look sent at once may overtake it, find nothing, and the create land after).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	_ = creates.Wait(wctx)
+	cancel()
 	b.unlock(ctx, lockPath, tok)
 	return false, err
 }
