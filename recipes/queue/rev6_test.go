@@ -92,3 +92,45 @@ func TestRev6CancelledLockCreateLeavesNoLockNode(t *testing.T) {
 	require.NotZero(t, cancelled, "no ConsumeOne was cancelled: the test checked nothing")
 	assert.Zero(t, lost, "cancelled ConsumeOne calls left their lock node (the item is locked for the victim session's life)")
 }
+
+// rev6: a lone consumer of an id queue whose take loses its versioned delete to an
+// IDQueue.Remove (the remove lands between its read and its delete: forced here by doing
+// the Remove, synchronously, from the consumer's request hook as its delete goes out)
+// takes that for a race lost to another consumer and jumps a random 0..1 nodes ahead:
+// half the time it takes c before b. "Items are taken in put order" (IDQueue's doc), and
+// there is no other consumer. 24 rounds: the jump passes them all with probability 2^-24.
+func TestRev6LoneIDConsumerKeepsOrderWhenRemoveWinsItsDelete(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	peer := testutil.Connect(t, srv.ConnectString())
+	base := fmt.Sprintf("/rev6order/%d/q", time.Now().UnixNano())
+	remover, err := queue.NewID(peer, base, queue.String{})
+	require.NoError(t, err)
+	var removeNow atomic.Pointer[string]
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "delete" {
+			if id := removeNow.Swap(nil); id != nil {
+				n, err := remover.Remove(context.Background(), *id)
+				if err != nil || n != 1 {
+					panic(fmt.Sprint("remove ", *id, ": ", n, err))
+				}
+			}
+		}
+	})
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), hook)
+	ctx := testutil.Context(t, 60*time.Second)
+	q, err := queue.NewID(c, base, queue.String{})
+	require.NoError(t, err)
+	for round := range 24 {
+		for _, id := range []string{"a", "b", "c", "d"} {
+			_, err := q.Put(ctx, fmt.Sprint(id, round), id)
+			require.NoError(t, err)
+		}
+		a := "a"
+		removeNow.Store(&a) // a is removed as the consumer deletes it
+		got := consumeN(t, ctx, q.ConsumeOne, 3)
+		require.Nil(t, removeNow.Load(), "the consumer sent no delete")
+		require.Equal(t, []string{fmt.Sprint("b", round), fmt.Sprint("c", round), fmt.Sprint("d", round)}, got,
+			"round %d: a lone consumer took the items out of put order after a Remove won its delete", round)
+	}
+}
