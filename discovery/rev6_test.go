@@ -108,3 +108,66 @@ func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
 		assert.Equal(t, "x", got.ID)
 	}
 }
+
+// rev6 #3: a Register cancelled with its create in flight cleans up in the background;
+// the registration is out of the registry already, so the same id can be registered
+// again on the same client at once. That Register (B) finds the cancelled one's node
+// (our session's) and takes it as its own, with the cancelled call's data and no
+// creation heard; the background cleanup then deletes it (its czxid bound is read from
+// the node it finds, so it bounds nothing here), and B's keeper makes it again: B's
+// instance goes away and comes back after B's Register returned, and until then its node
+// holds the other call's data. Here: B's Register returns having heard no creation of its
+// node, which is heard only later, from its keeper.
+func TestRev6ReRegisterAfterCancelledRegisterIsNotUndone(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.HoldReplies()
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	regs := newRegistrations()
+	d, err := discovery.New[details](c, "/disc/rev6-again", discovery.WithRegistrationListener(regs.listen))
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = other.Create(ctx, "/disc/rev6-again/svc", nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+	const path = "/disc/rev6-again/svc/x"
+
+	armed.Store(true)
+	actx, acancel := context.WithCancel(ctx)
+	first := testutil.Go(actx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 20*time.Second, 5*time.Millisecond, "the first create is applied (its reply held)")
+	acancel()
+	require.ErrorIs(t, testutil.Result(t, first, 30*time.Second, "the cancelled Register"), context.Canceled)
+
+	before := c.Requests()
+	second := testutil.Go(ctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 2)) })
+	// Let its first request go out (its reply held) before the heal; a Register that waits
+	// for the cleanup sends none: this is a bound on the wait, not an assertion.
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Requests() == before && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	proxy.Heal()
+	require.NoError(t, testutil.Result(t, second, 30*time.Second, "the second Register"))
+	heard := len(regs.list())
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	// Settled: the node holds the second registration's data.
+	require.Eventually(t, func() bool {
+		got, err := d.QueryForInstance(ctx, "svc", "x")
+		return err == nil && got.Port == 2
+	}, 20*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, heard, "the second Register returned before its node was created (it took the cancelled call's node, with its data)")
+	assert.Len(t, regs.list(), 1, "the second registration's node was made again after its Register returned: the cancelled call's cleanup deleted it (%v)", regs.list())
+}
