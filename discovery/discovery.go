@@ -72,6 +72,9 @@ type ServiceDiscovery[T any] struct {
 	wake   chan struct{} // closed and replaced when the client (re)connects
 	closed bool
 	owned  []interface{ Close() error } // caches and providers made from this, closed by Close
+	// cleaning has, by id, the background cleanups of failed Registers not over yet: a
+	// Register of the same id waits for it (the cleanup would find its node and delete it).
+	cleaning map[string]chan struct{}
 
 	removeListener func()
 }
@@ -88,7 +91,8 @@ func New[T any](c *framework.Client, basePath string, opts ...Option) (*ServiceD
 	if basePath == "/" {
 		return nil, fmt.Errorf("discovery: base path must not be the root: %w", framework.ErrInvalidPath)
 	}
-	d := &ServiceDiscovery[T]{c: c, basePath: basePath, regs: map[string]*registration[T]{}, wake: make(chan struct{})}
+	d := &ServiceDiscovery[T]{c: c, basePath: basePath, regs: map[string]*registration[T]{}, wake: make(chan struct{}),
+		cleaning: map[string]chan struct{}{}}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&d.o)
@@ -195,6 +199,16 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 	kctx, cancel := context.WithCancel(d.ctx)
 	r.cancel = cancel
 	d.mu.Lock()
+	for ch := d.cleaning[own.ID]; ch != nil && !d.closed; ch = d.cleaning[own.ID] {
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			cancel()
+			return ctx.Err()
+		}
+		d.mu.Lock()
+	}
 	if d.closed {
 		d.mu.Unlock()
 		cancel()
@@ -221,10 +235,16 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		err = fmt.Errorf("discovery: register %s: unregistered meanwhile: %w", own.ID, ErrNotRegistered)
 	}
 	if err != nil {
+		clean := r.created > 0 || own.ServiceType.IsDynamic()
+		var cleaned chan struct{}
 		d.mu.Lock()
 		mine := d.regs[own.ID] == r // else Unregister or Close took it and deletes the node
 		if mine {
 			delete(d.regs, own.ID)
+			if clean && ctx.Err() != nil {
+				cleaned = make(chan struct{})
+				d.cleaning[own.ID] = cleaned
+			}
 		}
 		d.mu.Unlock()
 		close(r.done)
@@ -234,9 +254,16 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		// Once ctx ended the call returns now and the cleanup goes on in the background
 		// (WaitGuaranteedDeletes waits for it): on a stalled connection it would hold the
 		// caller for its whole bound.
-		if mine && (r.created > 0 || own.ServiceType.IsDynamic()) {
-			if ctx.Err() == nil || !d.c.GoCleanup(func() { r.waitCreates(); _ = r.deleteNode(context.Background()) }) {
+		if mine && clean {
+			if cleaned == nil || !d.c.GoCleanup(func() {
+				defer d.cleanedUp(own.ID, cleaned)
+				r.waitCreates()
+				_ = r.deleteNode(context.Background())
+			}) {
 				_ = r.deleteNode(ctx)
+				if cleaned != nil {
+					d.cleanedUp(own.ID, cleaned)
+				}
 			}
 		}
 		return err
@@ -248,6 +275,16 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		r.keep(kctx)
 	}()
 	return nil
+}
+
+// cleanedUp ends the background cleanup of a failed Register of id (see cleaning).
+func (d *ServiceDiscovery[T]) cleanedUp(id string, ch chan struct{}) {
+	d.mu.Lock()
+	if d.cleaning[id] == ch {
+		delete(d.cleaning, id)
+	}
+	d.mu.Unlock()
+	close(ch)
 }
 
 // ensure makes sure the node is there, owned by this client's session where it is
