@@ -531,7 +531,13 @@ func (r *registration[T]) deleteNode(ctx context.Context) error {
 	if err := r.creates.Wait(cctx); err != nil {
 		return err
 	}
-	st, err := c.Exists(cctx, r.path)
+	// The session may have moved to a member that has not applied that create yet: bring
+	// it up to date before looking (reads are not linearizable across members).
+	err := c.Sync(cctx, r.path)
+	var st *framework.Stat
+	if err == nil {
+		st, err = c.Exists(cctx, r.path)
+	}
 	if err != nil {
 		// Not known whether it is ours: delete it only if it is a persistent one.
 		if !r.inst.ServiceType.IsDynamic() {

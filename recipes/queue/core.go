@@ -641,14 +641,16 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var wake *time.Timer
 		took := false
 		// Consumers that lose the race for a node to another (their versioned delete
-		// fails: someone took it while they were taking it) and are ordered by sequence
+		// fails: someone took it while they were taking it) and consume a plain Queue
 		// jump ahead a random few nodes, further the more races they lose in a row, rather
 		// than all try the same next one; the nodes jumped over are left to the others (or
 		// to the next listing). A node already gone when read is passed over without a
 		// jump (IDQueue.Remove, or anyone, may have deleted it), unless this consumer lost a
 		// race within its last contendedTakes takes. A lone consumer loses no race and
 		// keeps the queue's order.
-		jumpy := b.kind.bySequence()
+		// Not an IDQueue's consumers: IDQueue.Remove can win a consumer's delete, and a
+		// lone consumer that jumped then would take the queue out of order.
+		jumpy := b.kind == kindPlain
 		lostRow, jumped, relist := 0, false, false
 		var tried []bool
 		if one && jumpy {
