@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zoocurator/zoocurator/discovery"
@@ -22,15 +23,28 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			var put []string // the nodes of the puts that returned without an error
 			return &opRound{
 				call: func(ctx context.Context) (func(context.Context) error, error) {
-					_, err := vq.Put(ctx, "v")
+					p, err := vq.Put(ctx, "v")
+					if err == nil {
+						put = append(put, p)
+					}
 					return nil, err
 				},
 				check: func(ctx context.Context) error {
+					// The peer may be on another member than the victim's puts went to.
+					if err := w.peer.Sync(ctx, qp); err != nil {
+						return err
+					}
 					kids, _, err := w.peer.Children(ctx, qp)
 					if err != nil {
 						return err
+					}
+					for _, p := range put {
+						if !slices.Contains(kids, p[strings.LastIndexByte(p, '/')+1:]) {
+							return fmt.Errorf("the put that returned %s without an error left no such item: %v", p, kids)
+						}
 					}
 					if len(kids) < 1 || len(kids) > 3 { // the fresh put, and the cancelled one's (perhaps sent twice)
 						return fmt.Errorf("queue %s holds %d items after one put and one cancelled put: %v", qp, len(kids), kids)
