@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,24 @@ func kind(v any) string {
 	return "other"
 }
 
+// curatorPerClient is the workers per client a Curator run of workload gets here (0: the
+// default 2). Curator 5.4's DistributedDoubleBarrier stalled here with 2×2 (CI of 332ad9d: a
+// leave waited out CuratorBench's 60 s bound). Reading its enter shows a hang with three
+// members or more: enter's watch on ready can fire before internalEnter lists the children;
+// if two members have left by then, the members still there plus ready are fewer than
+// memberQty, and because it was notified already it waits with no bound, its node left for
+// the others' leave to wait on. Not reproduced here (3 000 rounds of 2×2 under
+// stress-ng --cpu 2 passed). With two members the count is never short (a member counts
+// itself and ready), so the test runs Curator's double barrier with 2×1: the driver is still
+// checked and Curator's race is out of the test's way. zkbench --standard's 4×2 run can
+// still meet it; it reports the failed Curator run and goes on.
+func curatorPerClient(workload string) int {
+	if workload == "doublebarrier" {
+		return 1
+	}
+	return 0
+}
+
 // TestWorkloads runs every implemented workload small against a real server, on every
 // implementation (Curator's in a real JVM), and checks the line: one line of JSON, every
 // required field, no violation, the server's count of requests, and nothing left in
@@ -50,23 +69,24 @@ func TestWorkloads(t *testing.T) {
 		extra          []string
 		localBatch     float64
 		counted        bool
+		perClient      int // 0: 2
 	}{
-		{"mutex", implOurs, nil, 0, true},
-		{"mutex-shared", implOurs, nil, 0, true},
-		{"mutex-shared", implOurs, []string{"--local-batch", "4"}, 4, true},
-		{"floor", implGoZK, long, 0, true},
-		{"write", implGoZK, long, 0, true},
-		{"gozk-lock", implGoZK, nil, 0, false},
-		{"mutex", implGoZK, []string{"--impl", "gozk"}, 0, false},
-		{"semmutex", implOurs, nil, 0, true},
-		{"semaphore", implOurs, nil, 0, true},
-		{"rwread", implOurs, nil, 0, true},
-		{"rwmixed", implOurs, nil, 0, true},
-		{"multilock", implOurs, nil, 0, true},
-		{"doublebarrier", implOurs, nil, 0, true},
-		{"counter-inc", implOurs, nil, 0, true},
-		{"queue-put", implOurs, nil, 0, true},
-		{"queue-take", implOurs, nil, 0, true},
+		{"mutex", implOurs, nil, 0, true, 0},
+		{"mutex-shared", implOurs, nil, 0, true, 0},
+		{"mutex-shared", implOurs, []string{"--local-batch", "4"}, 4, true, 0},
+		{"floor", implGoZK, long, 0, true, 0},
+		{"write", implGoZK, long, 0, true, 0},
+		{"gozk-lock", implGoZK, nil, 0, false, 0},
+		{"mutex", implGoZK, []string{"--impl", "gozk"}, 0, false, 0},
+		{"semmutex", implOurs, nil, 0, true, 0},
+		{"semaphore", implOurs, nil, 0, true, 0},
+		{"rwread", implOurs, nil, 0, true, 0},
+		{"rwmixed", implOurs, nil, 0, true, 0},
+		{"multilock", implOurs, nil, 0, true, 0},
+		{"doublebarrier", implOurs, nil, 0, true, 0},
+		{"counter-inc", implOurs, nil, 0, true, 0},
+		{"queue-put", implOurs, nil, 0, true, 0},
+		{"queue-take", implOurs, nil, 0, true, 0},
 	}
 	for _, w := range curatortest.BenchWorkloads {
 		cases = append(cases, struct {
@@ -74,14 +94,19 @@ func TestWorkloads(t *testing.T) {
 			extra          []string
 			localBatch     float64
 			counted        bool
-		}{w, implCurator, []string{"--impl", "curator", "--curator-warmup", "8"}, 0, false})
+			perClient      int // 0: 2
+		}{w, implCurator, []string{"--impl", "curator", "--curator-warmup", "8"}, 0, false, curatorPerClient(w)})
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(append([]string{tc.workload}, tc.extra...), " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a JVM starts, connects and warms up: slow on a loaded machine
 			defer cancel()
+			perClient := tc.perClient
+			if perClient == 0 {
+				perClient = 2
+			}
 			args := append([]string{"--connect", srv.ConnectString(), "--workload", tc.workload,
-				"--clients", "2", "--per-client", "2", "--ops", "40"}, tc.extra...)
+				"--clients", "2", "--per-client", strconv.Itoa(perClient), "--ops", "40"}, tc.extra...)
 			var stdout, stderr bytes.Buffer
 			require.NoError(t, run(ctx, args, &stdout, &stderr), "stderr:\n%s", stderr.String())
 			out := stdout.String()
@@ -99,7 +124,7 @@ func TestWorkloads(t *testing.T) {
 			assert.Equal(t, tc.impl, line["impl"])
 			assert.Equal(t, tc.workload, line["workload"])
 			assert.EqualValues(t, 2, line["clients"])
-			assert.EqualValues(t, 2, line["per_client"])
+			assert.EqualValues(t, perClient, line["per_client"])
 			assert.EqualValues(t, 40, line["ops"])
 			assert.EqualValues(t, 0, line["violations"])
 			assert.Greater(t, line["seconds"], 0.0)
@@ -144,8 +169,8 @@ func TestWorkloads(t *testing.T) {
 				assert.NotContains(t, line, "zk_requests_per_op_by_kind")
 			}
 			if tc.workload == "doublebarrier" {
-				assert.EqualValues(t, 4, line["members"], "C×G members a round")
-				assert.EqualValues(t, 10, line["rounds"], "ops / members")
+				assert.EqualValues(t, 2*perClient, line["members"], "C×G members a round")
+				assert.EqualValues(t, 40/(2*perClient), line["rounds"], "ops / members")
 			} else {
 				assert.NotContains(t, line, "members")
 				assert.NotContains(t, line, "rounds")
