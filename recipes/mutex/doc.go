@@ -35,7 +35,9 @@
 //
 // A holder that opts in with WithRevocationListener is called when someone writes
 // __REVOKE__ into its lock node (Revoke, or Curator's Revoker.attemptRevoke): releasing
-// is up to the listener. Go and Curator holders can revoke each other.
+// is up to the listener. Go and Curator holders can revoke each other. A lease that has
+// ended (its Done closed, under the standard error policy as soon as the connection is
+// suspended) hears no request: release it when Done closes.
 //
 // # Requests
 //

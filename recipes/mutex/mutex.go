@@ -39,7 +39,11 @@ func WithNodeData(b []byte) Option {
 
 // WithRevocationListener makes the lock revocable: fn is called (on a goroutine of the
 // lease) when someone asks the holder to let go, by writing __REVOKE__ into its node.
-// Releasing is up to fn. The default is not revocable.
+// Releasing is up to fn. The default is not revocable. Only a live lease hears requests: once
+// its Done has closed (under the standard error policy, as soon as the connection is
+// suspended) fn is not called, even for a request written before, so code holding a
+// revocable lock releases it when Done closes. Under SessionErrorPolicy a request missed
+// while disconnected is heard once the connection is back.
 func WithRevocationListener(fn func(*Lease)) Option {
 	return func(o *options) { o.onRevoke = fn }
 }

@@ -57,3 +57,44 @@ func TestRevocationHeardAfterFailedReArm(t *testing.T) {
 	}
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/revoke/rearm")
 }
+
+// A revocation request whose watch event is lost with the holder's connection is heard
+// once the session is back on a new connection, when the lease outlives the connection
+// (SessionErrorPolicy): the server fired and forgot the watch as the request was written,
+// so only the watch set again on the new connection (go-zookeeper's setWatches, relative
+// to the last zxid the client saw) can bring it. Under the standard policy the lease ends
+// at Suspended and hears nothing more (mutex.WithRevocationListener).
+func TestRevocationLostWithTheConnectionIsHeardAfter(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithErrorPolicy(framework.SessionErrorPolicy))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	revoked := make(chan *mutex.Lease, 1)
+	m := newMutex(t, c, "/revoke/lostevent", mutex.WithRevocationListener(func(l *mutex.Lease) {
+		select {
+		case revoked <- l:
+		default:
+		}
+	}))
+	l, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	gen := c.Generation()
+	proxy.StallToClients()                                 // the event is held in the proxy...
+	require.NoError(t, mutex.Revoke(ctx, other, l.Node())) // ...once the server sent it
+	proxy.DropConnections()                                // and lost with the connection
+	proxy.Heal()
+	select {
+	case got := <-revoked:
+		require.Same(t, l, got)
+	case <-l.Done():
+		t.Fatal("the lease ended though its session lives on")
+	case <-ctx.Done():
+		t.Fatal("the revocation request lost with the connection was never heard")
+	}
+	require.Equal(t, gen, c.Generation(), "the same session throughout")
+	require.NoError(t, l.Release(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/revoke/lostevent")
+}
