@@ -205,7 +205,7 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		case <-ch:
 		case <-ctx.Done():
 			cancel()
-			return ctx.Err()
+			return fmt.Errorf("discovery: register %s: waiting for the cleanup of a failed registration: %w", own.ID, ctx.Err())
 		}
 		d.mu.Lock()
 	}
