@@ -56,7 +56,7 @@ func TestRegisterWaitingForACleanupSaysSo(t *testing.T) {
 	ccancel()
 	err = d.Register(cctx, newInstance(t, "svc", "x", 2))
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Contains(t, err.Error(), "discovery: register x: waiting for the cleanup of a failed registration")
+	assert.Contains(t, err.Error(), "discovery: register x: waiting for an earlier registration's node to be removed")
 
 	proxy.Heal()
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))

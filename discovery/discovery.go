@@ -72,8 +72,10 @@ type ServiceDiscovery[T any] struct {
 	wake   chan struct{} // closed and replaced when the client (re)connects
 	closed bool
 	owned  []interface{ Close() error } // caches and providers made from this, closed by Close
-	// cleaning has, by id, the background cleanups of failed Registers not over yet: a
-	// Register of the same id waits for it (the cleanup would find its node and delete it).
+	// cleaning has, by id, the removals not over yet of a registration's node: the
+	// background cleanup of a failed Register, or the delete of an Unregister (done in the
+	// background when its caller gives up). A Register of the same id waits for it: the
+	// removal would find that Register's node and delete it.
 	cleaning map[string]chan struct{}
 
 	removeListener func()
@@ -205,7 +207,7 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		case <-ch:
 		case <-ctx.Done():
 			cancel()
-			return fmt.Errorf("discovery: register %s: waiting for the cleanup of a failed registration: %w", own.ID, ctx.Err())
+			return fmt.Errorf("discovery: register %s: waiting for an earlier registration's node to be removed: %w", own.ID, ctx.Err())
 		}
 		d.mu.Lock()
 	}
@@ -624,8 +626,12 @@ func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T])
 	}
 	d.mu.Lock()
 	r, ok := d.regs[inst.ID]
+	var cleaned chan struct{}
 	if ok {
 		delete(d.regs, inst.ID)
+		// No removal of this id is under way: Register waited for any before it listed r.
+		cleaned = make(chan struct{})
+		d.cleaning[inst.ID] = cleaned
 	}
 	closed := d.closed
 	d.mu.Unlock()
@@ -635,13 +641,19 @@ func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T])
 		}
 		return fmt.Errorf("%w: %s", ErrNotRegistered, inst.ID)
 	}
-	return r.stop(ctx)
+	return r.stop(ctx, func() { d.cleanedUp(inst.ID, cleaned) })
 }
 
-func (r *registration[T]) stop(ctx context.Context) error {
+// stop stops r's keeper and deletes r's node, in the background once ctx ends; removed
+// (when not nil) is called once the delete is over.
+func (r *registration[T]) stop(ctx context.Context, removed func()) error {
+	if removed == nil {
+		removed = func() {}
+	}
 	r.cancel()
 	select {
 	case <-r.done:
+		defer removed()
 		return r.deleteNode(ctx)
 	case <-ctx.Done():
 	}
@@ -653,12 +665,14 @@ func (r *registration[T]) stop(ctx context.Context) error {
 		d.mu.Unlock()
 		<-r.done
 		_ = r.deleteNode(context.Background())
+		removed()
 		return ctx.Err()
 	}
 	d.wg.Add(1)
 	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
+		defer removed()
 		<-r.done
 		_ = r.deleteNode(context.Background())
 	}()
@@ -807,7 +821,7 @@ func (d *ServiceDiscovery[T]) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	for _, r := range regs {
-		err := r.stop(ctx)
+		err := r.stop(ctx, nil)
 		if err != nil && !errors.Is(err, framework.ErrClosed) {
 			errs = append(errs, fmt.Errorf("discovery: unregister %s/%s: %w", r.inst.Name, r.inst.ID, err))
 		}
