@@ -120,36 +120,9 @@ func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
 // node, which is heard only later, from its keeper.
 func TestRev6ReRegisterAfterCancelledRegisterIsNotUndone(t *testing.T) {
 	leakcheck.Check(t)
-	server := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, server.ConnectString())
-	var armed atomic.Bool
-	hook := framework.WithRequestHook(func(op string) {
-		if op == "create" && armed.CompareAndSwap(true, false) {
-			proxy.HoldReplies()
-		}
-	})
-	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
-	other := testutil.Connect(t, server.ConnectString())
-	ctx := testutil.Context(t, 90*time.Second)
 	regs := newRegistrations()
-	d, err := discovery.New[details](c, "/disc/rev6-again", discovery.WithRegistrationListener(regs.listen))
-	require.NoError(t, err)
-	defer d.Close()
-	_, err = other.Create(ctx, "/disc/rev6-again/svc", nil, framework.WithParents())
-	require.NoError(t, err)
-	_, err = c.Exists(ctx, "/")
-	require.NoError(t, err)
-	const path = "/disc/rev6-again/svc/x"
-
-	armed.Store(true)
-	actx, acancel := context.WithCancel(ctx)
-	first := testutil.Go(actx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
-	require.Eventually(t, func() bool {
-		st, err := other.Exists(ctx, path)
-		return err == nil && st != nil
-	}, 20*time.Second, 5*time.Millisecond, "the first create is applied (its reply held)")
-	acancel()
-	require.ErrorIs(t, testutil.Result(t, first, 30*time.Second, "the cancelled Register"), context.Canceled)
+	h := cancelRegisterWithHeldCreate(t, "/disc/rev6-again", discovery.WithRegistrationListener(regs.listen))
+	c, proxy, d, ctx := h.c, h.proxy, h.d, h.ctx
 
 	before := c.Requests()
 	second := testutil.Go(ctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 2)) })
