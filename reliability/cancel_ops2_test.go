@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
@@ -197,6 +198,57 @@ func init() {
 					_ = vd.Close()
 					_ = pd.Close()
 				},
+			}, nil
+		}},
+		cancelOp{name: "discovery-register-replace", setup: func(ctx context.Context, w *cancelWorld) (*opRound, error) {
+			// The victim's id is taken by another session's ephemeral node (an expired
+			// session of the same instance, say): Register deletes it and makes its own,
+			// as Curator does. Cancelled anywhere on that way, it leaves no node of its
+			// own. The stale node may or may not be gone; the fresh call replaces it.
+			base := w.base + "/disc"
+			vi, err := discovery.NewInstance("svc", "victim", discovery.WithID("victim"), discovery.WithAddress("10.0.0.1"), discovery.WithPort(1))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := w.peer.Create(ctx, base+"/svc/victim", []byte("{}"), framework.WithMode(framework.Ephemeral), framework.WithParents()); err != nil {
+				return nil, err
+			}
+			vd, err := discovery.New[string](w.victim, base)
+			if err != nil {
+				return nil, err
+			}
+			return &opRound{
+				call: func(ctx context.Context) (func(context.Context) error, error) {
+					if err := vd.Register(ctx, vi); err != nil {
+						return nil, err
+					}
+					return func(ctx context.Context) error { return vd.Unregister(ctx, vi) }, nil
+				},
+				after: func(ctx context.Context) error {
+					st, err := w.peer.Exists(ctx, base+"/svc/victim")
+					if err != nil {
+						return err
+					}
+					if st != nil && st.EphemeralOwner == w.victim.SessionID() {
+						return fmt.Errorf("the cancelled Register left its node %s/svc/victim", base)
+					}
+					return nil
+				},
+				check: func(ctx context.Context) error {
+					// The peer may be on another member than the victim's writes went to.
+					if err := w.peer.Sync(ctx, base); err != nil {
+						return err
+					}
+					st, err := w.peer.Exists(ctx, base+"/svc/victim")
+					if err != nil {
+						return err
+					}
+					if st != nil {
+						return fmt.Errorf("%s/svc/victim is there after the fresh Register replaced the stale node and was unregistered (owner 0x%x; victim 0x%x, peer 0x%x)", base, st.EphemeralOwner, w.victim.SessionID(), w.peer.SessionID())
+					}
+					return nil
+				},
+				close: func() { _ = vd.Close() },
 			}, nil
 		}},
 	)
