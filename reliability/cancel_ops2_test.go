@@ -144,6 +144,88 @@ func init() {
 				},
 			}, nil
 		}},
+		cancelOp{name: "queue-consume-one-free", setup: func(ctx context.Context, w *cancelWorld) (*opRound, error) {
+			// A free item is there: the cancelled ConsumeOne (with a lock path) may be cut
+			// at its lock create, its read, its handler or its removal. Either it did not
+			// handle the item, and the item is still there; or it handled it, and the item
+			// is gone unless its error says ErrNotRemoved (then it is delivered again; it
+			// may also be gone then: a removal whose reply was held past the clean-up
+			// timeout has an unknown outcome).
+			qp, lp := w.base+"/qf", w.base+"/qfl"
+			vq, err := queue.New(w.victim, qp, queue.String{}, queue.WithLockPath(lp))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := vq.Put(ctx, "free"); err != nil {
+				return nil, err
+			}
+			var got []string
+			var errs []error
+			items := func(ctx context.Context) ([]string, error) {
+				if err := w.peer.Sync(ctx, qp); err != nil {
+					return nil, err
+				}
+				kids, _, err := w.peer.Children(ctx, qp)
+				return kids, err
+			}
+			return &opRound{
+				call: func(ctx context.Context) (func(context.Context) error, error) {
+					err := vq.ConsumeOne(ctx, func(_ context.Context, s string) error {
+						got = append(got, s)
+						return nil
+					})
+					errs = append(errs, err)
+					return nil, err
+				},
+				after: func(ctx context.Context) error {
+					left, err := items(ctx)
+					if err != nil {
+						return err
+					}
+					switch {
+					case len(got) > 1:
+						return fmt.Errorf("the cancelled ConsumeOne handled %v", got)
+					case len(got) == 0 && len(left) == 0:
+						return fmt.Errorf("the item is gone though the cancelled ConsumeOne did not handle it (%v)", errs[0])
+					case len(got) == 1 && len(left) != 0 && !errors.Is(errs[0], queue.ErrNotRemoved):
+						return fmt.Errorf("the cancelled ConsumeOne handled the item and left it %v without saying ErrNotRemoved (%v): delivered twice unannounced", left, errs[0])
+					}
+					return nil
+				},
+				unblock: func(ctx context.Context) error {
+					left, err := items(ctx)
+					if err != nil || len(left) != 0 {
+						return err
+					}
+					_, err = vq.Put(ctx, "extra") // the cancelled call took the item: one for the fresh call
+					return err
+				},
+				check: func(ctx context.Context) error {
+					want := 2
+					if len(got) == 1 { // the cancelled call did not handle it: the fresh call did
+						want = 1
+					}
+					if len(got) != want || got[0] != "free" {
+						return fmt.Errorf("the ConsumeOne calls handled %v", got)
+					}
+					left, err := items(ctx)
+					if err != nil {
+						return err
+					}
+					if len(left) != 0 {
+						return fmt.Errorf("items left after the fresh ConsumeOne: %v", left)
+					}
+					locks, _, err := w.peer.Children(ctx, lp)
+					if err != nil && !errors.Is(err, framework.ErrNoNode) {
+						return err
+					}
+					if len(locks) != 0 {
+						return fmt.Errorf("lock nodes left: %v", locks)
+					}
+					return nil
+				},
+			}, nil
+		}},
 		cancelOp{name: "discovery-register", setup: func(ctx context.Context, w *cancelWorld) (*opRound, error) {
 			// A cancelled Register leaves no node of its own (its Dynamic node is
 			// ephemeral: checkNothingLeft sees one left) and the peer's instance of the

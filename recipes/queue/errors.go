@@ -26,9 +26,11 @@ var (
 	// also while the removal was in flight) or the removal failed until the clean-up
 	// timeout. The item stays in the queue (it is given back, or its lock node goes with
 	// the session) and is delivered again, or another consumer already took it: either
-	// way it is, or may have been, delivered twice. The error is a *NotRemovedError, which
-	// names the item's node.
-	ErrNotRemoved = errors.New("queue: item handled but not removed: it will be delivered again")
+	// way it is, or may have been, delivered twice. When the removal's outcome was not
+	// known by the clean-up timeout (its reply held up in the network, say), it may have
+	// been applied after all, and the item is not delivered again. The error is a
+	// *NotRemovedError, which names the item's node.
+	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
 )
 
 // NotRemovedError is the error of a consumer with a lock path whose handler ran but which
