@@ -43,7 +43,10 @@
 // item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
 // loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
 // consumer whose session ended while its handler ran leaves the item (another consumer
-// may hold it by then) and reports ErrNotRemoved. Not covered: a session the server
+// may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
+// removes a handled item returns at once, with an error that matches both ErrNotRemoved
+// and the context's error; the removal goes on in the background
+// (framework.Client.WaitGuaranteedDeletes waits for it). Not covered: a session the server
 // expires while its client, served by another member, is never cut off (a stopped and
 // resumed leader) is learnt of only later; a consumer that finishes in between removes
 // the item together with the lock node another consumer has made meanwhile, and that
