@@ -180,10 +180,23 @@ func (e *env) problems(wait time.Duration, paths ...string) []string {
 	if err != nil {
 		return append(out, err.Error())
 	}
+	who := map[int64]string{}
+	for i, c := range e.clients() {
+		gen, sid := c.Session()
+		name := "the victim"
+		if i > 0 {
+			name = fmt.Sprintf("other %d", i-1)
+		}
+		who[sid] = fmt.Sprintf("%s's session (generation %d)", name, gen)
+	}
 	for sid, nodes := range owners {
 		for _, n := range nodes {
 			if strings.HasPrefix(n, e.base+"/") {
-				out = append(out, fmt.Sprintf("session 0x%x still owns %s", sid, n))
+				owner := who[sid]
+				if owner == "" {
+					owner = "no client's current session"
+				}
+				out = append(out, fmt.Sprintf("session 0x%x (%s) still owns %s", sid, owner, n))
 			}
 		}
 	}
