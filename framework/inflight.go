@@ -49,6 +49,13 @@ func (f *InFlight) done() {
 	}
 }
 
+// Pending reports whether a request counted in f is not answered yet.
+func (f *InFlight) Pending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n > 0
+}
+
 // Wait waits until every request counted in f was answered or failed, or ctx ends (then
 // it returns ctx's error).
 func (f *InFlight) Wait(ctx context.Context) error {

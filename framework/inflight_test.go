@@ -31,6 +31,7 @@ func TestInFlightWaitsForGivenUpCreate(t *testing.T) {
 
 	var f framework.InFlight
 	require.NoError(t, f.Wait(ctx), "nothing counted yet")
+	assert.False(t, f.Pending(), "nothing counted yet")
 	ctx1, cancel1 := context.WithCancel(ctx)
 	defer cancel1()
 	_, err = c.Create(ctx1, "/inflight", []byte("1"), framework.WithMode(framework.Ephemeral), framework.WithInFlight(&f),
@@ -39,6 +40,7 @@ func TestInFlightWaitsForGivenUpCreate(t *testing.T) {
 			cancel1()
 		}))
 	require.ErrorIs(t, err, context.Canceled)
+	assert.True(t, f.Pending(), "the create given up on is held")
 	waited := make(chan error, 1)
 	go func() { waited <- f.Wait(ctx) }()
 	select {
@@ -53,6 +55,7 @@ func TestInFlightWaitsForGivenUpCreate(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Wait did not return once the create was answered")
 	}
+	assert.False(t, f.Pending(), "answered")
 	st, err := c.Exists(ctx, "/inflight")
 	require.NoError(t, err)
 	assert.NotNil(t, st, "a look sent after Wait is answered after the late create")

@@ -49,18 +49,19 @@ type Node struct {
 	owned    bool   // the node at path was made by this Node
 	czxid    int64  // its czxid, when known
 	inflight string // the path of a first create of a plain ephemeral node, until answered
-	// firstCreate counts that create's requests until they are answered, also once given
+	// creates counts the requests of every create (the first and the re-creations) until
+	// they are answered, also once given
 	// up on: Close waits for them before it looks for the node (see deleteOwn).
-	firstCreate framework.InFlight
-	lastErr     error
-	listeners   map[int]func(Created)
-	nextID      int
-	createdCh   chan struct{} // closed at the first creation
-	stop        chan struct{}
-	wake        chan struct{}
-	done        chan struct{}
-	closeDone   chan struct{}
-	unlisten    func()
+	creates   framework.InFlight
+	lastErr   error
+	listeners map[int]func(Created)
+	nextID    int
+	createdCh chan struct{} // closed at the first creation
+	stop      chan struct{}
+	wake      chan struct{}
+	done      chan struct{}
+	closeDone chan struct{}
+	unlisten  func()
 }
 
 // New returns a Node that will keep a node at path with data. It checks its arguments but
@@ -395,12 +396,14 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	// A first create of a plain ephemeral node that is given up on (Close) may still be
 	// applied: Close then finds the node by its path and its owner (this session). A
 	// protected or sequential one the framework undoes itself.
+	// Every create is counted until answered: Close looks for the node only then (a
+	// re-creation given up on may land after a look that overtook it).
+	opts = append(opts, framework.WithInFlight(&n.creates))
 	track := !again && !protected && mode == framework.Ephemeral
 	if track {
 		n.mu.Lock()
 		n.inflight = path
 		n.mu.Unlock()
-		opts = append(opts, framework.WithInFlight(&n.firstCreate))
 	}
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
 	if track && ctx.Err() == nil {
@@ -543,20 +546,24 @@ func (n *Node) deleteOwn() error {
 	if path == "" || !owned {
 		return nil
 	}
-	if late {
-		// Wait for the create's answer (or its connection's loss) before looking: a look
-		// sent at once could be handed to the connection ahead of the create, find nothing,
-		// and the create then leave the node until the session ends.
+	// Wait for the answer to any create given up on (or its connection's loss) before
+	// looking: a look sent at once could be handed to the connection ahead of the create,
+	// find nothing, and the create then leave the node until the session ends.
+	if n.creates.Pending() {
 		n.client.Logger().Debug("close waits for the create it gave up on", "component", "persistentnode", "path", path)
-		wctx, wcancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		err := n.firstCreate.Wait(wctx)
-		wcancel()
-		if err != nil {
-			n.client.Logger().Warn("the create given up on did not answer; looking for its node all the same", "component", "persistentnode", "path", path, "err", err)
-		}
 	}
+	wctx, wcancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	if err := n.creates.Wait(wctx); err != nil {
+		n.client.Logger().Warn("a create given up on did not answer; looking for its node all the same", "component", "persistentnode", "path", path, "err", err)
+	}
+	wcancel()
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	// A create whose reply was lost leaves the client's session behind it: after a
+	// reconnection its member may not have applied it yet. Sync brings that member up to
+	// date before the look (reads are not linearizable across members). A sync that
+	// fails leaves the look below to report why.
+	_ = n.client.Sync(ctx, path)
 	for range 3 {
 		st, err := n.client.Exists(ctx, path)
 		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
