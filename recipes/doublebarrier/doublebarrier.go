@@ -53,6 +53,9 @@ type DoubleBarrier struct {
 	// retire: a delete of our node failed during this Leave (it may be queued in the
 	// client's background worker), so the member takes a new name afterwards.
 	retire bool
+	// cleanupReady: leaveLast's transaction (our node and ready) failed with its outcome
+	// unknown: Leave's cleanup sends it again instead of deleting our node alone.
+	cleanupReady bool
 }
 
 // New returns a member of the double barrier on path that opens once memberQty members
@@ -128,7 +131,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	gen, err := d.enter(ctx)
 	if err != nil {
-		d.deleteOurs(ctx)
+		d.deleteOurs(ctx, false)
 		d.setState(outside, 0)
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
@@ -259,8 +262,12 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	gen := d.gen
 	d.mu.Unlock()
 	err := d.leave(ctx, gen)
+	d.mu.Lock()
+	withReady := d.cleanupReady
+	d.cleanupReady = false
+	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		d.deleteOurs(ctx)
+		d.deleteOurs(ctx, withReady)
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -295,11 +302,8 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		if len(members) == 0 {
 			break
 		}
-		if i >= 0 && len(members) == 1 { // only ours left
-			if err := d.deleteOursNow(ctx); err != nil {
-				return err
-			}
-			break
+		if i >= 0 && len(members) == 1 { // only ours left: ours and ready go together
+			return d.leaveLast(ctx, enterGen)
 		}
 		var watch string
 		if i == 0 { // lowest: wait for the highest to go
@@ -333,13 +337,16 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	if !last.ready {
 		return nil // gone already: a ready made since is a next round's
 	}
-	// Every member is out: delete ready, as Curator does. A failure does not change that
-	// every member is out. Every attempt (the first, the framework's retries after a
-	// connection loss, and the client's background worker when the outcome is unknown)
-	// deletes only this round's ready: each round's is a new node at version 0, and a
-	// next round's can only be made after this one is gone, after the last listing, so
-	// with a later czxid than the listing's pzxid. The bound costs a read of ready's
-	// Stat before the delete.
+	// Fallback: no member node is left, but ready is. The last member's node went
+	// without it: its session expired, its Leave gave up and its cleanup deleted only its
+	// node, or it was a Curator member (which deletes its node, then ready). Delete it,
+	// as Curator does; a failure does not change that every member is out. Every attempt
+	// (the first, the framework's retries after a connection loss, and the client's
+	// background worker when the outcome is unknown) is bounded by the listing's pzxid:
+	// each round's ready is a new node at version 0, and a next round's can only be made
+	// after this one is gone, after the last listing, so with a later czxid. The bound
+	// costs a read of ready's Stat; what it does not cover is a delete request delayed in
+	// the network after that read, landing once the next round made its own ready.
 	opts := []framework.DeleteOption{framework.Quietly()}
 	if last.pzxid > 0 { // (0: unknown, never seen from a real server; WithMaxCzxid(0) would be no bound)
 		opts = append(opts, framework.WithMaxCzxid(last.pzxid), framework.Guaranteed())
@@ -349,6 +356,53 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
 	return nil
+}
+
+// leaveLast ends Leave for the member whose node is the last member node: it deletes
+// its node and ready in one transaction. While our node exists the round has not ended
+// for any member (each waits for every member node to go, Curator's too), so nobody
+// else deletes ready and nobody can make a new one: the ready the transaction meets is
+// the round's own. An attempt that lands late, or is sent again after it was applied,
+// fails as a whole on our node, whose name is never used again once a delete of it may
+// be outstanding (see retire): it cannot remove a later round's ready.
+func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
+	_, err := d.client.Transaction(ctx, framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
+	if err == nil {
+		return nil
+	}
+	var te *framework.TxnError
+	if !errors.As(err, &te) {
+		// The outcome is unknown (the request may be in flight, or applied later): the
+		// cleanup sends the transaction again, and the member takes a new name.
+		d.mu.Lock()
+		d.retire, d.cleanupReady = true, true
+		d.mu.Unlock()
+		return err
+	}
+	switch {
+	case te.Index == 1 && errors.Is(te.Err, framework.ErrNoNode):
+		// ready is gone already: we entered by a ready that the last member before us
+		// deleted with its node (or it was deleted by hand). Our node was there, so no
+		// attempt was applied: ours alone.
+		return d.deleteOursNow(ctx)
+	case te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode):
+		if errors.Is(err, framework.ErrUnknownOutcome) && d.client.Generation() == enterGen {
+			// Sent again after it was applied: our node and ready are gone. The name is
+			// not used again all the same (an attempt of a lost connection is done with).
+			d.mu.Lock()
+			d.retire = true
+			d.mu.Unlock()
+			return nil
+		}
+		return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+			ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
+	}
+	if errors.Is(err, framework.ErrUnknownOutcome) {
+		d.mu.Lock()
+		d.retire = true
+		d.mu.Unlock()
+	}
+	return err
 }
 
 // deleteOursNow deletes our member node as a step of Leave. When the delete fails, the
@@ -371,11 +425,17 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 //
 // When the caller's context ended, the call must return now: the delete goes straight to
 // the background worker (the member takes a new name, as after a failed delete).
-func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
+//
+// withReady: the member was the last, and its transaction deleting its node and ready
+// has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 	var err error
 	path := d.ourPath
 	del := func(cctx context.Context) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
+		if withReady {
+			return d.deleteLast(cctx, path)
+		}
 		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 	}
 	queued := ctx.Err() != nil
@@ -397,6 +457,25 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context) {
 	if err != nil || queued || d.retire {
 		d.retireNameLocked()
 	}
+}
+
+// deleteLast is the cleanup of a last member whose transaction (its node at path and
+// ready) has an unknown outcome: it sends the transaction again, which is as safe as the
+// first (see leaveLast). When that fails on our node, our node is gone: the first
+// attempt was applied, or the session ended. Otherwise our node goes alone, guaranteed;
+// ready then stays if no attempt was applied and nobody is left to delete it (the other
+// members' fallback deletes it when they find no member node left).
+func (d *DoubleBarrier) deleteLast(ctx context.Context, path string) error {
+	_, err := d.client.Transaction(ctx, framework.DeleteOp(path, -1), framework.DeleteOp(d.readyPath, -1))
+	var te *framework.TxnError
+	if err == nil || (errors.As(err, &te) && te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode)) {
+		return nil
+	}
+	if te == nil || te.Index != 1 {
+		d.client.Logger().Warn("deleting the member node and ready together failed: the member node goes alone",
+			"component", "doublebarrier", "path", path, "err", err)
+	}
+	return d.client.Delete(ctx, path, framework.Quietly(), framework.Guaranteed())
 }
 
 // retireNameLocked gives the member a new node name; d.mu must be held.

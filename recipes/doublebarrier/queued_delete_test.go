@@ -23,24 +23,30 @@ import (
 // leaves behind), and:
 //   - holds the background work's requests, once hold was called, until open: a
 //     queued delete then runs exactly when the test lets it;
-//   - runs a function at the nth delete that a Leave sends, before it is sent.
+//   - runs a function at the nth request of an operation ("delete", "multi") that a
+//     Leave sends, before it is sent.
 type gate struct {
-	mu           sync.Mutex
-	holding      bool
-	leaveDeletes int
-	atDelete     map[int]func()
-	opened       chan struct{}
-	openOnce     sync.Once
+	mu       sync.Mutex
+	holding  bool
+	leaveOps map[string]int // requests a Leave sent, per operation
+	at       map[string]map[int]func()
+	opened   chan struct{}
+	openOnce sync.Once
 }
 
 func newGate() *gate {
-	return &gate{atDelete: map[int]func(){}, opened: make(chan struct{})}
+	return &gate{leaveOps: map[string]int{}, at: map[string]map[int]func(){}, opened: make(chan struct{})}
 }
 
-// onLeaveDelete runs fn at the nth delete a Leave sends (1-based), before it is sent.
-func (g *gate) onLeaveDelete(n int, fn func()) {
+// onLeave runs fn at the nth request of operation op (1-based) that a Leave sends, before
+// it is sent. The last member's Leave deletes its node and ready in one transaction
+// ("multi"); the others' delete their node ("delete").
+func (g *gate) onLeave(op string, n int, fn func()) {
 	g.mu.Lock()
-	g.atDelete[n] = fn
+	if g.at[op] == nil {
+		g.at[op] = map[int]func(){}
+	}
+	g.at[op][n] = fn
 	g.mu.Unlock()
 }
 
@@ -62,9 +68,9 @@ func (g *gate) hook(op string) {
 	inCall := inLeave || strings.Contains(stack, "(*DoubleBarrier).Enter")
 	g.mu.Lock()
 	var fn func()
-	if inLeave && op == "delete" {
-		g.leaveDeletes++
-		fn = g.atDelete[g.leaveDeletes]
+	if inLeave {
+		g.leaveOps[op]++
+		fn = g.at[op][g.leaveOps[op]]
 	}
 	holding := g.holding && !inCall
 	g.mu.Unlock()
@@ -94,13 +100,13 @@ func TestQueuedDeleteSparesNextEnter(t *testing.T) {
 	require.NoError(t, b.Enter(ctx))
 	first := b.Node()
 
-	// Leave's delete of our node (the only member: the first delete Leave sends) is held
-	// by the stalled proxy, and Leave's context ends meanwhile: the delete is queued, and
-	// the worker's attempts are held at the gate. Leave returns at once (its context
-	// ended: its cleanup is queued too, not sent).
+	// Leave's delete of our node (the only member: its transaction deleting its node and
+	// ready) is held by the stalled proxy, and Leave's context ends meanwhile: the
+	// cleanup (the transaction again) is queued, and held at the gate. Leave returns at
+	// once (its context ended: its cleanup is queued, not sent).
 	lctx, lcancel := context.WithCancel(ctx)
 	defer lcancel()
-	g.onLeaveDelete(1, func() { proxy.Stall(); g.hold(); lcancel() })
+	g.onLeave("multi", 1, func() { proxy.Stall(); g.hold(); lcancel() })
 	left := testutil.Go(lctx, b.Leave)
 	require.ErrorIs(t, testutil.Result(t, left, 20*time.Second, "Leave"), context.Canceled)
 	proxy.Heal()
@@ -116,6 +122,9 @@ func TestQueuedDeleteSparesNextEnter(t *testing.T) {
 	st, err = checker.Exists(ctx, first)
 	require.NoError(t, err)
 	require.Nil(t, st, "the queued delete removed the node of the Leave")
+	st, err = checker.Exists(ctx, path+"/ready")
+	require.NoError(t, err)
+	require.NotNil(t, st, "the next Enter's ready was deleted by the cleanup of the Leave before")
 
 	require.NoError(t, b.Leave(ctx))
 	assertNoMembers(t, srv.ConnectString(), path, c)
@@ -157,17 +166,17 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, old)
 
-	// Leave deletes our node (first delete), then ready (second): that one is held by the
-	// stalled proxy while Leave's context ends, and anything that retries it in the
-	// background is held at the gate.
+	// Leave deletes our node and ready in one transaction: it is held by the stalled
+	// proxy while Leave's context ends (Leave cannot tell whether its node went), and
+	// anything that retries it in the background is held at the gate.
 	lctx, lcancel := context.WithCancel(ctx)
 	defer lcancel()
-	g.onLeaveDelete(2, func() { proxy.Stall(); g.hold(); lcancel() })
-	require.NoError(t, b.Leave(lctx), "every member is out, whatever became of ready")
+	g.onLeave("multi", 1, func() { proxy.Stall(); g.hold(); lcancel() })
+	require.ErrorIs(t, b.Leave(lctx), context.Canceled)
 	proxy.Heal()
 
-	// The held delete reaches the server (the old ready goes), the next round creates a
-	// new ready; then the background work runs.
+	// The held transaction reaches the server (the old ready goes), the next round
+	// creates a new ready; then the background work runs.
 	waitGone(ctx, t, checker, path+"/ready")
 	require.NoError(t, b.Enter(ctx))
 	g.open()
@@ -182,9 +191,9 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	assertNoMembers(t, srv.ConnectString(), path, checker)
 }
 
-// When the last member's delete of ready never reaches the server (the connection drops
-// with the request held), the background retry deletes it: the bound that spares a next
-// round's ready still covers this round's (issue 15.8).
+// When the last member's delete of ready (with its node, in one transaction) never
+// reaches the server (the connection drops with the request held, Leave's context ended),
+// the background retry deletes both: nothing is left (issue 15.8).
 func TestQueuedReadyDeleteRemovesThisRound(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -195,7 +204,7 @@ func TestQueuedReadyDeleteRemovesThisRound(t *testing.T) {
 		bgDeleted bool
 	)
 	observe := func(ri framework.RequestInfo) {
-		if ri.Op == "delete" && strings.HasSuffix(ri.Path, "/ready") && ri.Err == nil {
+		if ri.Op == "multi" && ri.Err == nil {
 			mu.Lock()
 			bgDeleted = true
 			mu.Unlock()
@@ -210,14 +219,14 @@ func TestQueuedReadyDeleteRemovesThisRound(t *testing.T) {
 
 	lctx, lcancel := context.WithCancel(ctx)
 	defer lcancel()
-	g.onLeaveDelete(2, func() { proxy.Stall(); g.hold(); lcancel() })
-	require.NoError(t, b.Leave(lctx))
-	proxy.DropConnections() // the held delete of ready is lost with the connection
+	g.onLeave("multi", 1, func() { proxy.Stall(); g.hold(); lcancel() })
+	require.ErrorIs(t, b.Leave(lctx), context.Canceled)
+	proxy.DropConnections() // the held transaction is lost with the connection
 	proxy.Heal()
 	g.open()
 	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
 	mu.Lock()
-	t.Logf("ready deleted by the background retry: %v", bgDeleted)
+	require.True(t, bgDeleted, "the background retry of the transaction deleted the member node and ready")
 	mu.Unlock()
 	assertNoMembers(t, srv.ConnectString(), path, c)
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// TestLeaveReadyDeleteRetrySparesNextRound: the last member's ready delete is in flight when the connection drops; meanwhile this
-// round's ready goes (as if that delete had been applied, or a fellow member's) and the
-// next round makes its own. The foreground retry of the plain delete must not remove it.
+// TestLeaveReadyDeleteRetrySparesNextRound: the last member's ready delete (with its
+// node, in one transaction) is in flight when the connection drops; meanwhile the member
+// node and this round's ready go (as if that request had been applied: the same
+// transaction, sent by another client) and the next round makes its own ready. The
+// foreground retry must not remove it.
 func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -30,10 +32,11 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 	require.NoError(t, b.Enter(ctx))
 	next := newMember(t, other, path, 1)
 	stalled := make(chan struct{})
-	g.onLeaveDelete(2, func() { proxy.Stall(); close(stalled) })
+	g.onLeave("multi", 1, func() { proxy.Stall(); close(stalled) })
 	left := testutil.Go(ctx, b.Leave)
 	testutil.WaitClosed(t, stalled, 20*time.Second, "ready delete")
-	require.NoError(t, other.Delete(ctx, path+"/ready"))
+	_, err := other.Transaction(ctx, framework.DeleteOp(b.Node(), -1), framework.DeleteOp(path+"/ready", -1))
+	require.NoError(t, err)
 	require.NoError(t, next.Enter(ctx)) // the next round: a new ready
 	st, err := other.Exists(ctx, path+"/ready")
 	require.NoError(t, err)
