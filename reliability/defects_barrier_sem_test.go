@@ -3,6 +3,7 @@ package reliability_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,8 +28,9 @@ import (
 // bsTrigger is a victim client's request hook (framework.WithRequestHook): it counts the
 // requests of one operation (e.g. "delete") and runs a function right before the nth is
 // sent, on the goroutine that sends it. It can also hold the requests of the client's
-// guaranteed-delete worker (before they are sent) until release: a delete queued in the
-// background then runs exactly when the scenario lets it.
+// background work (its guaranteed-delete worker, and the cleanups recipes run with
+// GoCleanup) before they are sent, until release: a delete queued in the background then
+// runs exactly when the scenario lets it.
 type bsTrigger struct {
 	mu      sync.Mutex
 	op      string
@@ -55,7 +57,7 @@ func (tr *bsTrigger) at(op string, n int, fn func()) {
 	tr.op, tr.n, tr.seen, tr.fn = op, n, 0, fn
 }
 
-// holdWorker starts holding the guaranteed-delete worker's requests until release.
+// holdWorker starts holding the background work's requests until release.
 func (tr *bsTrigger) holdWorker() {
 	tr.mu.Lock()
 	tr.holdBG = true
@@ -73,7 +75,8 @@ func (tr *bsTrigger) hook(op string) {
 	hold := false
 	if tr.holdBG {
 		buf := make([]byte, 64<<10)
-		hold = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "framework.(*deleter).")
+		stack := string(buf[:runtime.Stack(buf, false)])
+		hold = strings.Contains(stack, "framework.(*deleter).") || strings.Contains(stack, "framework.(*Client).GoCleanup.")
 		if hold {
 			tr.heldBG++
 		}
@@ -159,15 +162,17 @@ func bsReadyRound(t *testing.T, w *defectWorld, vc *framework.Client) (string, *
 	return p, vb, next
 }
 
-// bsNextRound is what happens while the victim's ready delete is held in the proxy: this
-// round's ready goes (deleted by the peer, as by a fellow member that left first, or as if
-// the victim's own delete had been applied) and the next round enters, making its own
-// ready. It returns the next round's ready's czxid.
-func bsNextRound(t *testing.T, w *defectWorld, p string, next *doublebarrier.DoubleBarrier) int64 {
+// bsNextRound is what happens while the victim's request deleting its node and ready
+// (one transaction: the victim is the round's last member) is held in the proxy: both go
+// (deleted by the peer in the same transaction, as if the victim's request had been
+// applied) and the next round enters, making its own ready. victimNode is the victim's
+// member node in this round. It returns the next round's ready's czxid.
+func bsNextRound(t *testing.T, w *defectWorld, p, victimNode string, next *doublebarrier.DoubleBarrier) int64 {
 	t.Helper()
 	old := bsStat(t, w, p+"/ready")
 	require.NotNil(t, old, "this round's ready, while the victim's delete of it is held")
-	require.NoError(t, w.peer().Delete(w.ctx, p+"/ready"))
+	_, err := w.peer().Transaction(w.ctx, framework.DeleteOp(victimNode, -1), framework.DeleteOp(p+"/ready", -1))
+	require.NoError(t, err, "the victim's node and ready, while its delete of them is held")
 	require.NoError(t, next.Enter(w.ctx))
 	st := bsStat(t, w, p+"/ready")
 	require.NotNil(t, st, "the next round's ready")
@@ -176,25 +181,139 @@ func bsNextRound(t *testing.T, w *defectWorld, p string, next *doublebarrier.Dou
 }
 
 // bsCheckNextReady checks that the next round's ready (czxid) survived, then lets the next
-// round's member leave (which deletes it). With known set, the check is that of a defect
-// not fixed yet: asserted only with ZOOCURATOR_KNOWN_BUGS=1, and logged otherwise.
-func bsCheckNextReady(t *testing.T, w *defectWorld, vc *framework.Client, p string, next *doublebarrier.DoubleBarrier, czxid int64, known ...string) {
+// round's member leave (which deletes it).
+func bsCheckNextReady(t *testing.T, w *defectWorld, vc *framework.Client, p string, next *doublebarrier.DoubleBarrier, czxid int64) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 	defer cancel()
 	require.NoError(t, vc.WaitGuaranteedDeletes(wctx), "the victim's guaranteed deletes do not end")
 	st := bsStat(t, w, p+"/ready")
-	switch {
-	case st != nil:
+	if st != nil {
 		assert.Equal(t, czxid, st.Czxid, "ready is not the next round's")
-	case len(known) > 0 && !knownBugs:
-		t.Logf("known defect, not fixed (ZOOCURATOR_KNOWN_BUGS=1 asserts it): the next round's ready (czxid %d) was deleted by the victim's delete of the round before (%s)",
-			czxid, known[0])
-	default:
+	} else {
 		t.Errorf("the next round's ready (czxid %d) was deleted by the victim's delete of the round before", czxid)
 	}
 	require.NoError(t, next.Leave(w.ctx))
 	if bsStat(t, w, p+"/ready") != nil { // the next round's Leave had nothing to delete: ours
+		require.NoError(t, w.peer().Delete(w.ctx, p+"/ready"))
+	}
+	w.checkClean(p)
+}
+
+// bsReadyDeleteDelayed: the victim V (behind the proxy) is the last member of a round of
+// two to go (its node is the lower of the two); its request that deletes ready is held in
+// the proxy (Leave waits for it). Meanwhile the other member P does all its Leave does,
+// and a member N of a next round (quantity 1) enters: if it finds no ready, it makes its
+// own. Then the proxy heals without dropping the connection: the held request reaches the
+// server late, as a delayed request does, and must spare whatever ready N's round made.
+// V's session is long enough that its client keeps the connection.
+//
+// Failed on 2a20620, f5c32a9, 2b62ebe (known, gated) and 53dee4d (008ad68^, this
+// scenario as it is now): "the next round's ready (czxid
+// 4294967433) was deleted by the victim's delete of the round before". Each member that
+// found no member node left deleted ready, bounded by the czxid of the ready it read one
+// round trip before (framework.WithMaxCzxid); both rounds' ready are at version 0, so
+// the delete, once sent, could not tell them apart: P deleted ready, N made its own, and
+// V's delayed delete removed it. Now V deletes its node and ready in one transaction:
+// while V's node exists, P waits for it and N enters by the round's ready (it joins the
+// round), so the ready the transaction meets is the round's own.
+func bsReadyDeleteDelayed(t *testing.T, w *defectWorld) {
+	var (
+		mu      sync.Mutex
+		deletes int
+		atReady func()
+	)
+	// V's request that deletes ready: its transaction, or (the recipe before) the second
+	// delete of its Leave (its own node, then ready).
+	hook := func(op string) {
+		mu.Lock()
+		var fn func()
+		if op == "delete" {
+			deletes++
+		}
+		if atReady != nil && (op == "multi" || (op == "delete" && deletes == 2)) {
+			fn, atReady = atReady, nil
+		}
+		mu.Unlock()
+		if fn != nil {
+			fn()
+		}
+	}
+	vc := connect(t, ens.ConnectString(), 30*time.Second, framework.WithDialer(w.proxy.Dialer()), framework.WithRequestHook(hook))
+	p := w.base + "/db"
+	newMember := func(c *framework.Client, qty int) *doublebarrier.DoubleBarrier {
+		m, err := doublebarrier.New(c, p, qty)
+		require.NoError(t, err)
+		return m
+	}
+	v, pm := newMember(vc, 2), newMember(w.peer(), 2)
+	for v.Node() > pm.Node() { // V must be the lower: the lower is the last to go
+		v = newMember(vc, 2)
+	}
+	vIn, pIn := make(chan error, 1), make(chan error, 1)
+	go func() { vIn <- v.Enter(w.ctx) }()
+	go func() { pIn <- pm.Enter(w.ctx) }()
+	for _, in := range []chan error{vIn, pIn} {
+		select {
+		case err := <-in:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Enter did not return within 30 s")
+		}
+	}
+	old := bsStat(t, w, p+"/ready")
+	require.NotNil(t, old, "the round's ready")
+
+	accepted := w.proxy.Accepted()
+	stalled := make(chan struct{})
+	mu.Lock()
+	atReady = func() { w.proxy.Stall(); close(stalled) }
+	mu.Unlock()
+	vLeft, pLeft := make(chan error, 1), make(chan error, 1)
+	go func() { vLeft <- v.Leave(w.ctx) }()
+	go func() { pLeft <- pm.Leave(w.ctx) }()
+	bsWait(t, stalled, 20*time.Second, "V's request deleting ready")
+	// P does all it can meanwhile: it deletes ready (the recipe before), or it waits on
+	// V's node (a watch on it on some server: V's node is still there).
+	bsEventually(t, 20*time.Second, "P deletes ready or waits on V's node", func() bool {
+		if bsStat(t, w, p+"/ready") == nil {
+			return true
+		}
+		for i := range ens.Size() {
+			out, err := zktest.FourLetterWord(ens.Addr(i), "wchp", 5*time.Second)
+			if err == nil && slices.Contains(strings.Split(out, "\n"), v.Node()) {
+				return true
+			}
+		}
+		return false
+	})
+	n := newMember(w.peer(), 1) // the next round
+	require.NoError(t, n.Enter(w.ctx))
+	cur := bsStat(t, w, p+"/ready")
+	require.NotNil(t, cur, "the ready N entered by")
+
+	w.proxy.Heal() // V's request lands late, on the same connection
+	select {
+	case err := <-vLeft:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("V's Leave did not return within 30 s of the heal")
+	}
+	require.Equal(t, accepted, w.proxy.Accepted(), "V kept its connection (its request was only delayed)")
+	st := bsStat(t, w, p+"/ready")
+	if cur.Czxid > old.Czxid { // N's round made a ready of its own
+		assert.NotNil(t, st, "the next round's ready (czxid %d) was deleted by the victim's delete of the round before", cur.Czxid)
+	} else {
+		assert.Nil(t, st, "the round's ready, which N entered by, outlived V's transaction")
+	}
+	require.NoError(t, n.Leave(w.ctx))
+	select {
+	case err := <-pLeft:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("P's Leave did not return within 30 s of N's")
+	}
+	if bsStat(t, w, p+"/ready") != nil {
 		require.NoError(t, w.peer().Delete(w.ctx, p+"/ready"))
 	}
 	w.checkClean(p)
@@ -208,13 +327,14 @@ func init() {
 			// spares-next-enter-1/db/164b4f58-d423-47b7-b7bb-d29ab58c1029 of the member's
 			// next Enter was deleted by the delete of /rel/.../db/164b4f58-d423-47b7-b7bb-
 			// d29ab58c1029 queued in the Leave before".
-			// Leave's delete of the member's node is held in the proxy and Leave's context
-			// ends: the delete's outcome is unknown, it is queued in the client's
-			// guaranteed-delete worker. After the heal (the held delete lands) the member
-			// enters again; only then does the worker's retry go out (the trigger holds the
-			// worker's requests: on one connection requests keep their order, so no network
-			// fault alone can put a retry behind the next Enter, as the worker's backoff can).
-			// It must not delete the node of the next Enter.
+			// Leave's delete of the member's node (the only member: one transaction deleting
+			// its node and ready) is held in the proxy and Leave's context ends: the
+			// delete's outcome is unknown, Leave's cleanup (the transaction again) is queued
+			// in the background. After the heal (the held request lands) the member enters
+			// again; only then does the queued retry go out (the trigger holds the
+			// background work's requests: on one connection requests keep their order, so no
+			// network fault alone can put a retry behind the next Enter, as a backoff can).
+			// It must not delete the node (nor the ready) of the next Enter.
 			tr := newBSTrigger()
 			vc := bsVictim(t, w, otherSession, tr)
 			p := w.base + "/db"
@@ -224,17 +344,15 @@ func init() {
 			first := b.Node()
 			lctx, lcancel := context.WithCancel(w.ctx)
 			defer lcancel()
-			second := make(chan struct{})
-			tr.at("delete", 1, func() {
+			tr.at("multi", 1, func() {
 				w.proxy.Stall()
 				tr.holdWorker()
 				lcancel() // Leave's delete goes out with its context ended: outcome unknown
-				tr.at("delete", 1, func() { close(second) })
 			})
 			left := make(chan error, 1)
 			go func() { left <- b.Leave(lctx) }()
-			// Leave's own second delete (its cleanup), not held: then heal.
-			bsWait(t, second, 20*time.Second, "Leave's cleanup delete")
+			// Leave's cleanup, queued in the background, is held: then heal.
+			bsEventually(t, 20*time.Second, "Leave's cleanup, held", func() bool { return tr.workerHeld() > 0 })
 			w.proxy.Heal()
 			select {
 			case err := <-left:
@@ -253,27 +371,29 @@ func init() {
 			require.NoError(t, vc.WaitGuaranteedDeletes(wctx), "the victim's guaranteed deletes do not end")
 			assert.NotNil(t, bsStat(t, w, b.Node()), "the node %s of the member's next Enter was deleted by the delete of %s queued in the Leave before",
 				b.Node(), first)
+			assert.NotNil(t, bsStat(t, w, p+"/ready"), "the next Enter's ready was deleted by the delete queued in the Leave before")
 			if err := b.Leave(w.ctx); !t.Failed() { // (its node gone, Leave says the session was lost)
 				require.NoError(t, err)
 			}
 			w.checkClean(p)
 		}},
-		defect{name: "15.8-queued-ready-delete-spares-next-round", fix: "610d0c4 (reworked in 3404a00, a31c140)", run: func(t *testing.T, w *defectWorld) {
+		defect{name: "15.8-queued-ready-delete-spares-next-round", fix: "610d0c4 (reworked in 3404a00, a31c140, 008ad68)", run: func(t *testing.T, w *defectWorld) {
 			// Fails on 2a20620 (610d0c4^^): "the next round's ready (czxid 4294967339) was
 			// deleted by the victim's delete of the round before"; passes on f5c32a9.
-			// The last member's delete of ready is held in the proxy and Leave's context
-			// ends: the delete goes to the background worker. Meanwhile this round's ready
-			// goes and the next round makes its own. Then the connection drops (the held
-			// request is lost with it) and heals: the worker's retry must spare the next
-			// round's ready.
+			// The last member's delete of ready (one transaction with its node) is held in
+			// the proxy and Leave's context ends: Leave's cleanup sends it again in the
+			// background. Meanwhile the member's node and this round's ready go and the next
+			// round makes its own. Then the connection drops (the held request is lost with
+			// it) and heals: the background retry must spare the next round's ready.
 			tr := newBSTrigger()
 			vc := bsVictim(t, w, otherSession, tr)
 			p, vb, next := bsReadyRound(t, w, vc)
+			node := vb.Node()
 			lctx, lcancel := context.WithCancel(w.ctx)
 			defer lcancel()
-			tr.at("delete", 2, func() { w.proxy.Stall(); lcancel() }) // ours, then ready
-			require.NoError(t, vb.Leave(lctx), "every member is out, whatever became of ready")
-			czxid := bsNextRound(t, w, p, next)
+			tr.at("multi", 1, func() { w.proxy.Stall(); lcancel() }) // ours and ready
+			require.ErrorIs(t, vb.Leave(lctx), context.Canceled, "Leave cannot tell whether its node went")
+			czxid := bsNextRound(t, w, p, node, next)
 			w.proxy.DropConnections()
 			w.proxy.Heal()
 			bsCheckNextReady(t, w, vc, p, next, czxid)
@@ -281,19 +401,21 @@ func init() {
 		defect{name: "15.8-ready-delete-resent-spares-next-round", fix: "a0a556d", run: func(t *testing.T, w *defectWorld) {
 			// Fails on f5c32a9 (a0a556d^): "the next round's ready (czxid 4294967395) was
 			// deleted by the victim's delete of the round before".
-			// The last member's delete of ready is held in the proxy (Leave waits for it);
-			// meanwhile this round's ready goes and the next round makes its own. Then the
-			// connection drops, losing the held request: the client sends the delete again
+			// The last member's delete of ready (one transaction with its node) is held in
+			// the proxy (Leave waits for it); meanwhile the member's node and this round's
+			// ready go, as if it had been applied, and the next round makes its own ready.
+			// Then the connection drops, losing the held request: the client sends it again
 			// on the new connection, and it must spare the next round's ready.
 			tr := newBSTrigger()
 			vc := bsVictim(t, w, otherSession, tr)
 			p, vb, next := bsReadyRound(t, w, vc)
+			node := vb.Node()
 			stalled := make(chan struct{})
-			tr.at("delete", 2, func() { w.proxy.Stall(); close(stalled) })
+			tr.at("multi", 1, func() { w.proxy.Stall(); close(stalled) })
 			left := make(chan error, 1)
 			go func() { left <- vb.Leave(w.ctx) }()
 			bsWait(t, stalled, 20*time.Second, "Leave's ready delete")
-			czxid := bsNextRound(t, w, p, next)
+			czxid := bsNextRound(t, w, p, node, next)
 			w.proxy.DropConnections()
 			w.proxy.Heal()
 			select {
@@ -304,40 +426,7 @@ func init() {
 			}
 			bsCheckNextReady(t, w, vc, p, next, czxid)
 		}},
-		defect{name: "15.8-ready-delete-delayed-spares-next-round", fix: "none: known, not fixed", run: func(t *testing.T, w *defectWorld) {
-			// The last member's delete of ready is held in the proxy (Leave waits for it);
-			// meanwhile this round's ready goes and the next round makes its own. Then the
-			// proxy heals without dropping the connection: the held delete reaches the
-			// server late, as a delayed request does, and must spare the next round's ready.
-			// The victim's session is long enough that its client keeps the connection.
-			//
-			// NOT FIXED: fails on 2a20620, on f5c32a9 and on 2b62ebe (main): "the next
-			// round's ready (czxid 4294967433) was deleted by the victim's delete of the
-			// round before". The bounded delete (framework.WithMaxCzxid) reads ready's Stat,
-			// then deletes at the version read; both rounds' ready are at version 0, so the
-			// delete, once sent, cannot tell them apart however late it lands ("a delete and
-			// re-create between the two, within one round trip", which a delay stretches).
-			// Asserted with ZOOCURATOR_KNOWN_BUGS=1; logged otherwise.
-			tr := newBSTrigger()
-			vc := bsVictim(t, w, 30*time.Second, tr)
-			p, vb, next := bsReadyRound(t, w, vc)
-			accepted := w.proxy.Accepted()
-			stalled := make(chan struct{})
-			tr.at("delete", 2, func() { w.proxy.Stall(); close(stalled) })
-			left := make(chan error, 1)
-			go func() { left <- vb.Leave(w.ctx) }()
-			bsWait(t, stalled, 20*time.Second, "Leave's ready delete")
-			czxid := bsNextRound(t, w, p, next)
-			w.proxy.Heal()
-			select {
-			case err := <-left:
-				require.NoError(t, err)
-			case <-time.After(30 * time.Second):
-				t.Fatal("Leave did not return within 30 s of the heal")
-			}
-			require.Equal(t, accepted, w.proxy.Accepted(), "the victim kept its connection (the delete was only delayed)")
-			bsCheckNextReady(t, w, vc, p, next, czxid, "a delayed versioned delete of ready")
-		}},
+		defect{name: "15.8-ready-delete-delayed-spares-next-round", fix: "008ad68", run: bsReadyDeleteDelayed},
 		defect{name: "16.5-lease-node-in-inner-lock-session", fix: "522ba3e", run: bsLeaseNodeInInnerLockSession},
 	)
 }
