@@ -15,15 +15,24 @@
 //   - <path>/<uuid>: one ephemeral node per member, named by a random (version 4) UUID
 //     that the DoubleBarrier value chose when it was made.
 //   - <path>/ready: a persistent node, created by the member whose arrival brings the
-//     count of members to memberQty; its creation lets everyone in. Every member that
-//     finishes Leave and still saw it deletes it (already gone is fine), as Curator's
-//     members do. That delete, its retries after a connection loss and, when its outcome
-//     is unknown, the client's background retries all remove only the round's own ready,
-//     one created before the member's last listing (by czxid: each round's ready is a
-//     new node at version 0), so that none can remove the next round's. Not covered: a
-//     delete request delayed in the network after its read of ready, landing once the
-//     next round made its own ready (also at version 0), still removes it.
+//     count of members to memberQty; its creation lets everyone in. The last member to
+//     go (the one whose node is the last member node) deletes its node and ready in one
+//     transaction. While its node exists no member is done with the round (each waits
+//     for every member node to go, as Curator's do), so nobody else deletes ready and
+//     nobody can make a new one: the ready the transaction meets is the round's own. A
+//     transaction that lands late (delayed in the network) or is sent again after it
+//     was applied fails as a whole on the member node, whose name is never used again
+//     once a delete of it may be outstanding: it cannot remove a next round's ready.
 //
+// The fallback: a member that finds no member node left but ready still there deletes
+// ready (already gone is fine), as Curator's members do. That happens only when the last
+// member node went without ready: its session expired, its Leave gave up and its cleanup
+// deleted only the node, or it was a Curator member (which deletes its node, then ready).
+// That delete, its retries and the client's background retries remove only a ready
+// created before the member's last listing (by czxid: each round's ready is a new node at
+// version 0). Not covered: such a delete delayed in the network after its read of ready,
+// landing once the next round made its own ready (also at version 0), still removes it.
+
 // Enter sets an exists watch on ready, creates the member node, and is in if ready
 // exists or the members number at least memberQty (then it creates ready); otherwise it
 // waits for ready to appear. memberQty is a threshold, not a limit: more members may
@@ -31,7 +40,7 @@
 //
 // Leave follows ZooKeeper's double-barrier recipe: the member with the lowest node name
 // waits for the highest to go; every other member deletes its node and waits for the
-// lowest to go; a member alone deletes its node. Leave returns when no member node is
+// lowest to go; a member alone deletes its node (and ready, in the same transaction). Leave returns when no member node is
 // left, so nobody returns from Leave before every member has at least started leaving.
 //
 // # One value, one member
@@ -47,7 +56,10 @@
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
 // returns the context's error: the member was never counted. When Leave's context ends,
 // Leave deletes the member node (if it still exists) and returns the context's error:
-// the others finish leaving without waiting for this member.
+// the others finish leaving without waiting for this member. The last member, whose
+// transaction (its node and ready) was in flight, sends that transaction again instead
+// (in the background when the context ended): if the first was applied, it fails on the
+// member node and removes nothing.
 //
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is

@@ -246,7 +246,8 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 
 // Leave blocks until every member has left the barrier, ctx ends or the client is
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
-// the recipe prescribes; the first member to finish also deletes ready.
+// the recipe prescribes; the last member deletes ready with its node, in one
+// transaction (see the package documentation).
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
