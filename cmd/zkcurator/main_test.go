@@ -324,7 +324,7 @@ func TestLockRunLost(t *testing.T) {
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	script := fmt.Sprintf(`trap 'echo terminated >> %s; exit 1' TERM; sleep 60 & echo started >> %s; wait`, log, log)
+	script := fmt.Sprintf(`trap 'echo terminated >> %s; exit 1' TERM; echo started >> %s; while :; do sleep 0.05; done`, log, log)
 	holder := start(t, proxy.ConnectString(), "--session-timeout", "2s", "lock", "run", "/cli/lost", "--grace", "5s",
 		"--", "sh", "-c", script)
 	waitFile(t, log, 20*time.Second)
@@ -499,10 +499,14 @@ func TestConnectFails(t *testing.T) {
 func TestSignalPassedOn(t *testing.T) {
 	srv := zktest.NewServer(t)
 	log := filepath.Join(t.TempDir(), "log")
-	// The background sleep is started before the script says it started: a signal sent
-	// to the command's group then reaches it too. (Started after, it could miss the
-	// signal and keep zkcurator's output pipe open for its whole minute.)
-	script := fmt.Sprintf(`trap 'echo got TERM >> %s; exit 9' TERM; sleep 60 & echo started >> %s; wait`, log, log)
+	// The script's own children are short sleeps in a loop, not a background
+	// "sleep 60 &" and wait: a child the shell has forked but not yet exec'd carries the
+	// shell's TERM trap, and a signal sent to the group in that window is lost for it. A
+	// background sleep 60 then outlived the shell and held zkcurator's output pipe (our
+	// Wait) for its minute (CI run 36 under stress-ng, and 1 in 30 runs here: the log had
+	// "got TERM", zkcurator had exited, the orphaned sleep was still running). A short
+	// sleep that misses it ends by itself, and the shell runs its trap after it.
+	script := fmt.Sprintf(`trap 'echo got TERM >> %s; exit 9' TERM; echo started >> %s; while :; do sleep 0.05; done`, log, log)
 	p := start(t, srv.ConnectString(), "lock", "run", "/cli/signal", "--", "sh", "-c", script)
 	waitFile(t, log, 20*time.Second)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
