@@ -54,8 +54,11 @@ const opSetWatches = 101
 
 // setWatchesWait bounds how long the first reply after a reconnection is held for the
 // set-watches request (see handshakeConn.gate) when the client believes watches are set
-// but go-zookeeper sends none.
-const setWatchesWait = time.Second
+// but go-zookeeper sends none. It was 1 s: under stress-ng with -race, go-zookeeper once
+// took longer than that between the handshake and its set-watches request, the gate let
+// the replies through, and the race detector caught the race the gate is for (CI run 37,
+// TestEnterReplacesOldSessionNode).
+const setWatchesWait = 5 * time.Second
 
 // handshakeConn is a server connection whose handshake (the connect request and the
 // reply to it, the first frame the server sends) must be done by a deadline. Until then

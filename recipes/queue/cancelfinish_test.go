@@ -18,20 +18,21 @@ import (
 )
 
 // A ConsumeOne (with a lock path) whose context ends while its removal of a handled item
-// is stalled returns at once, with an error that matches both its context's error and
-// ErrNotRemoved (the handler ran; whether the item goes is not known yet). The removal
-// goes on in the background (WaitGuaranteedDeletes waits for it) and removes the item and
-// the lock node once the connection is back. Before, the call held on for its clean-up's
-// 10 s bound (and longer when the session ended meanwhile: 40 s in the cancellation
-// fuzzer) and returned an error that did not match the context's.
-func TestConsumeOneCancelledDuringRemovalReturnsAtOnce(t *testing.T) {
+// is stalled still tries to finish the removal (bounded by the clean-up timeout: a
+// consumer stopped on purpose must not leave its last item to be delivered twice), then
+// returns an error that matches both its context's error and ErrNotRemoved. Before, the
+// error did not match the context's (the cancellation fuzzer's queue-consume-one-free:
+// "a cancelled queue-consume-one-free returned queue: item handled but not removed…, not
+// the context's error"). Once the connection is back, no lock node is left, and the item
+// is either removed (the held transaction applied) or given back.
+func TestConsumeOneCancelledDuringRemoval(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	var stallOnMulti atomic.Bool
 	stalled := make(chan struct{})
 	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
-		framework.WithSessionTimeout(60*time.Second),
+		framework.WithSessionTimeout(4*time.Second), // the stalled removal ends with the session, soon
 		framework.WithRequestHook(func(op string) {
 			if op == "multi" && stallOnMulti.CompareAndSwap(true, false) {
 				proxy.Stall() // the removal goes into the stall
@@ -41,6 +42,7 @@ func TestConsumeOneCancelledDuringRemovalReturnsAtOnce(t *testing.T) {
 	b := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 90*time.Second)
 	const path, locks = "/cancelfinish/q", "/cancelfinish/locks"
+	t.Cleanup(func() { _ = b.Delete(context.Background(), "/cancelfinish", framework.WithChildren()) }) // the server is the package's
 	qa, err := queue.New(a, path, queue.String{}, queue.WithLockPath(locks))
 	require.NoError(t, err)
 	_, err = qa.Put(ctx, "x")
@@ -54,9 +56,8 @@ func TestConsumeOneCancelledDuringRemovalReturnsAtOnce(t *testing.T) {
 	})
 	testutil.WaitClosed(t, stalled, 20*time.Second, "the removal is sent")
 	cancel()
-	// Bounded wait, not a timing assertion: the call must return while the proxy is still
-	// stalled (it is healed only after).
-	err = testutil.Result(t, done, 30*time.Second, "the cancelled ConsumeOne, its removal stalled")
+	// Bounded by its clean-up steps (10 s each), while the proxy is still stalled.
+	err = testutil.Result(t, done, 60*time.Second, "the cancelled ConsumeOne, its removal stalled")
 	proxy.Heal()
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled, "the context's error")
@@ -65,7 +66,9 @@ func TestConsumeOneCancelledDuringRemovalReturnsAtOnce(t *testing.T) {
 	assert.True(t, errors.As(err, &nre), "a *NotRemovedError naming the item")
 
 	require.NoError(t, a.WaitGuaranteedDeletes(ctx))
-	testutil.RequireNoChildren(t, srv.ConnectString(), path)
+	items, _, err := b.Children(ctx, path)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(items), 1, "the item is removed, or given back: %v", items)
 	kids, _, err := b.Children(ctx, locks)
 	if !errors.Is(err, framework.ErrNoNode) {
 		require.NoError(t, err)

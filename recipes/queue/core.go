@@ -419,7 +419,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finishOrHandOff(ctx, name, data, requeue, lockGen, tok); err != nil {
+	if err := b.finishCancellable(ctx, name, data, requeue, lockGen, tok); err != nil {
 		return taken, errors.Join(err, herr)
 	}
 	if herr != nil {
@@ -514,27 +514,18 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 	_ = b.c.Delete(cctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
 }
 
-// finishOrHandOff runs finish. When ctx ends first, finish goes on in the background
-// (GoCleanup: WaitGuaranteedDeletes waits for it) and the consumer returns at once, with
-// an error that matches both ctx's error and ErrNotRemoved: the handler has run, and
-// whether the item goes is not known yet.
-func (b *base[T]) finishOrHandOff(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
-	res := make(chan error, 1)
-	if !b.c.GoCleanup(func() { res <- b.finish(ctx, name, data, requeue, lockGen, tok) }) {
-		return b.finish(ctx, name, data, requeue, lockGen, tok) // the client is closed: it fails at once
+// finishCancellable runs finish, which goes to its end (bounded by the clean-up timeout)
+// even when ctx ended: the handler has run, and an item not removed is delivered again, so
+// a consumer stopped on purpose (its context cancelled as it finished an item) must not
+// leave the item behind; nor can the removal go on in the background, as the client is
+// often closed right after. When ctx ended and the item could not be removed, the error
+// matches ctx's error too.
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
+	err := b.finish(ctx, name, data, requeue, lockGen, tok)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return errors.Join(err, ctx.Err())
 	}
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		select {
-		case err := <-res: // finished as ctx ended
-			return err
-		default:
-		}
-		return &NotRemovedError{Path: framework.JoinPath(b.path, name),
-			Err: fmt.Errorf("the context ended while the item was being removed (the removal goes on in the background): %w", ctx.Err())}
-	}
+	return err
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.

@@ -44,9 +44,10 @@
 // loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
 // consumer whose session ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
-// removes a handled item returns at once, with an error that matches both ErrNotRemoved
-// and the context's error; the removal goes on in the background
-// (framework.Client.WaitGuaranteedDeletes waits for it). Not covered: a session the server
+// removes a handled item still finishes the removal (bounded by the clean-up timeout)
+// before it returns, so that stopping a consumer does not deliver its last item twice;
+// when the item could not be removed, its error matches both ErrNotRemoved and the
+// context's error. Not covered: a session the server
 // expires while its client, served by another member, is never cut off (a stopped and
 // resumed leader) is learnt of only later; a consumer that finishes in between removes
 // the item together with the lock node another consumer has made meanwhile, and that
