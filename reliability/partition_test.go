@@ -37,7 +37,11 @@ func widePartitions() bool { return *allPartitions || *soakFor > 0 }
 
 // peerFaultBound bounds how long a member takes to notice a cut (syncLimit is 5 s at the
 // harness's tickTime) and the rest to elect, with slack for a loaded 2-core machine.
-const peerFaultBound = 90 * time.Second
+// It is 3 minutes: twice in 6 runs under stress-ng (session 6's runs 34 and 38) the
+// followers of an isolated leader had no leader after 90 s (60 s in zktest's own test).
+// Not understood; ZooKeeper's election backs off its notification timeout up to 60 s,
+// so a slow round is one suspect.
+const peerFaultBound = 3 * time.Minute
 
 // moveVictimTo makes the victim's client connected to member i: if it is elsewhere, the
 // proxy refuses the other members and drops the connection, and the client comes back
