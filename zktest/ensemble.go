@@ -163,7 +163,10 @@ func NewEnsemble(t testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 	if err != nil {
 		unavailable(t, err)
 	}
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() {
+		keepLogs(t, e.dir)
+		_ = e.Close()
+	})
 	return e
 }
 

@@ -18,6 +18,9 @@ import (
 // Class-Path pulls in the dependencies.
 const debianJar = "/usr/share/java/zookeeper.jar"
 
+// debianSLF4JSimple is SLF4J's simple binding in Debian's libslf4j-java.
+const debianSLF4JSimple = "/usr/share/java/slf4j-simple.jar"
+
 // javaInstall is a local ZooKeeper that can be run with java.
 type javaInstall struct {
 	java      string
@@ -62,7 +65,15 @@ func lookupInstall() (*javaInstall, error) {
 		return &javaInstall{java: java, classpath: strings.Join(append(jars, filepath.Join(home, "conf")), string(os.PathListSeparator))}, nil
 	}
 	if isFile(debianJar) {
-		return &javaInstall{java: java, classpath: debianJar}, nil
+		cp := debianJar
+		// Debian's ZooKeeper has no SLF4J binding on its class path and logs nothing; with
+		// slf4j-simple (Debian's libslf4j-java, which zookeeper depends on) its quorum
+		// code's account (elections, followers, leaders) and every warning reach
+		// server.out, which keepLogs keeps after a failed test.
+		if isFile(debianSLF4JSimple) {
+			cp += string(os.PathListSeparator) + debianSLF4JSimple
+		}
+		return &javaInstall{java: java, classpath: cp}, nil
 	}
 	return nil, fmt.Errorf("%w: neither ZOOKEEPER_HOME nor %s", ErrUnavailable, debianJar)
 }
@@ -111,6 +122,10 @@ func (p *process) start() error {
 		"-Dzookeeper.log.dir="+p.logDir,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.quorum=info",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 		"-Dznode.container.checkIntervalMs=1000", "-Dznode.container.maxPerMinute=100000",
 		"-cp", p.install.classpath, p.mainCls, p.cfgPath)
 	cmd.Stdout = logFile

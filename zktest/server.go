@@ -101,7 +101,10 @@ func NewLocalServer(t testing.TB) *Server {
 	if err != nil {
 		unavailable(t, err)
 	}
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() {
+		keepLogs(t, s.dir)
+		_ = s.Close()
+	})
 	return s
 }
 
