@@ -109,6 +109,17 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 			}
 		}
 	}
+	// A member that is connected to by a member of lower id connects back to the address
+	// announced in the connection's first message: make that the proxy from it to the
+	// sender (see setElectionRewrite).
+	for i := range e.peers {
+		for j := range e.peers[i] {
+			if i != j {
+				e.peers[i][j].setElectionRewrite("127.0.0.1:"+strconv.Itoa(ports[3*j+2]),
+					e.peers[j][i].listeners[1].Addr().String())
+			}
+		}
+	}
 	for i := 0; i < n; i++ {
 		var peers []string
 		for j := 0; j < n; j++ {

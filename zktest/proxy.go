@@ -50,6 +50,7 @@ type Proxy struct {
 	accepted   int // connections passed on to a server
 	forwarded  int // client requests passed on to a server (not handshakes, pings or watch resets)
 	links      map[*link]struct{}
+	rewrite    map[string]string // target -> election address announced on its connections
 	closed     bool
 	wg         sync.WaitGroup
 }
@@ -336,30 +337,65 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			c.Close()
 			continue
 		}
-		s, err := net.DialTimeout("tcp", target, 5*time.Second)
-		if err != nil {
-			c.Close()
+		if !p.raw {
+			p.open(c, target)
 			continue
 		}
-		l := &link{p: p, client: c, server: s, dropXids: map[int32]bool{}}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			c.Close()
-			s.Close()
-			return
-		}
-		p.links[l] = struct{}{}
-		p.accepted++
-		p.mu.Unlock()
-		up := &pipe{l: l, src: c, dst: s, up: true}
-		down := &pipe{l: l, src: s, dst: c}
-		p.wg.Add(4)
-		go up.read()
-		go up.write()
-		go down.read()
-		go down.write()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.open(c, target)
+		}()
 	}
+}
+
+// peerDialFor is how long a raw (peer) proxy keeps trying to reach a member that refuses
+// the connection. A learner that connects to its new leader a moment before the leader
+// listens is refused and tries again; through a proxy it is accepted, so the proxy must
+// do the trying: were it to close the accepted connection, the learner would see its
+// leader hang up and start an election anew, while the leader waits initLimit (10 s here)
+// for followers that no longer come.
+const peerDialFor = 3 * time.Second
+
+// open dials target for the accepted connection c and carries bytes between them.
+func (p *Proxy) open(c net.Conn, target string) {
+	s, err := net.DialTimeout("tcp", target, 5*time.Second)
+	for deadline := time.Now().Add(peerDialFor); err != nil && p.raw && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		p.mu.Lock()
+		gone := p.closed || p.refusing || p.refused[target] || p.stalled || p.stallUp
+		p.mu.Unlock()
+		if gone {
+			break
+		}
+		s, err = net.DialTimeout("tcp", target, 5*time.Second)
+	}
+	if err != nil {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // as the refused port would answer
+		}
+		c.Close()
+		return
+	}
+	l := &link{p: p, client: c, server: s, dropXids: map[int32]bool{}}
+	p.mu.Lock()
+	l.announce = p.rewrite[target]
+	if p.closed {
+		p.mu.Unlock()
+		c.Close()
+		s.Close()
+		return
+	}
+	p.links[l] = struct{}{}
+	p.accepted++
+	p.mu.Unlock()
+	up := &pipe{l: l, src: c, dst: s, up: true}
+	down := &pipe{l: l, src: s, dst: c}
+	p.wg.Add(4)
+	go up.read()
+	go up.write()
+	go down.read()
+	go down.write()
 }
 
 // link is one client connection and its server connection.
@@ -368,6 +404,7 @@ type link struct {
 	client, server net.Conn
 	once           sync.Once
 	dropXids       map[int32]bool // guarded by p.mu
+	announce       string         // the election address to announce instead of the sender's (set before the pipes start)
 }
 
 func (l *link) close() {
@@ -429,6 +466,19 @@ func (pp *pipe) read() {
 // readRaw queues bytes as they come, for a raw proxy.
 func (pp *pipe) readRaw() {
 	p := pp.l.p
+	if pp.up && pp.l.announce != "" {
+		hello, err := rewriteElectionHello(pp.src, pp.l.announce)
+		p.mu.Lock()
+		pp.queue = append(pp.queue, hello)
+		if err != nil {
+			pp.eof = true
+		}
+		p.cond.Broadcast()
+		p.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := pp.src.Read(buf)
