@@ -1,0 +1,60 @@
+package leader_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/leader"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// Latch.Close while Start's create is in flight (applied by the server, its reply held)
+// must not return with the latch node still there (issue 28.21): it waits for Start to
+// resolve (Start then deletes the node it made) or leaves nothing in some other way.
+func TestLatchCloseDuringStartLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/close-during-start"
+	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the latch node's
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	started := testutil.Go(ctx, l.Start)
+	var kids []string
+	require.Eventually(t, func() bool {
+		kids = testutil.Children(t, srv.ConnectString(), path)
+		return len(kids) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	var closeErr error
+	returned := false
+	select {
+	case closeErr = <-closed:
+		returned = true
+	case <-time.After(time.Second): // Close waits for Start: let the create's reply through
+	}
+	if returned {
+		left := testutil.Children(t, srv.ConnectString(), path)
+		proxy.Heal()
+		require.Empty(t, left, "Close returned (%v) while the latch node made by Start's create (reply held) is still there", closeErr)
+	} else {
+		proxy.Heal()
+		closeErr = testutil.Result(t, closed, 30*time.Second, "Close")
+		require.Empty(t, testutil.Children(t, srv.ConnectString(), path), "Close returned with the latch node made by Start still there")
+	}
+	require.NoError(t, closeErr)
+	require.ErrorIs(t, testutil.Result(t, started, 30*time.Second, "Start"), leader.ErrClosed)
+	require.NoError(t, l.Close(), "Close again")
+}
