@@ -87,7 +87,11 @@ func TestTrySetOnNodeMadeAgainIsNotASuccess(t *testing.T) {
 	require.NotEqual(t, before.Czxid, st.Czxid, "the node was made again")
 	require.Equal(t, sharedcount.Encode(6), data, "the stale setData was applied to the new node (ZooKeeper cannot refuse it)")
 	require.Error(t, err, "TrySet wrote over a node made again after its read (czxid %#x, not %#x) and reported success", st.Czxid, before.Czxid)
+	assert.ErrorIs(t, err, sharedcount.ErrNodeReplaced)
 	assert.ErrorIs(t, err, sharedcount.ErrUnknownOutcome, "the write did not go to the node read")
 	assert.ErrorIs(t, err, framework.ErrUnknownOutcome)
 	assert.NotErrorIs(t, err, sharedcount.ErrConflict, "something was written: not a conflict")
+	now, err := a.Get()
+	require.NoError(t, err)
+	assert.Equal(t, sharedcount.Versioned[int32]{Value: 6, Version: st.Version, Zxid: st.Mzxid}, now, "Get returns what the node holds now")
 }
