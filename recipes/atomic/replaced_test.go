@@ -99,8 +99,12 @@ func TestIncrementOnNodeMadeAgainIsNotAResult(t *testing.T) {
 	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 6}, data, "the stale setData was applied to the new node (ZooKeeper cannot refuse it)")
 	require.Error(t, got.err, "the increment reported %+v, a result the server never gave (the node it wrote was made again after its read)", got.r)
 	assert.False(t, got.r.Succeeded)
+	assert.ErrorIs(t, got.err, atomic.ErrNodeReplaced)
 	assert.ErrorIs(t, got.err, atomic.ErrUnknownOutcome)
 	assert.ErrorIs(t, got.err, framework.ErrUnknownOutcome)
+	assert.Equal(t, int64(5), got.r.Pre, "read from the node that was deleted")
+	assert.Equal(t, int64(6), got.r.Post, "the value written to the new node")
+	assert.Equal(t, 1, got.r.Stats.OptimisticTries, "not tried again")
 }
 
 // Issue 29: atomic's unknown outcome and the framework's are one meaning, one errors.Is.
