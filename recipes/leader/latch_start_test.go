@@ -1,6 +1,7 @@
 package leader_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,4 +58,36 @@ func TestLatchCloseDuringStartLeavesNothing(t *testing.T) {
 	require.NoError(t, closeErr)
 	require.ErrorIs(t, testutil.Result(t, started, 30*time.Second, "Start"), leader.ErrClosed)
 	require.NoError(t, l.Close(), "Close again")
+}
+
+// Close's wait for an in-flight Start is bounded (issue 28.21): with the create's reply
+// held for good, Close returns after its clean-up bound (10 s) with an error saying the
+// create did not resolve; once the reply comes, the node it made is deleted.
+func TestLatchCloseDuringStartIsBounded(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/close-during-start-bounded"
+	_, err := c.Create(ctx, path, nil, framework.WithParents())
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	started := testutil.Go(ctx, l.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+
+	begin := time.Now()
+	closeErr := testutil.Result(t, testutil.Go(ctx, func(context.Context) error { return l.Close() }), 30*time.Second, "Close")
+	took := time.Since(begin)
+	require.Error(t, closeErr, "Close gave the create up: it must say the node may remain for a while")
+	require.Contains(t, closeErr.Error(), "did not resolve")
+	require.GreaterOrEqual(t, took, 9*time.Second, "Close waited for its bound")
+	require.ErrorIs(t, testutil.Result(t, started, 10*time.Second, "Start"), leader.ErrClosed)
+	proxy.Heal()
+	assertNoChildren(t, srv.ConnectString(), path, c)
 }
