@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,4 +91,61 @@ func TestLatchCloseDuringStartIsBounded(t *testing.T) {
 	require.ErrorIs(t, testutil.Result(t, started, 10*time.Second, "Start"), leader.ErrClosed)
 	proxy.Heal()
 	assertNoChildren(t, srv.ConnectString(), path, c)
+}
+
+// The same for the latch's own re-create of its node (after its node was deleted by
+// someone else): Close while that create is applied and its reply held leaves nothing.
+func TestLatchCloseDuringRecreateLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var (
+		mu    sync.Mutex
+		armed bool
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "create" {
+				armed = false
+				proxy.HoldReplies() // before the create goes out
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/close-during-recreate"
+	l := startLatch(t, c, path, "a")
+	await(t, l, 20*time.Second, "a leads")
+	first := l.Node()
+	require.NotEmpty(t, first)
+
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	require.NoError(t, other.Delete(ctx, first, framework.WithVersion(-1)))
+	var kids []string
+	require.Eventually(t, func() bool {
+		kids = testutil.Children(t, srv.ConnectString(), path)
+		return len(kids) == 1 && kids[0] != framework.NodeName(first)
+	}, 20*time.Second, 10*time.Millisecond, "the latch did not make its node again")
+
+	closed := testutil.Go(ctx, func(context.Context) error { return l.Close() })
+	var closeErr error
+	returned := false
+	select {
+	case closeErr = <-closed:
+		returned = true
+	case <-time.After(time.Second): // Close waits for the create: let its reply through
+	}
+	if returned {
+		left := testutil.Children(t, srv.ConnectString(), path)
+		proxy.Heal()
+		require.Empty(t, left, "Close returned (%v) while the latch node made again (reply held) is still there", closeErr)
+	} else {
+		proxy.Heal()
+		closeErr = testutil.Result(t, closed, 30*time.Second, "Close")
+		require.Empty(t, testutil.Children(t, srv.ConnectString(), path), "Close returned with the latch node made again still there")
+	}
+	require.NoError(t, closeErr)
 }
