@@ -16,12 +16,66 @@ import (
 
 // ErrUnknownOutcome matches the error of a write that may or may not have been applied:
 // the connection was lost or the context ended while it was in flight, or it was retried
-// after such a loss and the retry's answer cannot tell the two apart.
-var ErrUnknownOutcome = errors.New("outcome unknown: the write may or may not have been applied")
+// after such a loss and the retry's answer cannot tell the two apart. It is
+// framework.ErrUnknownOutcome: one errors.Is for one meaning, whichever package the error
+// came from.
+var ErrUnknownOutcome = framework.ErrUnknownOutcome
 
 // ErrConflict matches the error of a conditional write that was provably not applied
 // because the node was not at the expected version (or, for a create, already existed).
 var ErrConflict = errors.New("node changed since it was read")
+
+// ErrNodeReplaced matches the error of a versioned write (SetDataOn) that the server
+// applied to another node than the one read: the node was deleted and made again in
+// between, and the new node was at the version read (a new node starts at 0 again). A
+// version is not an identity; the czxid is. ZooKeeper cannot refuse such a write once it
+// is sent: it overwrote what the new node held. The error matches ErrUnknownOutcome too
+// (the change asked for, on the node read, was not made; something was written), never
+// ErrConflict (which says nothing was written).
+var ErrNodeReplaced = errors.New("the node was deleted and made again since it was read: the write was applied to the new node")
+
+// unknownError is a write whose outcome is unknown. It matches ErrUnknownOutcome and its
+// cause, and says what happened in its own words (the framework's sentinel speaks of a
+// resent write only).
+type unknownError struct{ cause error }
+
+func (e *unknownError) Error() string {
+	return "outcome unknown: the write may or may not have been applied: " + e.cause.Error()
+}
+
+func (e *unknownError) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }
+
+func unknown(cause error) error { return &unknownError{cause: cause} }
+
+// replacedError is a write applied to a node made again after the read (ErrNodeReplaced).
+type replacedError struct {
+	path          string
+	read, written int64 // the czxid of the node read, and of the node written
+}
+
+func (e *replacedError) Error() string {
+	return fmt.Sprintf("%s: %v (czxid %#x read, %#x written)", e.path, ErrNodeReplaced, e.read, e.written)
+}
+
+// Is makes errors.Is true for ErrNodeReplaced and ErrUnknownOutcome.
+func (e *replacedError) Is(target error) bool {
+	return target == ErrNodeReplaced || target == ErrUnknownOutcome
+}
+
+// conflict returns a provable conflict caused by err (the server's answer), without the
+// framework's unknown-outcome mark that a resent write's answer may carry: the caller
+// proved that the write was not applied.
+func conflict(err error) error {
+	if errors.Is(err, framework.ErrUnknownOutcome) {
+		for _, cause := range []error{framework.ErrBadVersion, framework.ErrNodeExists, framework.ErrNoNode} {
+			if errors.Is(err, cause) {
+				return fmt.Errorf("%w: %w (%v)", ErrConflict, cause, err)
+			}
+		}
+		return fmt.Errorf("%w (%v)", ErrConflict, err)
+	}
+	return fmt.Errorf("%w: %w", ErrConflict, err)
+}
 
 // disturbance counts the connection losses seen while a write is in flight.
 type disturbance struct {
@@ -80,8 +134,19 @@ func isWriteUnknown(err error) bool {
 // have been. The client retries a write whose connection was lost; a retry that then
 // finds a newer version cannot tell whether the first attempt was applied, so such a
 // BadVersion is reported as unknown unless the node's current state proves otherwise
-// (the version right after ours carries other data).
+// (the version right after ours carries other data). A version (other than -1) names a
+// state of the node read, not the node: use SetDataOn to bind the write to that node.
 func SetData(ctx context.Context, c *framework.Client, path string, data []byte, version int32) (*framework.Stat, error) {
+	return SetDataOn(ctx, c, path, data, version, 0)
+}
+
+// SetDataOn is SetData bound to the node that was read: czxid is that node's czxid (0:
+// not bound). A node deleted and made again since the read restarts at version 0, so a
+// versioned setData may be applied to a node it never read. SetDataOn succeeds only when
+// the Stat the write returns has czxid; otherwise the write went to another node: it
+// returns that node's new Stat with an error matching ErrNodeReplaced and
+// ErrUnknownOutcome.
+func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byte, version int32, czxid int64) (*framework.Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
@@ -90,24 +155,28 @@ func SetData(ctx context.Context, c *framework.Client, path string, data []byte,
 	st, err := c.SetData(ctx, path, data, version)
 	switch {
 	case err == nil:
+		if czxid != 0 && st.Czxid != czxid {
+			return st, &replacedError{path: path, read: czxid, written: st.Czxid}
+		}
 		return st, nil
 	case errors.Is(err, framework.ErrNoNode):
 		// Nothing to set: a delete cannot be undone by our write, so it was not applied.
-		return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+		return nil, conflict(err)
 	case errors.Is(err, framework.ErrBadVersion):
 		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+			return nil, conflict(err)
 		}
-		// A retry after a lost connection: ours, if applied, made version+1.
+		// A retry after a lost connection: ours, if applied, made version+1 (on the
+		// node read, when bound to it).
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readBackTimeout)
 		defer cancel()
 		now, nst, rerr := c.GetData(cctx, path)
-		if rerr == nil && nst.Version == version+1 && !bytes.Equal(now, data) {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+		if rerr == nil && nst.Version == version+1 && !bytes.Equal(now, data) && (czxid == 0 || nst.Czxid == czxid) {
+			return nil, conflict(err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, unknown(err)
 	case isWriteUnknown(err):
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, unknown(err)
 	default:
 		return nil, err
 	}
@@ -129,11 +198,11 @@ func Create(ctx context.Context, c *framework.Client, path string, data []byte) 
 		return st, nil
 	case errors.Is(err, framework.ErrNodeExists):
 		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+			return nil, conflict(err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, unknown(err)
 	case isWriteUnknown(err):
-		return nil, fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+		return nil, unknown(err)
 	default:
 		return nil, err
 	}

@@ -21,9 +21,20 @@
 // A result never claims what it cannot prove. A write whose connection was lost or whose
 // context ended while it was in flight may or may not have been applied; so may a write
 // the client retried after a lost connection when the retry finds the node changed. Such a
-// call returns an error matching ErrUnknownOutcome (with Succeeded false, and Post the
-// value that may have been written) and does not try again: trying again could apply an
+// call returns an error matching ErrUnknownOutcome (which is framework.ErrUnknownOutcome;
+// with Succeeded false, and Post the value that may have been written) and does not try again: trying again could apply an
 // increment twice.
+//
+// A version is not an identity. A counter node deleted and made again (a reset) restarts
+// at version 0, so a change that read the old node at version v is applied to the new one
+// when it is at v too: ZooKeeper cannot refuse that write once it is sent, and the reset
+// is lost. Every versioned write is bound to the node read: when the Stat it returns has
+// another czxid, the call returns an error matching ErrNodeReplaced and ErrUnknownOutcome
+// (Succeeded false, Post the value written to the new node) and does not try again.
+// Curator reports such a change as a success, with a Pre and Post the server never gave.
+// The caller reads the counter again and decides whether the change must be redone or the
+// reset restored; whoever resets a counter that others change concurrently should check
+// the value after its reset.
 //
 // The framework retries a write after a lost connection by itself, and marks a write it
 // sent again whose answer the first attempt may explain (framework.ErrUnknownOutcome):

@@ -9,8 +9,19 @@ import (
 
 var (
 	// ErrUnknownOutcome is matched by the error of a change that may or may not have been
-	// applied (connection lost, or context ended, while its write was in flight).
+	// applied (connection lost, or context ended, while its write was in flight), and of
+	// one whose write went to a node made again after the read (ErrNodeReplaced). It is
+	// framework.ErrUnknownOutcome: errors.Is holds with either name, whichever package
+	// the error came from.
 	ErrUnknownOutcome = versioned.ErrUnknownOutcome
+	// ErrNodeReplaced is matched (with ErrUnknownOutcome) by the error of a change whose
+	// versioned write the server applied to another node than the one read: the counter
+	// node was deleted and made again between the read and the write, and the new node
+	// was at the version read (a new node starts at version 0). ZooKeeper cannot refuse
+	// that write once it is sent: what the new node held (a reset to 0, say) was
+	// overwritten, and the Result's Pre and Post are not a change the server made. The
+	// caller reads the counter again and decides; see the package doc.
+	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrBadData is matched by a *BadDataError.
 	ErrBadData = errors.New("atomic: node data has the wrong length")
 )

@@ -26,7 +26,8 @@ type Stats struct {
 
 // Result is the outcome of a call: Curator's AtomicValue. When Succeeded is false, Post
 // is the zero value, except with an error matching ErrUnknownOutcome, where it is the value
-// that may have been written.
+// that may have been written (with ErrNodeReplaced: the value that was written, to a node
+// made again after Pre was read).
 type Result[T any] struct {
 	Succeeded bool
 	Pre       T // the value before the change (the zero value for a node that did not exist)
@@ -119,7 +120,7 @@ func (v *Value) CompareAndSet(ctx context.Context, expected, b []byte) (Result[[
 		return res, nil
 	}
 	nb := bytes.Clone(b)
-	_, err = versioned.SetData(ctx, v.client, v.path, nb, st.Version)
+	_, err = versioned.SetDataOn(ctx, v.client, v.path, nb, st.Version, st.Czxid)
 	switch {
 	case err == nil:
 		res.Succeeded, res.Post = true, nb
@@ -250,7 +251,8 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], mk makeFunc) (
 		return false, err
 	}
 	if exists {
-		_, err = versioned.SetData(ctx, v.client, v.path, nv, st.Version)
+		// Bound to the node read: one made again since (at the same version) is not it.
+		_, err = versioned.SetDataOn(ctx, v.client, v.path, nv, st.Version, st.Czxid)
 	} else {
 		_, err = versioned.Create(ctx, v.client, v.path, nv)
 	}

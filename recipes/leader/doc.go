@@ -31,7 +31,10 @@
 // function; leadership lasts while the function runs, and is given up (the node deleted)
 // when it returns. The function's context is cancelled when leadership may be lost (per
 // the client's error policy, as for a latch), on Interrupt and on Close. With AutoRequeue
-// the selector queues again after each leadership, until Close. A Curator LeaderSelector,
+// the selector queues again after each leadership, until Close; without it, Requeue puts
+// it back in line, and a Requeue that returns nil always takes effect (made while the
+// selector leads or gives leadership up, it queues again once that is done; Curator's
+// requeue() does nothing then). A Curator LeaderSelector,
 // or a Curator InterProcessMutex, on the same path takes part in the same queue.
 //
 // # Revocation

@@ -89,6 +89,8 @@ type Latch struct {
 	closeDone chan struct{} // closed when the first Close has done its work
 	cancel    context.CancelFunc
 	runDone   chan struct{}
+	starting  chan struct{} // closed when a Start has returned (its node made and kept, or cleaned up)
+	startErr  error         // what Start's clean-up after a Close during its create failed with
 	unlisten  func()
 	kick      chan struct{} // a connection state changed: look again
 	dispStop  chan struct{}
@@ -143,7 +145,9 @@ func (l *Latch) ID() string { return l.id }
 // Start enters the election: it creates the latch node (within ctx), then keeps the
 // latch in the election on a goroutine of its own until Close. When Start returns nil the
 // participant is in line (Participants lists it); it may already be leader. A Start that
-// fails leaves nothing behind and may be tried again; starting twice is an error.
+// fails leaves nothing behind and may be tried again; starting twice is an error. A Close
+// while Start creates the node makes Start delete the node it made and return ErrClosed;
+// Close waits for that (see Close).
 func (l *Latch) Start(ctx context.Context) error {
 	l.mu.Lock()
 	switch l.state {
@@ -155,20 +159,42 @@ func (l *Latch) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	l.state = stateStarted // reserved while we create the node
+	starting := make(chan struct{})
+	l.starting = starting
 	l.mu.Unlock()
+	defer close(starting) // a Close meanwhile waits for this, the clean-up included
 
-	node, gen, err := l.create(ctx)
+	cctx, stop := l.createContext(ctx)
+	node, gen, err := l.create(cctx)
+	stop()
 	l.mu.Lock()
 	if err != nil || l.state == stateClosed {
-		if l.state != stateClosed {
+		closed := l.state == stateClosed
+		if !closed {
 			l.state = stateLatent
 		}
 		l.mu.Unlock()
-		if node != "" {
-			_ = l.deleteNode(ctx, node) // closed while we created it
+		var cerr error
+		switch {
+		case node != "": // closed while we created it: Close waits for this delete
+			if cerr = l.deleteNode(ctx, node); cerr != nil {
+				cerr = fmt.Errorf("leader: close %s: deleting the latch node Start made: %w", l.path, cerr)
+			}
+		case closed && cctx.Err() != nil && ctx.Err() == nil:
+			// Close's bound ended the create: a node it made is deleted in the background
+			// (a protected name) once its answer comes.
+			cerr = fmt.Errorf("leader: close %s: Start's create of the latch node did not resolve within %v: %w", l.path, cleanupTimeout, err)
 		}
-		if err == nil {
+		if cerr != nil {
+			l.mu.Lock()
+			l.startErr = cerr
+			l.mu.Unlock()
+		}
+		switch {
+		case err == nil:
 			err = ErrClosed
+		case closed:
+			err = fmt.Errorf("%w: %w", ErrClosed, err)
 		}
 		return err
 	}
@@ -190,6 +216,29 @@ func (l *Latch) poke() {
 	case l.kick <- struct{}{}:
 	default:
 	}
+}
+
+// createContext returns a context for the create of a latch node: it ends with parent,
+// or cleanupTimeout after Close. Close waits for a create in flight (its reply may say
+// that the node exists), and this is the bound of that wait. stop must be called once
+// the create returned.
+func (l *Latch) createContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.closed:
+		}
+		t := time.NewTimer(cleanupTimeout)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			cancel()
+		}
+	}()
+	return ctx, cancel
 }
 
 // create makes a new latch node and returns it with the generation it was made in.
@@ -266,7 +315,11 @@ func (l *Latch) step(ctx context.Context) error {
 		node = ""
 	}
 	if node == "" {
-		n, g, err := l.create(ctx)
+		// Not cancelled by Close at once: Close waits (bounded) for the answer, so that
+		// a node the create made is known and deleted before Close returns.
+		cctx, stop := l.createContext(context.WithoutCancel(ctx))
+		n, g, err := l.create(cctx)
+		stop()
 		if err != nil {
 			return err
 		}
@@ -563,7 +616,11 @@ func (l *Latch) call(ln *latchListener, isLeader bool) {
 // Done closes before the node goes, so that the next leader never overlaps with this
 // one), tells the listeners per the close mode, and deletes the latch node (guaranteed:
 // a failed delete is retried in the background, and its error returned). The next
-// participant in line becomes leader at once. Close may be called more than once, also
+// participant in line becomes leader at once. A create of the latch node in flight (a
+// Start, or the latch making its node again) is waited for, up to 10 s after Close was
+// called, so that the node it made is deleted before Close returns; past that bound the
+// create is given up, a node it made is deleted in the background once its answer comes,
+// and Close says so in its error. Start then returns ErrClosed. Close may be called more than once, also
 // from a listener: from a listener it returns without waiting for the listener goroutine
 // (that listener's own call is still running), which ends once the listener returns;
 // from anywhere else every Close waits for the first one's work and for the listener
@@ -587,10 +644,19 @@ func (l *Latch) Close() error {
 	l.state = stateClosed
 	close(l.closed)
 	defer close(l.closeDone)
-	cancel, runDone := l.cancel, l.runDone
+	cancel, runDone, starting := l.cancel, l.runDone, l.starting
 	l.mu.Unlock()
-	if prev == stateLatent || cancel == nil {
-		return nil // never started, or Start is still creating (it cleans up)
+	if prev == stateLatent {
+		return nil // never started
+	}
+	if cancel == nil {
+		// Start is creating the node: it sees the Close once its create resolves, and
+		// deletes what it made. Wait for that (bounded: see createContext).
+		<-starting
+		l.mu.Lock()
+		err := l.startErr
+		l.mu.Unlock()
+		return err
 	}
 	cancel()
 	<-runDone

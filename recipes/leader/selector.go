@@ -54,7 +54,9 @@ type Selector struct {
 
 	mu        sync.Mutex
 	state     int
-	queued    bool // queued or leading
+	queued    bool // queued, leading, or giving leadership up
+	term      bool // holding the lock: from Acquire until the run loop decides what is next
+	again     bool // Requeue during a term: queue again once it ends
 	leading   bool
 	leaseDone <-chan struct{}
 	interrupt context.CancelFunc
@@ -136,9 +138,12 @@ func (s *Selector) Start(ctx context.Context) error {
 	return nil
 }
 
-// Requeue queues the selector again after its leadership ended, when it was not made
-// with AutoRequeue. A selector that is queued or leading stays so: Requeue then does
-// nothing. It fails before Start and after Close.
+// Requeue queues the selector again, when it was not made with AutoRequeue: a Requeue
+// that returns nil always takes effect. A selector waiting in line stays so (Requeue then
+// does nothing more); one that leads, or is giving its leadership up (fn returned, the
+// node being deleted), queues again once that is done. It fails before Start, after
+// Close and once the client is closed. (Curator's requeue() does nothing, and returns
+// false, while the selector leads or gives leadership up.)
 func (s *Selector) Requeue() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,7 +153,15 @@ func (s *Selector) Requeue() error {
 	case stateLatent:
 		return ErrNotStarted
 	}
+	select {
+	case <-s.client.Done():
+		return fmt.Errorf("leader: requeue %s: %w", s.path, framework.ErrClosed)
+	default:
+	}
 	if s.queued {
+		if s.term {
+			s.again = true
+		}
 		return nil
 	}
 	s.queued = true
@@ -180,7 +193,7 @@ func (s *Selector) run(ctx context.Context) {
 				return // the client is closed
 			}
 			if err == nil {
-				if s.opts.autoRequeue {
+				if s.endTerm() {
 					backoff = minBackoff
 					continue
 				}
@@ -197,8 +210,22 @@ func (s *Selector) run(ctx context.Context) {
 			}
 			backoff = min(2*backoff, maxBackoff)
 		}
-		s.setQueued(false)
 	}
+}
+
+// endTerm decides, once a term's node was given up, whether the selector queues again
+// (AutoRequeue, or a Requeue made during the term) or leaves the line. One decision under
+// the lock that Requeue takes: a Requeue either finds the selector still queued (and is
+// counted here) or finds it out of line (and queues it itself).
+func (s *Selector) endTerm() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	again := s.opts.autoRequeue || s.again
+	s.term, s.again = false, false
+	if !again {
+		s.queued = false
+	}
+	return again
 }
 
 func (s *Selector) setQueued(q bool) {
@@ -217,7 +244,7 @@ func (s *Selector) lead(ctx context.Context) error {
 	lctx, stopLease := lease.Context(ctx)
 	fctx, interrupt := context.WithCancel(context.WithValue(lctx, termKey{}, lease))
 	s.mu.Lock()
-	s.leading, s.leaseDone, s.interrupt = true, lease.Done(), interrupt
+	s.term, s.leading, s.leaseDone, s.interrupt = true, true, lease.Done(), interrupt
 	s.mu.Unlock()
 
 	err = s.call(fctx)

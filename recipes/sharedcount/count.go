@@ -58,7 +58,8 @@ func (c *Count) Get() (Versioned[int32], error) {
 
 // TrySet sets the count to n only if nobody changed it since prev was read; otherwise it
 // returns an error matching ErrConflict. An error matching ErrUnknownOutcome means the
-// write may or may not have been applied.
+// write may or may not have been applied; one matching ErrNodeReplaced as well, that it
+// was applied to a node deleted and made again since prev was read (see Value.TrySet).
 func (c *Count) TrySet(ctx context.Context, prev Versioned[int32], n int32) error {
 	return c.v.TrySet(ctx, Versioned[[]byte]{Value: Encode(prev.Value), Version: prev.Version, Zxid: prev.Zxid}, Encode(n))
 }

@@ -16,7 +16,17 @@
 //
 // A write whose connection was lost, or whose context ended, while it was in flight may or
 // may not have been applied: TrySet and Set then return an error matching
-// ErrUnknownOutcome, never a success or a conflict they cannot prove.
+// ErrUnknownOutcome (which is framework.ErrUnknownOutcome), never a success or a conflict
+// they cannot prove.
+//
+// A version is not an identity. A node deleted and made again restarts at version 0, so a
+// TrySet from a value read at version v is applied to a new node that happens to be at v:
+// ZooKeeper cannot refuse that write once it is sent, and it overwrites what the new
+// node's maker wrote (a reset to 0, say). TrySet binds its write to the node read (its
+// czxid) and reports such a write with an error matching ErrNodeReplaced and
+// ErrUnknownOutcome, never as a success; Get then returns what the node holds now. The
+// caller reads again and decides; a participant whose reset must not be lost checks the
+// value after its reset. Curator's SharedCount.trySetCount reports it as a success.
 //
 // Listeners hear each value change and each connection state, one call at a time, on a
 // goroutine the library owns. When the session is lost, the node (persistent) stays; the

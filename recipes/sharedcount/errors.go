@@ -12,8 +12,15 @@ var (
 	// was read: nothing was written.
 	ErrConflict = fmt.Errorf("sharedcount: %w", versioned.ErrConflict)
 	// ErrUnknownOutcome is matched by the error of a write that may or may not have been
-	// applied (connection lost or context ended while it was in flight).
+	// applied (connection lost or context ended while it was in flight), and of a TrySet
+	// that was applied to a node made again after the read (ErrNodeReplaced). It is
+	// framework.ErrUnknownOutcome: errors.Is holds with either name.
 	ErrUnknownOutcome = versioned.ErrUnknownOutcome
+	// ErrNodeReplaced is matched (with ErrUnknownOutcome) by the error of a TrySet whose
+	// write the server applied to another node than the one read: the node was deleted
+	// and made again in between, at the version read. What the new node held was
+	// overwritten; see TrySet.
+	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrNotStarted is returned by calls that need Start first.
 	ErrNotStarted = errors.New("sharedcount: not started")
 	// ErrClosed is returned by calls after Close.

@@ -12,8 +12,10 @@ import (
 )
 
 // Versioned is a value together with the version and the mzxid (the transaction that last
-// changed it) of the node it was read from. TrySet compares both, as Curator does: a
-// deleted and re-created node starts again at version 0 but has a new mzxid.
+// changed it) of the node it was read from. TrySet compares both with what the cache
+// holds, as Curator does: a deleted and re-created node starts again at version 0 but has
+// a new mzxid. (The cache may not have seen the new node yet: TrySet also checks that its
+// write went to the node read, see TrySet.)
 type Versioned[T any] struct {
 	Value   T
 	Version int32
@@ -29,6 +31,7 @@ type Value struct {
 
 	mu        sync.Mutex
 	cur       Versioned[[]byte]
+	czxid     int64 // the czxid of the node cur was read from: TrySet binds its write to it
 	started   bool
 	closed    bool
 	listeners map[int]func(Versioned[[]byte])
@@ -99,6 +102,7 @@ func (v *Value) Start(ctx context.Context) error {
 	}
 	v.started = true
 	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
+	v.czxid = st.Czxid
 	v.stop, v.wake, v.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
 	v.notified = make(chan struct{})
 	v.removeL = v.client.AddListener(v.onState)
@@ -199,6 +203,7 @@ func (v *Value) update(data []byte, st *framework.Stat) {
 	}
 	changed := !bytes.Equal(data, v.cur.Value)
 	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
+	v.czxid = st.Czxid
 	if !changed {
 		v.mu.Unlock()
 		return
@@ -259,23 +264,38 @@ func (v *Value) Get() (Versioned[[]byte], error) {
 	return Versioned[[]byte]{Value: bytes.Clone(v.cur.Value), Version: v.cur.Version, Zxid: v.cur.Zxid}, nil
 }
 
-// TrySet writes b only if the node is still at prev.Version (and prev is what the cache
-// holds, as Curator checks). It returns an error matching ErrConflict, having written
-// nothing, when someone changed the node since prev was read; the cache is then read
-// again so that the next Get returns the newer value. An error matching
-// ErrUnknownOutcome means the write may or may not have been applied.
+// TrySet writes b only if the node is still the one prev was read from, at prev.Version
+// (and prev is what the cache holds, as Curator checks). It returns an error matching
+// ErrConflict, having written nothing, when someone changed the node since prev was read;
+// the cache is then read again so that the next Get returns the newer value. An error
+// matching ErrUnknownOutcome means the write may or may not have been applied.
+//
+// A version is not an identity: a node deleted and made again since prev was read starts
+// again at version 0, and a versioned write is applied to it when its version matches
+// (ZooKeeper cannot refuse the write once it is sent). TrySet checks the czxid the write
+// returns against the node read; when they differ, the write went to the new node and
+// overwrote what its maker wrote (a reset, say): TrySet then returns an error matching
+// ErrNodeReplaced and ErrUnknownOutcome, never success, and Get returns what the node
+// holds now. The caller decides what the lost value was worth: read again, and write
+// again only if the value still calls for it; a participant that resets the value should
+// check it afterwards (its own reset may be the write that was lost). Curator's TrySet
+// reports such a write as a success.
 func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], b []byte) error {
 	v.mu.Lock()
 	if err := v.usableLocked(); err != nil {
 		v.mu.Unlock()
 		return err
 	}
-	cur := v.cur
+	cur, czxid := v.cur, v.czxid
 	v.mu.Unlock()
 	if prev.Zxid != cur.Zxid || prev.Version != cur.Version || !bytes.Equal(prev.Value, cur.Value) {
 		return fmt.Errorf("%w: %s is at version %d, not %d", ErrConflict, v.path, cur.Version, prev.Version)
 	}
-	st, err := versioned.SetData(ctx, v.client, v.path, b, prev.Version)
+	st, err := versioned.SetDataOn(ctx, v.client, v.path, b, prev.Version, czxid)
+	if errors.Is(err, versioned.ErrNodeReplaced) {
+		v.update(bytes.Clone(b), st) // what the new node holds now
+		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
+	}
 	if errors.Is(err, versioned.ErrConflict) {
 		if data, st, rerr := v.client.GetData(ctx, v.path); rerr == nil {
 			v.update(data, st)
