@@ -107,6 +107,8 @@ func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
 // status, saying plainly when the write may have been applied.
 func writeFailed(ctx context.Context, what string, err error) error {
 	switch {
+	case errors.Is(err, versioned.ErrNodeReplaced):
+		return exitWith(exitError, "%s: the node was deleted and made again since it was read, and the write went to the new node: read it again and decide: %v", what, err)
 	case errors.Is(err, versioned.ErrUnknownOutcome):
 		return exitWith(exitError, "%s: the outcome is unknown (the connection was lost while it was in flight): it may or may not have been applied: %v", what, err)
 	case ctx.Err() != nil:
