@@ -210,3 +210,64 @@ func TestInteropHTMLCharactersAsJacksonWritesThem(t *testing.T) {
 	require.NoError(t, err)
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
+
+// Issue 32: a node replaced in one transaction (here: by a second registration of the
+// id, which takes the path as Curator's last registration does; the dead-generation
+// replacement is the same transaction) is never missing from a cache: the cache hears
+// its removal and then the new node's addition, and must not drop the instance in
+// between. Each CacheChanged is checked on the cache's own goroutine, so no moment is
+// missed.
+func TestReplacedNodeNeverMissingFromCache(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c1 := testutil.Connect(t, connect)
+	c2 := testutil.Connect(t, connect)
+	c3 := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 60*time.Second)
+	const base = "/disc/replaced-cache"
+	d1, err := discovery.New[details](c1, base)
+	require.NoError(t, err)
+	defer d1.Close()
+	d2, err := discovery.New[details](c2, base)
+	require.NoError(t, err)
+	defer d2.Close()
+	d3, err := discovery.New[details](c3, base)
+	require.NoError(t, err)
+	defer d3.Close()
+	require.NoError(t, d1.Register(ctx, newInstance(t, "svc", "x", 1)))
+	sc, err := d3.NewCache("svc")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var missing, sawNew int
+	var cache *discovery.ServiceCache[details]
+	sc.AddListener(func(ev discovery.CacheEvent) {
+		if ev.Type != discovery.CacheChanged {
+			return
+		}
+		all := cache.Instances()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(all) == 0 {
+			missing++
+		}
+		for _, i := range all {
+			if i.Port == 2 {
+				sawNew++
+			}
+		}
+	})
+	cache = sc
+	require.NoError(t, sc.Start(ctx))
+	require.Len(t, sc.Instances(), 1)
+
+	require.NoError(t, d2.Register(ctx, newInstance(t, "svc", "x", 2)))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return sawNew > 0
+	}, 10*time.Second, 5*time.Millisecond, "the cache sees the new node")
+	mu.Lock()
+	assert.Zero(t, missing, "the cache dropped the replaced instance before its new node's addition")
+	mu.Unlock()
+	require.NoError(t, sc.Close())
+}
