@@ -57,7 +57,9 @@ func WithEnabledField() Option { return func(o *options) { o.full = true } }
 //
 // Registered instances are kept registered until Unregister or Close: when their node
 // goes (a new session after the old one expired, or someone deleted it) it is created
-// again, once the client is connected. A ServiceDiscovery is safe for concurrent use.
+// again, once the client is connected; when it is of a session the client has given up,
+// it is replaced at once (see the package doc). A ServiceDiscovery is safe for concurrent
+// use.
 type ServiceDiscovery[T any] struct {
 	c        *framework.Client
 	basePath string
@@ -186,9 +188,12 @@ func (r *registration[T]) release() { <-r.lock }
 // Register registers inst: it creates its node (ephemeral for Dynamic, persistent for
 // Static and Permanent, ephemeral-sequential for DynamicSequential, with container
 // parents) and keeps it there until Unregister or Close. A node already at the path is
-// replaced, as Curator does (deleted and created again when it is another session's
-// ephemeral node, overwritten when it is persistent). On error nothing is registered and
-// any node this call created is deleted.
+// replaced, as Curator does: another registration's ephemeral node (of another session,
+// or of this one: a second registry on the same client) is deleted and ours created in
+// one transaction, a persistent one is overwritten. The registration that lost the node
+// then watches it and takes the path again only once it is free; its Unregister or Close
+// leaves the node alone. On error nothing is registered and any node this call created
+// is deleted.
 func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -726,7 +731,8 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 
 // Unregister stops keeping the instance with inst's id and deletes its node (a
 // guaranteed delete: one that fails for a connection-class reason goes on in the
-// background). An ephemeral node of another session at its path is left alone.
+// background). Another registration's node at its path (of another session, or of this
+// one) is left alone.
 func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
