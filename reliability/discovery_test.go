@@ -257,7 +257,9 @@ func runDiscovery(t *testing.T, f fault) discoveryOutcome {
 	var vst *zk.Stat
 	if !assert.Eventually(t, func() bool {
 		vst, err = e.others[0].Exists(ctx, base+"/svc/victim")
-		return err == nil && vst != nil && e.victim.State() != framework.Suspended && vst.EphemeralOwner == e.victim.SessionID()
+		st := e.victim.State()
+		connected := st == framework.Connected || st == framework.Reconnected
+		return err == nil && vst != nil && connected && vst.EphemeralOwner == e.victim.SessionID()
 	}, victimSession, 10*time.Millisecond) {
 		owner := int64(0)
 		if vst != nil {
