@@ -271,3 +271,40 @@ func TestReplacedNodeNeverMissingFromCache(t *testing.T) {
 	mu.Unlock()
 	require.NoError(t, sc.Close())
 }
+
+// Issue 28, defect 12 (the other half): a version is not an identity. Between Update's
+// read of its node and its write, the node is deleted and made again by someone else (at
+// version 0, as ours was): the versioned write lands on that node. ZooKeeper cannot take
+// it back; Update must say so (the returned Stat's czxid is not its node's), never nil.
+func TestUpdateOnAReplacedNodeReportsConflict(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	other := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/disc/upd-replaced/svc/x"
+	var armed atomic.Bool
+	hookErr := make(chan error, 1)
+	c := testutil.Connect(t, connect, framework.WithRequestHook(func(op string) {
+		if op == "setData" && armed.CompareAndSwap(true, false) {
+			err := other.Delete(ctx, path)
+			if err == nil {
+				_, err = other.Create(ctx, path, []byte("someone else's"), framework.WithMode(framework.Ephemeral))
+			}
+			hookErr <- err
+		}
+	}))
+	d, err := discovery.New[details](c, "/disc/upd-replaced")
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "x", 1)))
+
+	armed.Store(true)
+	err = d.Update(ctx, newInstance(t, "svc", "x", 2))
+	require.NoError(t, <-hookErr)
+	assert.ErrorIs(t, err, discovery.ErrConflict, "the write went into another node")
+	require.NoError(t, d.Close())
+	st, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	assert.NotNil(t, st, "Close leaves the other node alone")
+	require.NoError(t, other.Delete(ctx, path))
+}
