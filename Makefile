@@ -88,7 +88,7 @@ bench: deps
 # operations, violations, unknown outcomes, nodes leaked) and the path of the first rejected
 # history's visualisation: make soak SOAK=1h
 soak: deps-base
-	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$|TestDiscoveryUnderFaults$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|discovery:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|FAIL|ok|PASS)'
+	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$|TestDiscoveryUnderFaults$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|discovery:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|\s+(Error Trace:|Error:|Test:|Messages:|expected|actual)|[[:blank:]]{13,}\S|FAIL|ok|PASS)'
 
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
 # a dependency of the module).

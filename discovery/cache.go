@@ -166,6 +166,12 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		}
 		sc.changed()
 	case cache.ChildRemoved:
+		if cur, ok := sc.pc.Get(ev.Data.Path); ok && cur.Stat.Czxid != ev.Data.Stat.Czxid {
+			// Deleted and created again (a registration replacing its node, in one
+			// transaction): the new node's addition follows. Dropping the instance
+			// until then would have it vanish from providers for that moment.
+			return
+		}
 		sc.mu.Lock()
 		delete(sc.instances, framework.NodeName(ev.Data.Path))
 		sc.mu.Unlock()

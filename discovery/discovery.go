@@ -57,7 +57,9 @@ func WithEnabledField() Option { return func(o *options) { o.full = true } }
 //
 // Registered instances are kept registered until Unregister or Close: when their node
 // goes (a new session after the old one expired, or someone deleted it) it is created
-// again, once the client is connected. A ServiceDiscovery is safe for concurrent use.
+// again, once the client is connected; when it is of a session the client has given up,
+// it is replaced at once (see the package doc). A ServiceDiscovery is safe for concurrent
+// use.
 type ServiceDiscovery[T any] struct {
 	c        *framework.Client
 	basePath string
@@ -151,11 +153,22 @@ type registration[T any] struct {
 	shown   atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
 	creates framework.InFlight          // the node's creates not answered yet (deleteNode waits)
 
+	stopped atomic.Bool // set once Unregister, Close or a failed Register forgot it
+
 	// guarded by lock
 	inst    *Instance[T]
 	data    []byte
 	path    string // the node's path; "" for a DynamicSequential node not created yet
 	created int    // creations so far
+	// czxid identifies the node this registration made (or, for a persistent node,
+	// took over at Register): 0 while not known. Ownership is per registration, not per
+	// session: two registrations on one client share the session (issue 28, 13), and a
+	// node of an earlier session of ours is still this registration's (issue 32).
+	czxid int64
+	// sent is the data of the last create (or replacement) of the node whose node was
+	// not read back yet: a node found at path with these bytes (and, when ephemeral,
+	// this session as owner) is that create's, and its czxid is learnt from it.
+	sent []byte
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -175,9 +188,12 @@ func (r *registration[T]) release() { <-r.lock }
 // Register registers inst: it creates its node (ephemeral for Dynamic, persistent for
 // Static and Permanent, ephemeral-sequential for DynamicSequential, with container
 // parents) and keeps it there until Unregister or Close. A node already at the path is
-// replaced, as Curator does (deleted and created again when it is another session's
-// ephemeral node, overwritten when it is persistent). On error nothing is registered and
-// any node this call created is deleted.
+// replaced, as Curator does: another registration's ephemeral node (of another session,
+// or of this one: a second registry on the same client) is deleted and ours created in
+// one transaction, a persistent one is overwritten. The registration that lost the node
+// then watches it and takes the path again only once it is free; its Unregister or Close
+// leaves the node alone. On error nothing is registered and any node this call created
+// is deleted.
 func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -242,6 +258,7 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		d.mu.Lock()
 		mine := d.regs[own.ID] == r // else Unregister or Close took it and deletes the node
 		if mine {
+			r.stopped.Store(true)
 			delete(d.regs, own.ID)
 			if clean && ctx.Err() != nil {
 				cleaned = make(chan struct{})
@@ -289,11 +306,12 @@ func (d *ServiceDiscovery[T]) cleanedUp(id string, ch chan struct{}) {
 	close(ch)
 }
 
-// ensure makes sure the node is there, owned by this client's session where it is
-// ephemeral, and returns a watch on it.
+// ensure makes sure the node is there and this registration's (owned by this client's
+// session where it is ephemeral), and returns a watch on it.
 func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) {
 	c := r.d.c
 	mode := r.inst.ServiceType.createMode()
+	dynamic := r.inst.ServiceType.IsDynamic()
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -310,11 +328,13 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			// A data watch, set only when the node exists (it fires when the node goes):
 			// an exists watch on a missing node would stay on the server, should the
 			// create below fail or be given up, until the session ends.
-			_, st, w, err := c.GetDataW(ctx, r.path)
+			data, st, w, err := c.GetDataW(ctx, r.path)
+			readable := true
 			if errors.Is(err, framework.ErrNoAuth) {
 				// Someone's node we may not read (its ACL denies READ): an exists
 				// watch needs no permission, and on a node that is there it is a data
 				// watch on the server too. (Deleting it needs only the parent's.)
+				readable = false
 				st, w, err = c.ExistsW(ctx, r.path)
 				if err == nil && st == nil { // gone meanwhile: no watch to keep
 					w = nil
@@ -327,41 +347,68 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 				return nil, err
 			}
 			if st == nil && r.inst.ServiceType == DynamicSequential {
-				r.path = "" // gone: a new node, id + a new sequence number
+				r.path, r.czxid = "", 0 // gone: a new node, id + a new sequence number
 				continue
 			}
 			if st != nil {
-				if !r.inst.ServiceType.IsDynamic() {
+				sid := c.SessionID()
+				mine := r.czxid != 0 && st.Czxid == r.czxid
+				if !mine && r.sent != nil && readable && bytes.Equal(data, r.sent) && (!dynamic || st.EphemeralOwner == sid) {
+					mine = true // made by our create (or replacement) not read back yet
+					r.czxid = st.Czxid
+				}
+				r.sent = nil
+				if !dynamic {
 					if r.created == 0 { // Register overwrites a node left there
-						if _, err := c.SetData(ctx, r.path, r.data, -1); err != nil {
+						nst, err := c.SetData(ctx, r.path, r.data, -1)
+						if err != nil {
 							if errors.Is(err, framework.ErrNoNode) {
 								continue
 							}
 							return nil, err
 						}
+						r.czxid = nst.Czxid
 						r.created++
 						r.notify()
 					}
 					return w, nil
 				}
-				if st.EphemeralOwner == c.SessionID() {
-					return w, nil
+				if mine {
+					if st.EphemeralOwner == sid {
+						return w, nil
+					}
+					// This registration's own node of a session the client has given up
+					// (a simulated Lost; after a lost quorum or a paused leader the
+					// server holds that session for a whole timeout more): replace it
+					// now, in one transaction, rather than let it vanish from every
+					// provider when the server expires that session.
+					if r.inst.ServiceType == DynamicSequential {
+						err := c.Delete(ctx, r.path, framework.WithMaxCzxid(r.czxid), framework.Guaranteed())
+						if err != nil && !errors.Is(err, framework.ErrNoNode) {
+							return nil, err
+						}
+						r.path, r.czxid = "", 0
+						continue
+					}
+					if err := r.replace(ctx, st); err != nil {
+						return nil, err
+					}
+					continue
 				}
 				if r.created > 0 && r.inst.ServiceType == Dynamic {
-					// Someone registered our id after us (Curator's last registration
-					// wins): watch their node, and take the path again only once it is
-					// free, instead of taking it from them, and they from us, forever.
-					// (An old session of ours that lingers goes the same way.)
+					// Another registration of our id made it after ours (Curator's last
+					// registration wins), on this client or another: watch their node,
+					// and take the path again only once it is free, instead of taking it
+					// from them, and they from us, forever.
 					return w, nil
 				}
-				// Another session's ephemeral node: an expired session of ours, or an
-				// instance with our id elsewhere. Curator deletes it and creates its own.
+				// Another registration's node, at Register: an instance with our id
+				// elsewhere (or on this client). Curator deletes it and creates its own.
 				if r.inst.ServiceType == DynamicSequential {
 					r.path = ""
 					continue
 				}
-				err := c.Delete(ctx, r.path, framework.WithVersion(st.Version))
-				if err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrBadVersion) {
+				if err := r.replace(ctx, st); err != nil {
 					return nil, err
 				}
 				continue
@@ -371,6 +418,7 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 		if target == "" {
 			target = framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID)
 		}
+		r.sent = r.data
 		p, err := c.Create(ctx, target, r.data, framework.WithMode(mode), framework.WithContainerParents(),
 			framework.WithInFlight(&r.creates))
 		if err != nil {
@@ -382,7 +430,7 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			}
 			return nil, err
 		}
-		r.path = p
+		r.path, r.czxid = p, 0
 		r.created++
 		r.notify()
 		if r.inst.ServiceType == DynamicSequential {
@@ -393,6 +441,25 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			}
 		}
 	}
+}
+
+// replace deletes the ephemeral node st at r.path and creates ours in one transaction, so
+// that no reader ever finds the instance missing. A node changed or gone meanwhile fails
+// the transaction as a whole: the caller looks again.
+func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error {
+	r.sent = r.data
+	_, err := r.d.c.Transaction(ctx, framework.DeleteOp(r.path, st.Version),
+		framework.CreateOp(r.path, r.data, framework.Ephemeral, nil))
+	if err == nil {
+		r.czxid = 0 // learnt from the node (sent) at the next look
+		r.created++
+		r.notify()
+		return nil
+	}
+	if errors.Is(err, framework.ErrNoNode) || errors.Is(err, framework.ErrBadVersion) || errors.Is(err, framework.ErrNodeExists) {
+		return nil
+	}
+	return err
 }
 
 // adopt looks, for a DynamicSequential instance not created yet, for a node of ours
@@ -443,7 +510,7 @@ func (r *registration[T]) sweep(ctx context.Context) error {
 			continue
 		}
 		if r.path == "" {
-			r.path = p
+			r.path, r.czxid = p, st.Czxid
 			r.created++
 			r.notify()
 			continue
@@ -520,14 +587,23 @@ func (r *registration[T]) waitCreates() {
 	<-done
 }
 
-// deleteNode deletes the registration's node if it is there and, when ephemeral, ours.
+// deleteNode deletes the registration's node if it is there and this registration's:
+// the node it made (its czxid), or, when that was not read back yet, one with the bytes
+// of its last create (owned by this session when ephemeral). It holds the registration's
+// lock meanwhile, so that an Update started before the registration was forgotten does
+// not write at the same time.
 func (r *registration[T]) deleteNode(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := r.acquire(cctx); err != nil {
+		return err
+	}
+	defer r.release()
 	if r.path == "" {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
 	c := r.d.c
+	dynamic := r.inst.ServiceType.IsDynamic()
 	// A create given up (its caller's context ended) may still be applied: look only once
 	// it was answered, so that the look cannot overtake it.
 	if err := r.creates.Wait(cctx); err != nil {
@@ -536,27 +612,32 @@ func (r *registration[T]) deleteNode(ctx context.Context) error {
 	// The session may have moved to a member that has not applied that create yet: bring
 	// it up to date before looking (reads are not linearizable across members).
 	err := c.Sync(cctx, r.path)
+	var data []byte
 	var st *framework.Stat
 	if err == nil {
-		st, err = c.Exists(cctx, r.path)
+		data, st, err = c.GetData(cctx, r.path)
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil
+		}
 	}
 	if err != nil {
 		// Not known whether it is ours: delete it only if it is a persistent one.
-		if !r.inst.ServiceType.IsDynamic() {
+		if !dynamic {
 			return ignoreNoNode(c.Delete(cctx, r.path, framework.Guaranteed()))
 		}
 		return err
 	}
-	if st == nil {
-		return nil
+	mine := r.czxid != 0 && st.Czxid == r.czxid
+	if r.czxid == 0 && r.sent != nil && bytes.Equal(data, r.sent) && (!dynamic || st.EphemeralOwner == c.SessionID()) {
+		mine = true
 	}
-	if r.inst.ServiceType.IsDynamic() && st.EphemeralOwner != c.SessionID() {
-		return nil // not ours: an instance with our id registered by someone else
+	if !mine {
+		return nil // another registration's node (of our id, on this client or another)
 	}
 	// Bounded by the node's czxid, a delete retried in the background cannot remove a node
-	// registered at the same path later (a version cannot tell them apart).
-	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid),
-		framework.Guaranteed()))
+	// registered at the same path later (a version cannot tell them apart). No version: a
+	// write into this node meanwhile (an Update) is still this node.
+	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed()))
 }
 
 func ignoreNoNode(err error) error {
@@ -581,7 +662,13 @@ func (d *ServiceDiscovery[T]) take(id string) (*registration[T], error) {
 
 // Update writes inst's new data into the node of the instance registered with its id
 // (Curator's updateService); later re-registrations use it too. The name and service type
-// cannot change.
+// cannot change. The write is bound to this registration's own node (its czxid): when the
+// node is gone, or another registration of the id holds the path (the last registration
+// wins, as in Curator), nothing is written now and the new data goes into this
+// registration's node when the keeper makes it again. It returns an error wrapping
+// ErrConflict if the node was replaced between its read and its write (the data then went
+// into the other node: ZooKeeper cannot take a write back), and ErrNotRegistered once the
+// registration is being unregistered.
 func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -598,28 +685,54 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 	if err != nil {
 		return err
 	}
+	notRegistered := fmt.Errorf("%w: %s (being unregistered)", ErrNotRegistered, inst.ID)
+	if r.stopped.Load() {
+		return notRegistered
+	}
 	if err := r.acquire(ctx); err != nil {
 		return err
 	}
 	defer r.release()
+	if r.stopped.Load() {
+		return notRegistered
+	}
 	if own.Name != r.inst.Name || own.ServiceType != r.inst.ServiceType {
 		return fmt.Errorf("%w: the name and service type of a registered instance cannot change", ErrInvalidInstance)
 	}
 	r.inst, r.data = &own, data
 	r.shown.Store(&own)
-	if r.path == "" {
+	if r.path == "" || r.czxid == 0 {
 		return nil // being created: the keeper writes the new data
 	}
-	_, err = d.c.SetData(ctx, r.path, data, -1)
-	if errors.Is(err, framework.ErrNoNode) {
-		return nil // gone: the keeper creates it again, with the new data
+	for attempt := 0; ; attempt++ {
+		st, err := d.c.Exists(ctx, r.path)
+		if err != nil {
+			return err
+		}
+		if st == nil || st.Czxid != r.czxid {
+			return nil // gone, or another registration's: the keeper makes ours with the new data
+		}
+		nst, err := d.c.SetData(ctx, r.path, data, st.Version)
+		if errors.Is(err, framework.ErrBadVersion) && attempt < 10 {
+			continue // written by someone else meanwhile: look again
+		}
+		if errors.Is(err, framework.ErrNoNode) {
+			return nil // gone: the keeper creates it again, with the new data
+		}
+		if err != nil {
+			return err
+		}
+		if nst.Czxid != r.czxid {
+			return fmt.Errorf("%w: update %s: its node was replaced by another registration's between the read and the write, which got the data", ErrConflict, inst.ID)
+		}
+		return nil
 	}
-	return err
 }
 
 // Unregister stops keeping the instance with inst's id and deletes its node (a
 // guaranteed delete: one that fails for a connection-class reason goes on in the
-// background). An ephemeral node of another session at its path is left alone.
+// background). Another registration's node at its path (of another session, or of this
+// one) is left alone.
 func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -650,6 +763,7 @@ func (r *registration[T]) stop(ctx context.Context, removed func()) error {
 	if removed == nil {
 		removed = func() {}
 	}
+	r.stopped.Store(true)
 	r.cancel()
 	select {
 	case <-r.done:

@@ -25,6 +25,9 @@ var (
 	// ErrAlreadyRegistered is returned by Register for an id this ServiceDiscovery
 	// registered already (use Update to change it).
 	ErrAlreadyRegistered = errors.New("discovery: instance already registered")
+	// ErrConflict is returned by Update when the instance's node was replaced by another
+	// registration's between Update's read and its write: the other node got the data.
+	ErrConflict = errors.New("discovery: the instance's node was replaced meanwhile")
 	// ErrClosed is returned by calls on a closed ServiceDiscovery, ServiceCache or
 	// ServiceProvider.
 	ErrClosed = errors.New("discovery: closed")

@@ -285,14 +285,14 @@ func (i *Instance[T]) marshal(mode serialMode) ([]byte, error) {
 		if !first {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(name)
+		k, _ := jacksonJSON(name)
 		b.Write(k)
 		b.WriteByte(':')
 		if raw, ok := v.(json.RawMessage); ok {
 			b.Write(raw)
 			return
 		}
-		enc, _ := json.Marshal(v) // strings, numbers, bools and *URISpec always marshal
+		enc, _ := jacksonJSON(v) // strings, numbers, bools and *URISpec always marshal
 		b.Write(enc)
 	}
 	b.WriteByte('{')
@@ -316,6 +316,20 @@ func (i *Instance[T]) marshal(mode serialMode) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// jacksonJSON encodes v as json.Marshal does, but leaves &, < and > as they are, as
+// Jackson (Curator's JsonInstanceSerializer) writes them; json.Marshal escapes them as
+// \u0026, \u003c and \u003e. (Both escape U+2028 and U+2029 differently: Go writes
+// \u2028, Jackson the character itself; that difference stays.)
+func jacksonJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil // Encode ends with a newline
+}
+
 func nullString(s string) any {
 	if s == "" {
 		return nil
@@ -333,7 +347,7 @@ func nullInt(p int) any {
 // marshalPayload encodes p, with "@class" first when p's type implements JavaTyped and
 // encodes as an object that has none.
 func marshalPayload(p any) (json.RawMessage, error) {
-	enc, err := json.Marshal(p)
+	enc, err := jacksonJSON(p)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +370,7 @@ func marshalPayload(p any) (json.RawMessage, error) {
 	if _, has := probe["@class"]; has {
 		return enc, nil
 	}
-	name, _ := json.Marshal(cls)
+	name, _ := jacksonJSON(cls)
 	var b bytes.Buffer
 	b.WriteString(`{"@class":`)
 	b.Write(name)

@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,13 +24,24 @@ func TestRegisteredDoesNotWaitForAWrite(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
-	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	// The keeper reads the node (and watches it) once after Register, holding the
+	// registration's lock: the stall must come after its answer, or the Update below
+	// waits for that lock, behind a read that hangs, and sends nothing.
+	var reads atomic.Int32
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+		framework.WithRequestObserver(func(ri framework.RequestInfo) {
+			if ri.Op == "getData" && ri.Path == "/disc/registered/svc/a" && ri.Err == nil {
+				reads.Add(1)
+			}
+		}))
 	ctx := testutil.Context(t, 60*time.Second)
 	d, err := discovery.New[details](c, "/disc/registered")
 	require.NoError(t, err)
 	defer d.Close()
 	inst := newInstance(t, "svc", "a", 1)
 	require.NoError(t, d.Register(ctx, inst))
+	require.Eventually(t, func() bool { return reads.Load() >= 2 }, 20*time.Second, 5*time.Millisecond,
+		"the keeper's first read (after Register's) is answered")
 
 	proxy.Stall()
 	defer proxy.Heal()
