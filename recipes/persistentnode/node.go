@@ -37,8 +37,10 @@ type Node struct {
 	o             options
 	deleteOnClose bool
 
-	g       *framework.Goroutines // runs the loop, which calls the listeners
-	writeMu sync.Mutex            // orders the writes of the node's data
+	g *framework.Goroutines // runs the loop, which calls the listeners
+	// write orders the writes of the node's data: a one-slot semaphore, taken with a
+	// context (lockWrite), so that a SetData waiting for another write honours its own.
+	write chan struct{}
 
 	mu       sync.Mutex
 	state    int
@@ -100,9 +102,22 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
 	return &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
-		data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
+		write: make(chan struct{}, 1), data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
 		closeDone: make(chan struct{})}, nil
 }
+
+// lockWrite takes the write semaphore, or returns ctx's error when ctx ends first.
+func (n *Node) lockWrite(ctx context.Context) error {
+	select {
+	case n.write <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlockWrite gives the write semaphore back; it never blocks (the caller holds it).
+func (n *Node) unlockWrite() { <-n.write }
 
 func sequential(m framework.CreateMode) bool {
 	return m == framework.PersistentSequential || m == framework.EphemeralSequential || m == framework.PersistentSequentialWithTTL
@@ -217,14 +232,19 @@ func (n *Node) Data() []byte {
 
 // SetData makes data the node's data: the node is written now when it exists, and every
 // later (re-)creation uses data. Unlike Curator's, it may be called before the first
-// creation (which then uses data). An error means the node was not provably written
+// creation (which then uses data). SetData waits for another write of this Node's data
+// (another SetData, the loop's) within ctx: when ctx ends first, it returns ctx's error
+// (wrapped) and nothing changed. Any other error means the node was not provably written
 // (the wanted data are changed all the same, and written again once the node is seen).
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
 	}
-	n.writeMu.Lock()
-	defer n.writeMu.Unlock()
+	if err := n.lockWrite(ctx); err != nil {
+		// Another write of this Node is under way: nothing changed.
+		return fmt.Errorf("persistentnode: set data of %s: waiting for another write: %w", n.base, err)
+	}
+	defer n.unlockWrite()
 	n.mu.Lock()
 	if n.state == stateClosed {
 		n.mu.Unlock()
@@ -456,8 +476,11 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 // syncData writes the wanted data into the node when they changed since generation gen
 // was created (or always, with force).
 func (n *Node) syncData(ctx context.Context, path string, gen uint64, force bool) error {
-	n.writeMu.Lock()
-	defer n.writeMu.Unlock()
+	if err := n.lockWrite(ctx); err != nil {
+		n.setDirty()
+		return err
+	}
+	defer n.unlockWrite()
 	n.mu.Lock()
 	data, cur := bytes.Clone(n.data), n.dataGen
 	n.mu.Unlock()
