@@ -122,6 +122,7 @@ func mapErr(err error) error {
 }
 
 // SetThisData changes this member's payload, in its node now and in every re-creation.
+// It waits for another write of the payload within ctx (see persistentnode.Node.SetData).
 func (m *Member) SetThisData(ctx context.Context, data []byte) error {
 	if err := m.node.SetData(ctx, data); err != nil {
 		return fmt.Errorf("groupmember: %w", mapErr(err))
@@ -161,8 +162,9 @@ func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
 	return m.cache.AddListener(fn)
 }
 
-// Close leaves the group: it stops the cache and deletes this member's node (see
-// persistentnode.Node.Close). Close may be called many times, also from a listener; a
+// Close leaves the group: it stops the cache and deletes this member's node when it is
+// its own (see persistentnode.Node.Close): the node of another member of the same id,
+// also one on this client, stays. Close may be called many times, also from a listener; a
 // Close made while another is under way waits until that one is over (and returns nil),
 // unless it is made from a listener, which the first Close may be waiting for: that one
 // returns at once, and the first Close finishes once the listener has returned.

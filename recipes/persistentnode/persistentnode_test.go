@@ -538,9 +538,10 @@ func TestFirstCreateReplyLost(t *testing.T) {
 	}
 }
 
-// The documented limit: the reply to the first create of a plain persistent node is
-// lost. The retry finds a node at the path that nothing proves to be its own (another
-// process could have made it): it is kept, but Close leaves it. Protection avoids this.
+// The reply to the first create of a plain persistent node is lost. The retry finds a
+// node at the path; its owner token (in its ACL) proves it is this Node's own: it is
+// reported created, and Close deletes it. (Before the token this was a documented limit:
+// the node was kept and Close left it.)
 func TestFirstCreateReplyLostPlainPersistent(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -550,14 +551,11 @@ func TestFirstCreateReplyLostPlainPersistent(t *testing.T) {
 	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, other.EnsurePath(ctx, "/pn/first-plain"))
 	proxy.DropNextCreateReply()
-	n, err := persistentnode.New(c, "/pn/first-plain/node", []byte("d"), persistentnode.WithMode(framework.Persistent))
-	require.NoError(t, err)
-	require.NoError(t, n.Start())
-	require.NoError(t, n.WaitForInitialCreate(ctx))
+	n, created := start(t, c, "/pn/first-plain/node", []byte("d"), persistentnode.WithMode(framework.Persistent))
+	assert.Equal(t, persistentnode.Created{Path: "/pn/first-plain/node"}, waitCreated(t, created, 10*time.Second))
 	assert.Equal(t, 2, proxy.Accepted(), "the create's connection was dropped")
 	require.NoError(t, n.Close())
-	assert.Equal(t, []string{"node"}, testutil.Children(t, srv.ConnectString(), "/pn/first-plain"))
-	require.NoError(t, other.Delete(ctx, "/pn/first-plain/node"))
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/first-plain")
 }
 
 // The reply to the re-creation of a protected persistent node is lost: the retry finds
