@@ -11,6 +11,7 @@ import (
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/persistentnode"
+	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -40,4 +41,28 @@ func TestSequentialFirstCreateReplyLost(t *testing.T) {
 			testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/seq")
 		})
 	}
+}
+
+// The first create of an unprotected sequential node fails for good (its reply lost, and
+// the retry policy allows no retry), yet the server made the node: the next attempt finds
+// it by the Node's token and takes it, instead of making a second one; Close deletes it.
+func TestSequentialFirstCreateFailedForGoodIsTaken(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	never, err := retry.NewNTimes(0, 10*time.Millisecond)
+	require.NoError(t, err)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRetryPolicy(never))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, other.EnsurePath(ctx, "/pn/seqfail"))
+	proxy.DropNextCreateReply()
+	n, created := start(t, c, "/pn/seqfail/node-", []byte("d"), persistentnode.WithMode(framework.EphemeralSequential))
+	ev := waitCreated(t, created, 10*time.Second)
+	assert.Equal(t, persistentnode.Created{Path: n.ActualPath()}, ev)
+	assert.Equal(t, 2, proxy.Accepted(), "the create's connection was dropped: the client reconnected")
+	assert.Equal(t, []string{"node-0000000000"}, testutil.Children(t, srv.ConnectString(), "/pn/seqfail"),
+		"one node: the one the failed create made")
+	require.NoError(t, n.Close())
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/seqfail")
 }
