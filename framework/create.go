@@ -270,6 +270,9 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		if errors.Is(err, zk.ErrNodeExists) && !o.owner.IsZero() && bool(sent) && !o.mode.sequential() {
 			// Made by an attempt whose reply was lost, when it carries our token.
 			st, mine, oerr := c.ownedOnce(ctx, conn, full, o.owner)
+			if errors.Is(oerr, zk.ErrNoAuth) {
+				st, mine, oerr = &zk.Stat{}, false, nil // its ACL cannot be read: not provably ours
+			}
 			if oerr != nil {
 				return oerr
 			}

@@ -597,6 +597,11 @@ func (n *Node) mine(ctx context.Context, path string) (*framework.Stat, bool, er
 		ok = st != nil
 	} else {
 		st, ok, err = n.client.OwnedBy(ctx, path, n.token)
+		if errors.Is(err, framework.ErrNoAuth) {
+			// Its ACL cannot be read (no READ or ADMIN for us): not provably its own.
+			st, err = n.client.Exists(ctx, path)
+			ok = false
+		}
 	}
 	if err != nil || st == nil {
 		return nil, false, err
