@@ -438,10 +438,18 @@ func TestLeaderKilled(t *testing.T) {
 	testutil.RequireNoChildren(t, e.ConnectString(), "/pn/ensemble")
 }
 
-// Close while the first create of a plain ephemeral node is in flight (its request held
-// in a stalled connection): the create is applied after Close gave up on it, yet the node
-// is provably this Node's own (ephemeral, owned by its session) and must not be left.
+// Close while the first create of a plain node is in flight (its request held in a
+// stalled connection): the create is applied after Close gave up on it, yet the node is
+// provably this Node's own (its owner token) and must not be left.
 func TestCloseDuringCreate(t *testing.T) {
+	for _, mode := range []framework.CreateMode{framework.Ephemeral, framework.Persistent} {
+		t.Run(map[framework.CreateMode]string{framework.Ephemeral: "ephemeral", framework.Persistent: "persistent"}[mode], func(t *testing.T) {
+			testCloseDuringCreate(t, mode)
+		})
+	}
+}
+
+func testCloseDuringCreate(t *testing.T, mode framework.CreateMode) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -458,7 +466,7 @@ func TestCloseDuringCreate(t *testing.T) {
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, other.EnsurePath(ctx, "/pn/inflight"))
-	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"))
+	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"), persistentnode.WithMode(mode))
 	require.NoError(t, err)
 	proxy.Stall()
 	require.NoError(t, n.Start())
