@@ -137,6 +137,9 @@ func (c *Client) eachOwned(ctx context.Context, conn *zk.Conn, parent, name stri
 		}
 		p := JoinPath(parent, k)
 		st, mine, err := c.ownedOnce(ctx, conn, p, t)
+		if errors.Is(err, zk.ErrNoAuth) {
+			continue // its ACL cannot be read: not a node a Create WithOwnerToken(t) of ours made
+		}
 		if err != nil {
 			return err
 		}
