@@ -15,9 +15,9 @@ import (
 type Member struct {
 	client *framework.Client
 	path   string
-	id    string
-	node  *persistentnode.Node
-	cache *cache.PathChildrenCache
+	id     string
+	node   *persistentnode.Node
+	cache  *cache.PathChildrenCache
 
 	mu        sync.Mutex
 	started   bool
