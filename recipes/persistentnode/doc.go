@@ -48,6 +48,10 @@
 // ACL refuses, say) it is watched all the same and, once deleted, created again, this
 // time as this Node's own. Close leaves such a node, since it is not this Node's own.
 //
+// Ownership is read from the node's ACL (getACL needs READ or ADMIN): a Node whose ACL
+// provider gives its own client neither on the node cannot prove the node its own, and
+// Close leaves it.
+//
 // Close during a create gives that create up, waits for its answer (or its connection's
 // loss) and then looks for the node it may have made (by its name or token), so a late
 // create cannot leave the node behind.
