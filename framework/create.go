@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ type createOpts struct {
 	idempotent bool
 	onSend     func()
 	inflight   *InFlight
+	owner      OwnerToken
 }
 
 // WithMode sets the node's mode. The default is Persistent.
@@ -202,9 +204,15 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	if err := c.checkSize(path, len(data)); err != nil {
 		return "", nil, opErr("create", path, err)
 	}
+	if o.protected && !o.owner.IsZero() {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: an owner token with protection", ErrInvalidArgument))
+	}
 	acl := o.acl
 	if len(acl) == 0 {
 		acl = c.opts.aclProvider.ACLForPath(path)
+	}
+	if !o.owner.IsZero() {
+		acl = append(slices.Clip(acl), o.owner.ACL())
 	}
 	full := c.fullPath(path)
 	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
@@ -236,12 +244,52 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 				return nil
 			}
 		}
+		if !o.owner.IsZero() && o.mode.sequential() && bool(sent) {
+			// An attempt whose reply was lost may have made the node: find it by its token
+			// (after a sync: a member we reconnected to may not have applied it yet).
+			if _, err := callAt(c, ctx, "sync", parent, func() (string, error) { return conn.Sync(parent) }, nil); err != nil {
+				return err
+			}
+			found, err := c.findOwnedCreated(ctx, conn, parent, name, o)
+			if err != nil {
+				return err
+			}
+			if found != "" {
+				created = found
+				return nil
+			}
+		}
 		p, err := c.createOnce(ctx, conn, full, data, o, acl)
 		sent.note(err)
 		if errors.Is(err, zk.ErrNoNode) && o.parents {
 			if err = c.ensureParents(ctx, conn, parent, o.containers); err == nil {
 				p, err = c.createOnce(ctx, conn, full, data, o, acl)
 				sent.note(err)
+			}
+		}
+		if errors.Is(err, zk.ErrNodeExists) && !o.owner.IsZero() && bool(sent) && !o.mode.sequential() {
+			// Made by an attempt whose reply was lost, when it carries our token.
+			st, mine, oerr := c.ownedOnce(ctx, conn, full, o.owner)
+			if errors.Is(oerr, zk.ErrNoAuth) {
+				st, mine, oerr = &zk.Stat{}, false, nil // its ACL cannot be read: not provably ours
+			}
+			if oerr != nil {
+				return oerr
+			}
+			if st != nil && mine && o.mode.ephemeral() && st.EphemeralOwner != conn.SessionID() {
+				// Ours, of an older session (it expired in between): delete it.
+				if err := deleteCreated(c, ctx, conn, full, st.Czxid, -1, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
+				}
+				st = nil
+			}
+			switch {
+			case st == nil: // gone: create it once more
+				p, err = c.createOnce(ctx, conn, full, data, o, acl)
+				sent.note(err)
+			case mine:
+				created = full
+				return nil
 			}
 		}
 		if errors.Is(err, zk.ErrNodeExists) && (o.orSetData || o.idempotent) && !o.mode.sequential() {

@@ -13,4 +13,12 @@
 //
 // When the session is lost, this member's node goes with it and is created again once
 // the client has a new session; other members see it leave and come back.
+//
+// A member's node is its own only when it carries the member's owner token (see
+// persistentnode, "Ownership"; the token is an entry of the node's ACL, so names and
+// payloads are as Curator's). Two members of one id (in two processes, or on one
+// client, whose session they share) share one node: the second finds the first's node,
+// writes its payload into it (as Curator does) but does not take it as its own, and its
+// Close leaves it; once the first leaves (its Close deletes the node), the second makes
+// its own. Curator's second member deletes the first's node at close.
 package groupmember

@@ -13,10 +13,11 @@ import (
 
 // Member is one member of a group: Curator's GroupMember. It is safe for concurrent use.
 type Member struct {
-	path  string
-	id    string
-	node  *persistentnode.Node
-	cache *cache.PathChildrenCache
+	client *framework.Client
+	path   string
+	id     string
+	node   *persistentnode.Node
+	cache  *cache.PathChildrenCache
 
 	mu        sync.Mutex
 	started   bool
@@ -49,7 +50,7 @@ func New(c *framework.Client, membershipPath, id string, payload []byte) (*Membe
 	if err != nil {
 		return nil, fmt.Errorf("groupmember: %w", err)
 	}
-	return &Member{path: membershipPath, id: id, node: node, cache: pc, closeDone: make(chan struct{})}, nil
+	return &Member{client: c, path: membershipPath, id: id, node: node, cache: pc, closeDone: make(chan struct{})}, nil
 }
 
 // ValidateID checks that id can name a member: a valid node name (not empty, no "/",
@@ -78,7 +79,9 @@ func (m *Member) Path() string { return m.path }
 // Start joins the group (the member node is created in the background; see
 // WaitForInitialCreate) and reads the group's members into the cache, returning once
 // they are read or ctx ends. When Start fails, the member is closed (it left the group
-// again). Starting twice, or after Close, is an error.
+// again): when ctx ended, Start returns at once and the member's clean-up (its node,
+// perhaps in flight) finishes in the background; the client's WaitGuaranteedDeletes
+// waits for it. Starting twice, or after Close, is an error.
 func (m *Member) Start(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {
@@ -96,7 +99,19 @@ func (m *Member) Start(ctx context.Context) error {
 		err = m.cache.Start(ctx)
 	}
 	if err != nil {
-		_ = m.Close() // not a member: leave nothing running, nor a node behind
+		// Not a member: leave nothing running, nor a node behind. The member is closed at
+		// once; when ctx ended, the clean-up (which may wait for a create in flight, up to
+		// its own timeout) runs in the background, counted by the client's
+		// WaitGuaranteedDeletes, so that Start returns now.
+		m.mu.Lock()
+		first := !m.closed
+		m.closed = true
+		m.mu.Unlock()
+		if first {
+			if ctx.Err() == nil || !m.client.GoCleanup(func() { _ = m.teardown() }) {
+				_ = m.teardown()
+			}
+		}
 		return fmt.Errorf("groupmember: start %s: %w", m.path, err)
 	}
 	return nil
@@ -104,6 +119,9 @@ func (m *Member) Start(ctx context.Context) error {
 
 // WaitForInitialCreate waits until this member's node was first created (or ctx ends).
 func (m *Member) WaitForInitialCreate(ctx context.Context) error {
+	if m.isClosed() {
+		return ErrClosed
+	}
 	if err := m.node.WaitForInitialCreate(ctx); err != nil {
 		return fmt.Errorf("groupmember: %w", mapErr(err))
 	}
@@ -122,7 +140,11 @@ func mapErr(err error) error {
 }
 
 // SetThisData changes this member's payload, in its node now and in every re-creation.
+// It waits for another write of the payload within ctx (see persistentnode.Node.SetData).
 func (m *Member) SetThisData(ctx context.Context, data []byte) error {
+	if m.isClosed() {
+		return ErrClosed
+	}
 	if err := m.node.SetData(ctx, data); err != nil {
 		return fmt.Errorf("groupmember: %w", mapErr(err))
 	}
@@ -161,8 +183,9 @@ func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
 	return m.cache.AddListener(fn)
 }
 
-// Close leaves the group: it stops the cache and deletes this member's node (see
-// persistentnode.Node.Close). Close may be called many times, also from a listener; a
+// Close leaves the group: it stops the cache and deletes this member's node when it is
+// its own (see persistentnode.Node.Close): the node of another member of the same id,
+// also one on this client, stays. Close may be called many times, also from a listener; a
 // Close made while another is under way waits until that one is over (and returns nil),
 // unless it is made from a listener, which the first Close may be waiting for: that one
 // returns at once, and the first Close finishes once the listener has returned.
@@ -177,6 +200,19 @@ func (m *Member) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	return m.teardown()
+}
+
+// teardown stops the cache and closes the node: the work of the first Close, which
+// every later one waits for (closeDone).
+func (m *Member) teardown() error {
 	defer close(m.closeDone)
 	return errors.Join(m.cache.Close(), m.node.Close())
+}
+
+// isClosed reports whether the member was closed (or its Start failed).
+func (m *Member) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
 }

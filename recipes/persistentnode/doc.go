@@ -15,9 +15,21 @@
 // WithoutParents). With WithProtection the name is _c_<uuid>-<name>; a sequential mode
 // adds the 10-digit suffix at the first creation. Every re-creation reuses the exact path
 // of the first one (a sequential node comes back, as a plain node, under the same name;
-// a protected one with the same _c_<uuid>- prefix), so a Node never owns two nodes: after
-// a create whose reply was lost, the retry finds the node at that path and checks it is
-// its own (for an ephemeral node: owned by this session).
+// a protected one with the same _c_<uuid>- prefix), so a Node never owns two nodes.
+//
+// # Ownership
+//
+// A node is a Node's own only when it proves it: its protected name (WithProtection), or,
+// without protection, the Node's owner token (framework.OwnerToken): one more entry in
+// the ACL of every node the Node creates, READ for the digest identity
+// zoocurator-owner:<uuid>, which no one can authenticate as. Names and data are as
+// Curator's; only getACL shows the token. Neither the session (two Nodes on one client
+// share it) nor the path proves it. So after a create whose reply was lost, the retry
+// finds the node the lost attempt made (by its name or token; a sequential one among the
+// parent's children) instead of making a second one; and a second Node at the path of
+// another on the same client finds a node that is not its own: it does not report it
+// created and its Close leaves it (see below). Curator's PersistentNode takes any node at
+// its path as its own and deletes it at close, another instance's too.
 //
 // A TTLNode (Curator's PersistentTtlNode) is a container node kept by a Node plus a
 // child, "touch" by default, created in mode PersistentWithTTL and written every
@@ -30,13 +42,17 @@
 //
 // While the connection is lost or the session is gone, the node may be missing; it comes
 // back once the client reaches a server again (with a new session, when the old one
-// expired). A node found at the path and not made by this Node (someone else's, or made
-// by this Node's own create whose reply was lost, for a persistent node without
-// protection) is kept and its data set, as Curator does; when its data cannot be set (its
-// ACL refuses, say) it is watched all the same and, once deleted, created again. Close
-// leaves such a node, since nothing proves it is this Node's own.
+// expired). A node found at the path and not made by this Node (another process's, or
+// another Node's on the same client) is kept and its data set, as Curator does; it is not
+// reported as created (WaitForInitialCreate returns); when its data cannot be set (its
+// ACL refuses, say) it is watched all the same and, once deleted, created again, this
+// time as this Node's own. Close leaves such a node, since it is not this Node's own.
 //
-// Close during the first create of a plain (unprotected) ephemeral node gives that create
-// up, waits for its answer (or its connection's loss) and then looks for the node it may
-// have made, so a late create cannot leave the node behind.
+// Ownership is read from the node's ACL (getACL needs READ or ADMIN): a Node whose ACL
+// provider gives its own client neither on the node cannot prove the node its own, and
+// Close leaves it.
+//
+// Close during a create gives that create up, waits for its answer (or its connection's
+// loss) and then looks for the node it may have made (by its name or token), so a late
+// create cannot leave the node behind.
 package persistentnode

@@ -61,3 +61,25 @@ func TestForeignReadOnlyNodeDeletedIsRecreated(t *testing.T) {
 		t.Fatal("the foreign node was deleted and the Node never made its own (no watch after the failed write)")
 	}
 }
+
+// A foreign node whose ACL the Node cannot read (no READ, no ADMIN for it) is not
+// provably its own: it is kept (the first creation is done), and Close leaves it. Reading
+// the owner token must not make the Node fail on it.
+func TestForeignUnreadableNodeKept(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	_, err := other.Create(ctx, "/pn/unreadable", []byte("theirs"), framework.WithParents(), framework.WithNodeACL(zk.WorldACL(zk.PermDelete|zk.PermCreate)))
+	require.NoError(t, err)
+	n, err := persistentnode.New(c, "/pn/unreadable", []byte("mine"), persistentnode.WithMode(framework.Persistent))
+	require.NoError(t, err)
+	require.NoError(t, n.Start())
+	defer n.Close()
+	require.NoError(t, n.WaitForInitialCreate(ctx))
+	require.NoError(t, n.Close())
+	st, err := other.Exists(ctx, "/pn/unreadable")
+	require.NoError(t, err)
+	require.NotNil(t, st, "Close deleted a node it could not prove its own")
+	require.NoError(t, other.Delete(ctx, "/pn/unreadable"))
+}

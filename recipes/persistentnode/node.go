@@ -37,8 +37,14 @@ type Node struct {
 	o             options
 	deleteOnClose bool
 
-	g       *framework.Goroutines // runs the loop, which calls the listeners
-	writeMu sync.Mutex            // orders the writes of the node's data
+	g *framework.Goroutines // runs the loop, which calls the listeners
+	// write orders the writes of the node's data: a one-slot semaphore, taken with a
+	// context (lockWrite), so that a SetData waiting for another write honours its own.
+	write chan struct{}
+	// token marks the nodes this Node creates (in their ACL) when it has no protected
+	// name: a node at the path is this Node's own only when it carries the token, whatever
+	// its ephemeralOwner (another Node on the same client has the same session).
+	token framework.OwnerToken
 
 	mu       sync.Mutex
 	state    int
@@ -48,7 +54,11 @@ type Node struct {
 	path     string // the node's path; "" until first created
 	owned    bool   // the node at path was made by this Node
 	czxid    int64  // its czxid, when known
-	inflight string // the path of a first create of a plain ephemeral node, until answered
+	inflight string // the path of a first create of an unprotected, not sequential node, until answered
+	// seqLeft: a first create of an unprotected sequential node failed, and may have made
+	// its node all the same (a lost reply, then no retry succeeded): a node carrying the
+	// token may be under the parent. The next step, or Close, looks for it.
+	seqLeft bool
 	// creates counts the requests of every create (the first and the re-creations) until
 	// they are answered, also once given
 	// up on: Close waits for them before it looks for the node (see deleteOwn).
@@ -99,10 +109,27 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 	if err := c.CheckDataSize(path, len(data)); err != nil {
 		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
-	return &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
-		data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
-		closeDone: make(chan struct{})}, nil
+	n := &Node{client: c, base: path, o: o, deleteOnClose: deleteOnClose, g: framework.NewGoroutines(),
+		write: make(chan struct{}, 1), data: bytes.Clone(data), listeners: map[int]func(Created){}, createdCh: make(chan struct{}),
+		closeDone: make(chan struct{})}
+	if !o.protected {
+		n.token = framework.NewOwnerToken()
+	}
+	return n, nil
 }
+
+// lockWrite takes the write semaphore, or returns ctx's error when ctx ends first.
+func (n *Node) lockWrite(ctx context.Context) error {
+	select {
+	case n.write <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlockWrite gives the write semaphore back; it never blocks (the caller holds it).
+func (n *Node) unlockWrite() { <-n.write }
 
 func sequential(m framework.CreateMode) bool {
 	return m == framework.PersistentSequential || m == framework.EphemeralSequential || m == framework.PersistentSequentialWithTTL
@@ -217,14 +244,19 @@ func (n *Node) Data() []byte {
 
 // SetData makes data the node's data: the node is written now when it exists, and every
 // later (re-)creation uses data. Unlike Curator's, it may be called before the first
-// creation (which then uses data). An error means the node was not provably written
+// creation (which then uses data). SetData waits for another write of this Node's data
+// (another SetData, the loop's) within ctx: when ctx ends first, it returns ctx's error
+// (wrapped) and nothing changed. Any other error means the node was not provably written
 // (the wanted data are changed all the same, and written again once the node is seen).
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
 	}
-	n.writeMu.Lock()
-	defer n.writeMu.Unlock()
+	if err := n.lockWrite(ctx); err != nil {
+		// Another write of this Node is under way: nothing changed.
+		return fmt.Errorf("persistentnode: set data of %s: waiting for another write: %w", n.base, err)
+	}
+	defer n.unlockWrite()
 	n.mu.Lock()
 	if n.state == stateClosed {
 		n.mu.Unlock()
@@ -322,6 +354,15 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		return err
 	}
 	if path == "" {
+		n.mu.Lock()
+		left := n.seqLeft
+		n.mu.Unlock()
+		if left { // an earlier first create may have made the node: take it rather than make another
+			found, err := n.adoptLeft(ctx)
+			if err != nil || found {
+				return n.afterCreate(ctx, keep(err))
+			}
+		}
 		return n.afterCreate(ctx, keep(n.create(ctx, n.base, n.o.mode, n.o.protected, false)))
 	}
 	st, w, err := n.client.ExistsW(ctx, path)
@@ -390,16 +431,19 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if protected {
 		opts = append(opts, framework.WithProtection())
 	}
+	if !n.token.IsZero() {
+		opts = append(opts, framework.WithOwnerToken(n.token))
+	}
 	if n.o.ttl > 0 {
 		opts = append(opts, framework.WithTTL(n.o.ttl))
 	}
-	// A first create of a plain ephemeral node that is given up on (Close) may still be
-	// applied: Close then finds the node by its path and its owner (this session). A
-	// protected or sequential one the framework undoes itself.
+	// A first create of an unprotected node that is given up on (Close) may still be
+	// applied: Close then finds the node by its path and its token. A protected or
+	// sequential one the framework undoes itself.
 	// Every create is counted until answered: Close looks for the node only then (a
 	// re-creation given up on may land after a look that overtook it).
 	opts = append(opts, framework.WithInFlight(&n.creates))
-	track := !again && !protected && mode == framework.Ephemeral
+	track := !again && !protected && !sequential(mode)
 	if track {
 		n.mu.Lock()
 		n.inflight = path
@@ -409,6 +453,13 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if track && ctx.Err() == nil {
 		n.mu.Lock()
 		n.inflight = ""
+		n.mu.Unlock()
+	}
+	if err != nil && p == "" && !again && !protected && sequential(mode) {
+		// The framework looks for the node of an attempt whose reply was lost before it
+		// tries again, but a create that failed for good may have made it all the same.
+		n.mu.Lock()
+		n.seqLeft = true
 		n.mu.Unlock()
 	}
 	switch {
@@ -423,17 +474,13 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		n.created(Created{Path: p, Recreated: again})
 		return n.syncData(ctx, p, gen, false)
 	case errors.Is(err, framework.ErrNodeExists):
-		// A node is there: someone else's, or made by this Node's own create whose
-		// reply was lost. Keep it and write the data, as Curator does.
-		st, err := n.client.Exists(ctx, path)
+		// A node is there: someone else's (another process's, or another Node's on this
+		// client), or made by this Node's own create whose reply was lost. Keep it and
+		// write the data, as Curator does; it is this Node's own only when its name or
+		// token proves it.
+		st, mine, err := n.mine(ctx, path)
 		if err != nil || st == nil {
 			return err // gone again: the next step creates it
-		}
-		// Ours: an ephemeral node of this session, or a persistent one with our
-		// protected name (an ephemeral one of an older session of ours goes by itself).
-		mine := st.EphemeralOwner == n.client.SessionID()
-		if !ephemeral(mode) {
-			mine = n.o.protected
 		}
 		n.mu.Lock()
 		n.path, n.owned, n.czxid = path, mine, 0
@@ -456,8 +503,11 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 // syncData writes the wanted data into the node when they changed since generation gen
 // was created (or always, with force).
 func (n *Node) syncData(ctx context.Context, path string, gen uint64, force bool) error {
-	n.writeMu.Lock()
-	defer n.writeMu.Unlock()
+	if err := n.lockWrite(ctx); err != nil {
+		n.setDirty()
+		return err
+	}
+	defer n.unlockWrite()
 	n.mu.Lock()
 	data, cur := bytes.Clone(n.data), n.dataGen
 	n.mu.Unlock()
@@ -497,11 +547,11 @@ func (n *Node) created(ev Created) {
 	}
 }
 
-// Close stops keeping the node and deletes it when it is provably this Node's own (made
-// by it; for an ephemeral node, owned by the current session), also when it was made by a
-// create that was still in flight when Close stopped waiting for it (for a protected,
-// sequential or ephemeral node; a plain persistent node made that late stays: nothing
-// proves it is this Node's own). A delete that fails for a
+// Close stops keeping the node and deletes it when it is provably this Node's own: it
+// carries this Node's protected name or owner token (and, for an ephemeral node, is owned
+// by the current session), also when it was made by a create that was still in flight
+// when Close stopped waiting for it, or by a first create that failed. A node of another
+// Node, on this client or elsewhere, stays. A delete that fails for a
 // connection-class reason is retried in the background (guaranteed delete) and reported.
 // The exists watch set on the node stays registered on the server until it fires or the
 // session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
@@ -533,17 +583,104 @@ func (n *Node) Close() error {
 	return n.deleteOwn()
 }
 
+// mine reads the node at path: its Stat (nil when there is none) and whether it is
+// provably this Node's own: it carries this Node's protected name or its token, and, of
+// an ephemeral mode, it is owned by the current session (one of an older session of ours
+// goes by itself). Neither the session nor a czxid seen once proves it: another Node on
+// the same client has the same session, and makes the node again at the same path.
+func (n *Node) mine(ctx context.Context, path string) (*framework.Stat, bool, error) {
+	var st *framework.Stat
+	var ok bool
+	var err error
+	if n.o.protected {
+		st, err = n.client.Exists(ctx, path)
+		ok = st != nil
+	} else {
+		st, ok, err = n.client.OwnedBy(ctx, path, n.token)
+		if errors.Is(err, framework.ErrNoAuth) {
+			// Its ACL cannot be read (no READ or ADMIN for us): not provably its own.
+			st, err = n.client.Exists(ctx, path)
+			ok = false
+		}
+	}
+	if err != nil || st == nil {
+		return nil, false, err
+	}
+	if ephemeral(n.o.mode) && st.EphemeralOwner != n.client.SessionID() {
+		ok = false
+	}
+	return st, ok, nil
+}
+
+// leftNode is a node that a failed first create of an unprotected sequential node made.
+type leftNode struct {
+	path string
+	st   *framework.Stat
+}
+
+// leftNodes returns the nodes carrying this Node's token that a first create of an
+// unprotected sequential node made (seqLeft).
+func (n *Node) leftNodes(ctx context.Context) ([]leftNode, error) {
+	paths, err := n.client.FindOwned(ctx, n.base, n.token)
+	if err != nil {
+		return nil, err
+	}
+	var out []leftNode
+	for _, p := range paths {
+		st, ok, err := n.client.OwnedBy(ctx, p, n.token)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && ok {
+			out = append(out, leftNode{p, st})
+		}
+	}
+	return out, nil
+}
+
+// adoptLeft takes as its own a node that an earlier first create of an unprotected
+// sequential node made although it failed, and deletes any other (an ephemeral one of an
+// older session, a second one): it reports whether it took one.
+func (n *Node) adoptLeft(ctx context.Context) (bool, error) {
+	left, err := n.leftNodes(ctx)
+	if err != nil {
+		return false, err
+	}
+	var took *leftNode
+	for i, l := range left {
+		if took == nil && (!ephemeral(n.o.mode) || l.st.EphemeralOwner == n.client.SessionID()) {
+			took = &left[i]
+			continue
+		}
+		if err := n.client.Delete(ctx, l.path, framework.WithMaxCzxid(l.st.Czxid), framework.Guaranteed(), framework.Quietly()); err != nil {
+			return false, err
+		}
+	}
+	n.mu.Lock()
+	n.seqLeft = false
+	if took != nil {
+		n.path, n.owned, n.czxid, n.dirty = took.path, true, took.st.Czxid, false
+	}
+	n.mu.Unlock()
+	if took == nil {
+		return false, nil
+	}
+	n.client.Logger().Info("node of a failed create found by its token; taken as this node's", "component", "persistentnode", "path", took.path)
+	n.created(Created{Path: took.path})
+	return true, n.syncData(ctx, took.path, 0, true)
+}
+
 // deleteOwn deletes the node if it is provably this Node's own.
 func (n *Node) deleteOwn() error {
 	n.mu.Lock()
-	path, owned, czxid := n.path, n.owned, n.czxid
-	late := path == "" && n.inflight != ""
-	if late { // the first create was given up on: it may be there
-		path, owned = n.inflight, true // and is ours only if this session owns it (below)
+	path, czxid := n.path, n.czxid
+	sweep := path == "" && n.seqLeft
+	if path == "" { // the first create was given up on: it may be there
+		path = n.inflight
 	}
-	n.path, n.inflight = "", ""
+	n.path, n.inflight, n.seqLeft = "", "", false
 	n.mu.Unlock()
-	if path == "" || !owned {
+	if path == "" && !sweep {
 		return nil
 	}
 	// Wait for the answer to any create given up on (or its connection's loss) before
@@ -559,13 +696,29 @@ func (n *Node) deleteOwn() error {
 	wcancel()
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	if sweep { // a failed first create of an unprotected sequential node (FindOwned syncs)
+		left, err := n.leftNodes(ctx)
+		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
+			return nil // the client closed its session, which took the node
+		}
+		if err != nil {
+			return fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+		}
+		var errs []error
+		for _, l := range left {
+			if err := n.client.Delete(ctx, l.path, framework.WithMaxCzxid(l.st.Czxid), framework.Guaranteed(), framework.Quietly()); err != nil {
+				errs = append(errs, fmt.Errorf("persistentnode: close %s: %w", l.path, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	// A create whose reply was lost leaves the client's session behind it: after a
 	// reconnection its member may not have applied it yet. Sync brings that member up to
 	// date before the look (reads are not linearizable across members). A sync that
 	// fails leaves the look below to report why.
 	_ = n.client.Sync(ctx, path)
 	for range 3 {
-		st, err := n.client.Exists(ctx, path)
+		st, mine, err := n.mine(ctx, path)
 		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
 			return nil // the client closed its session, which took the node
 		}
@@ -584,17 +737,8 @@ func (n *Node) deleteOwn() error {
 			}
 			return fmt.Errorf("persistentnode: close %s: %w", path, err)
 		}
-		if st == nil {
-			return nil
-		}
-		switch {
-		case ephemeral(n.o.mode):
-			if st.EphemeralOwner != n.client.SessionID() {
-				return nil // our session ended: not ours any more
-			}
-		case n.o.protected:
-		case czxid == 0 || st.Czxid != czxid:
-			return nil // re-created by someone else
+		if st == nil || !mine {
+			return nil // gone, or not ours: someone else's, another Node's, or of an ended session of ours
 		}
 		// The czxid bound keeps the background retries of a delete whose outcome is unknown
 		// off a node someone else makes at the path meanwhile (at version 0 too).

@@ -438,10 +438,18 @@ func TestLeaderKilled(t *testing.T) {
 	testutil.RequireNoChildren(t, e.ConnectString(), "/pn/ensemble")
 }
 
-// Close while the first create of a plain ephemeral node is in flight (its request held
-// in a stalled connection): the create is applied after Close gave up on it, yet the node
-// is provably this Node's own (ephemeral, owned by its session) and must not be left.
+// Close while the first create of a plain node is in flight (its request held in a
+// stalled connection): the create is applied after Close gave up on it, yet the node is
+// provably this Node's own (its owner token) and must not be left.
 func TestCloseDuringCreate(t *testing.T) {
+	for _, mode := range []framework.CreateMode{framework.Ephemeral, framework.Persistent} {
+		t.Run(map[framework.CreateMode]string{framework.Ephemeral: "ephemeral", framework.Persistent: "persistent"}[mode], func(t *testing.T) {
+			testCloseDuringCreate(t, mode)
+		})
+	}
+}
+
+func testCloseDuringCreate(t *testing.T, mode framework.CreateMode) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -458,7 +466,7 @@ func TestCloseDuringCreate(t *testing.T) {
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, other.EnsurePath(ctx, "/pn/inflight"))
-	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"))
+	n, err := persistentnode.New(c, "/pn/inflight/node", []byte("x"), persistentnode.WithMode(mode))
 	require.NoError(t, err)
 	proxy.Stall()
 	require.NoError(t, n.Start())
@@ -538,9 +546,10 @@ func TestFirstCreateReplyLost(t *testing.T) {
 	}
 }
 
-// The documented limit: the reply to the first create of a plain persistent node is
-// lost. The retry finds a node at the path that nothing proves to be its own (another
-// process could have made it): it is kept, but Close leaves it. Protection avoids this.
+// The reply to the first create of a plain persistent node is lost. The retry finds a
+// node at the path; its owner token (in its ACL) proves it is this Node's own: it is
+// reported created, and Close deletes it. (Before the token this was a documented limit:
+// the node was kept and Close left it.)
 func TestFirstCreateReplyLostPlainPersistent(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -550,14 +559,11 @@ func TestFirstCreateReplyLostPlainPersistent(t *testing.T) {
 	ctx := testutil.Context(t, 60*time.Second)
 	require.NoError(t, other.EnsurePath(ctx, "/pn/first-plain"))
 	proxy.DropNextCreateReply()
-	n, err := persistentnode.New(c, "/pn/first-plain/node", []byte("d"), persistentnode.WithMode(framework.Persistent))
-	require.NoError(t, err)
-	require.NoError(t, n.Start())
-	require.NoError(t, n.WaitForInitialCreate(ctx))
+	n, created := start(t, c, "/pn/first-plain/node", []byte("d"), persistentnode.WithMode(framework.Persistent))
+	assert.Equal(t, persistentnode.Created{Path: "/pn/first-plain/node"}, waitCreated(t, created, 10*time.Second))
 	assert.Equal(t, 2, proxy.Accepted(), "the create's connection was dropped")
 	require.NoError(t, n.Close())
-	assert.Equal(t, []string{"node"}, testutil.Children(t, srv.ConnectString(), "/pn/first-plain"))
-	require.NoError(t, other.Delete(ctx, "/pn/first-plain/node"))
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/first-plain")
 }
 
 // The reply to the re-creation of a protected persistent node is lost: the retry finds
