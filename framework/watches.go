@@ -147,6 +147,19 @@ func (ws *watches) closeAll() {
 	}
 }
 
+// armedAny reports whether a watch was set (its request answered without error) and has
+// not fired: go-zookeeper then holds it too and sets it again after a reconnection.
+func (ws *watches) armedAny() bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range ws.m {
+		if isClosed(w.armed) && w.armErr == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // len returns how many watches are set and have not fired.
 func (ws *watches) len() int {
 	ws.mu.Lock()
