@@ -54,7 +54,12 @@
 // # Giving up, and session loss
 //
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
-// returns the context's error: the member was never counted. When Leave's context ends,
+// returns the context's error: the member was never counted. A member whose own create
+// of ready was applied is in, though: Enter returns nil even when its context ended (or
+// the connection was lost) while that create was in flight, because its ready may have
+// let the others in. Enter then waits up to 2 s for the create's answer and reads ready;
+// only a create known not to have been applied makes it give up, and an outcome still
+// unknown counts as in. When Leave's context ends,
 // Leave deletes the member node (if it still exists) and returns the context's error:
 // the others finish leaving without waiting for this member. The last member, whose
 // transaction (its node and ready) was in flight, sends that transaction again instead

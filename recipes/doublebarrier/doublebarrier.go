@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // readyNode is the name of the node whose existence opens the barrier, as Curator's.
@@ -19,6 +20,10 @@ const readyNode = "ready"
 // cleanupTimeout bounds the deletes done after a failure, on a context detached from the
 // caller's (which may be what failed).
 const cleanupTimeout = 10 * time.Second
+
+// outcomeTimeout bounds how long an Enter whose create of ready may be in flight waits to
+// learn whether it was applied (see readyNotApplied).
+const outcomeTimeout = 2 * time.Second
 
 // state is where a member stands.
 type state int
@@ -124,7 +129,10 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
 // failure Enter deletes this member's node, so the others do not count it, and returns
 // the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
-// client was closed. Entering a member that is inside already returns ErrAlreadyEntered.
+// client was closed. A member whose own create of ready was applied (or may have been:
+// its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
+// ctx ended while that create was in flight, since its ready may have let the others
+// in. Entering a member that is inside already returns ErrAlreadyEntered.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
@@ -163,11 +171,17 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		}
 		members := l.members
 		if len(members) >= d.memberQty {
-			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents())
-			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
-				return 0, err
+			var sent framework.InFlight
+			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
+			if err == nil || errors.Is(err, framework.ErrNodeExists) {
+				return gen, nil
 			}
-			return gen, nil
+			if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
+				// Our ready may have let the others in: we are in too (a write that opens
+				// something for others is ours once applied).
+				return gen, nil
+			}
+			return 0, err
 		}
 		select {
 		case <-readyW.Done():
@@ -184,6 +198,28 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, framework.ErrClosed
 		}
 	}
+}
+
+// readyNotApplied reports whether a create of ready that failed while it may have been
+// in flight (the caller's context ended, or the connection was lost) is known not to
+// have been applied: its requests were answered (sent), and ready is not there after
+// them. Ready cannot have been made and deleted since: nobody deletes it while our
+// member node exists. When the outcome stays unknown within outcomeTimeout it returns
+// false: the member takes itself for in, because its ready may have let others in.
+func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InFlight) bool {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
+	defer cancel()
+	err := sent.Wait(cctx)
+	var st *framework.Stat
+	if err == nil {
+		st, err = d.client.Exists(cctx, d.readyPath)
+	}
+	if err != nil {
+		d.client.Logger().Warn("the outcome of our create of ready is unknown: the member takes itself for in",
+			"component", "doublebarrier", "path", d.readyPath, "err", err)
+		return false
+	}
+	return st == nil
 }
 
 // ensureOurs makes sure our member node exists and belongs to the client's current
