@@ -64,7 +64,9 @@
 // the others finish leaving without waiting for this member. The last member, whose
 // transaction (its node and ready) was in flight, sends that transaction again instead
 // (in the background when the context ended): if the first was applied, it fails on the
-// member node and removes nothing.
+// member node and removes nothing. These deletes never hold Enter or Leave past the
+// context's deadline: they run within it, and what it cuts short goes on in the
+// background (Client.WaitGuaranteedDeletes waits for it).
 //
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is

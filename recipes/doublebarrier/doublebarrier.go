@@ -127,8 +127,8 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 
 // Enter blocks until at least memberQty members (this one included) have entered, ctx
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
-// failure Enter deletes this member's node, so the others do not count it, and returns
-// the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
+// failure Enter deletes this member's node, so the others do not count it (within ctx;
+// what ctx cuts short goes on in the background), and returns the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
 // client was closed. A member whose own create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
@@ -454,14 +454,14 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 	return err
 }
 
-// deleteOurs deletes our member node after a failure, on a context detached from the
-// caller's, and guaranteed. When this delete or an earlier one of this Leave failed, the
-// client's background worker may still be deleting the node: so that it cannot delete
-// the node of a later Enter (which would have the same name), the member takes a new
-// name.
-//
-// When the caller's context ended, the call must return now: the delete goes straight to
-// the background worker (the member takes a new name, as after a failed delete).
+// deleteOurs deletes our member node after a failure, guaranteed. It tries now, within
+// the caller's context (and at most cleanupTimeout), so that the failed Enter or Leave
+// still returns by its deadline; what the context cuts short, or what cannot start
+// because it ended already, goes on in the background (GoCleanup, bounded by
+// cleanupTimeout there; a guaranteed delete that failed is retried by the client's
+// worker too). When this delete or an earlier one of this Leave failed or went to the
+// background, the client may still be deleting the node: so that it cannot delete the
+// node of a later Enter (which would have the same name), the member takes a new name.
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
@@ -476,6 +476,12 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 	}
 	queued := ctx.Err() != nil
+	if !queued {
+		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		err = del(cctx)
+		queued = err != nil && ctx.Err() != nil // cut short by the caller's context
+		cancel()
+	}
 	if queued {
 		if !d.client.GoCleanup(func() {
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -484,10 +490,6 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 		}) {
 			err = framework.ErrClosed
 		}
-	} else {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		err = del(cctx)
-		cancel()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
