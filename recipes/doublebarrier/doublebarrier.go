@@ -154,6 +154,12 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		gen := d.client.Generation()
+		// Sync first: a server that lags (cut off from its peers) still shows the last
+		// round's ready, or members gone since, and the decision below rests on what it
+		// says. The reads after it on this connection see everything committed before.
+		if err := d.client.Sync(ctx, d.path); err != nil {
+			return 0, err
+		}
 		// Watch ready before creating our node: a ready created in between is not missed.
 		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
 		if err != nil {
