@@ -289,7 +289,8 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 // Leave blocks until every member has left the barrier, ctx ends or the client is
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
-// transaction (see the package documentation).
+// transaction (see the package documentation). Leave first syncs its server with the
+// leader, so that a server that lags cannot hide a member that entered since.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
@@ -325,6 +326,12 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
+	// Sync first: a server that lags (cut off from its peers) may not list a member that
+	// entered since this one did, and this member would take itself for the last. Later
+	// listings follow, on this session, what this one saw.
+	if err := d.client.Sync(ctx, d.path); err != nil {
+		return err
+	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
 	for {
