@@ -54,11 +54,11 @@ const opSetWatches = 101
 
 // setWatchesWait bounds how long the first reply after a reconnection is held for the
 // set-watches request (see handshakeConn.gate) when the client believes watches are set
-// but go-zookeeper sends none (it should not happen: the gate holds only a reconnection
-// of a session whose watches were set and have not fired). It was 1 s: under stress-ng with -race, go-zookeeper once
-// took longer than that between the handshake and its set-watches request, the gate let
-// the replies through, and the race detector caught the race the gate is for (CI run 37,
-// TestEnterReplacesOldSessionNode).
+// but go-zookeeper sends none (it should not: the gate holds only a reconnection of a
+// session whose watches were set and have not fired). It was 1 s: under stress-ng with
+// -race, go-zookeeper once took longer than that between the handshake and its
+// set-watches request, the gate let the replies through, and the race detector caught
+// the race the gate is for (CI run 37, TestEnterReplacesOldSessionNode).
 const setWatchesWait = 5 * time.Second
 
 // handshakeConn is a server connection whose handshake (the connect request and the
