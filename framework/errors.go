@@ -104,12 +104,13 @@ func (r *resent) note(err error) {
 }
 
 // mayHaveApplied reports whether a request that failed with err may still have been
-// applied: a connection lost while it was in flight, or a caller (or retry.ErrOperationTimeout)
-// that stopped waiting for it. Not ErrNoServer: go-zookeeper fails with it only requests it
-// never sent (no server to send them to). Not a SessionMoved answer: the server refused
-// the request (ZooKeeper makes a moved session's request an error transaction and
-// applies nothing; a request of its own still in flight then fails with a connection
-// loss, which counts).
+// applied: a connection lost while it was in flight, or a caller that stopped waiting
+// for it (its context ended, or retry.ErrOperationTimeout). Not ErrNoServer:
+// go-zookeeper fails with it only requests it never sent (no server to send them to).
+// Not a SessionMoved answer: the server refused the request (ZooKeeper makes a moved
+// session's request an error transaction and applies nothing; the server then closes
+// the connection, and a request still in flight on it fails with a connection loss,
+// which counts).
 func mayHaveApplied(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrOperationTimeout)

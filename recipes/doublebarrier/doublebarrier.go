@@ -128,8 +128,10 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // Enter blocks until at least memberQty members (this one included) have entered, ctx
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
 // failure Enter deletes this member's node, so the others do not count it (within ctx;
-// what ctx cuts short goes on in the background), and returns the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
-// client was closed. A member whose own create of ready was applied (or may have been:
+// what ctx cuts short goes on in the background), and returns the error: one that
+// matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
+// Before it looks at ready and the members it syncs its server with the leader, so that
+// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
 // in. Entering a member that is inside already returns ErrAlreadyEntered.
