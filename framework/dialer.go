@@ -42,7 +42,7 @@ func (c *Client) zkDialer() zk.Dialer {
 		// for the gate's whole wait (and, when that reaches go-zookeeper's read deadline,
 		// cost the connection and the session). Such a client is not gated.
 		if len(c.opts.auth) == 0 {
-			h.watched = func() bool { return c.watches.len() > 0 }
+			h.watched = c.watches.armedAny
 		}
 		return h, nil
 	}
@@ -54,10 +54,11 @@ const opSetWatches = 101
 
 // setWatchesWait bounds how long the first reply after a reconnection is held for the
 // set-watches request (see handshakeConn.gate) when the client believes watches are set
-// but go-zookeeper sends none. It was 1 s: under stress-ng with -race, go-zookeeper once
-// took longer than that between the handshake and its set-watches request, the gate let
-// the replies through, and the race detector caught the race the gate is for (CI run 37,
-// TestEnterReplacesOldSessionNode).
+// but go-zookeeper sends none (it should not: the gate holds only a reconnection of a
+// session whose watches were set and have not fired). It was 1 s: under stress-ng with
+// -race, go-zookeeper once took longer than that between the handshake and its
+// set-watches request, the gate let the replies through, and the race detector caught
+// the race the gate is for (CI run 37, TestEnterReplacesOldSessionNode).
 const setWatchesWait = 5 * time.Second
 
 // handshakeConn is a server connection whose handshake (the connect request and the
@@ -83,6 +84,8 @@ type handshakeConn struct {
 	// for a reply on another (a data race, upstream go-zookeeper/zk PR #35): holding the
 	// replies until the request is written orders the read before the write.
 	watched   func() bool   // whether the client has watches set (nil: never hold)
+	sent      bool          // the connect request was written
+	newSess   bool          // it asked for a new session (session id 0): no watches to set again
 	gated     bool          // the first read after the handshake went through the gate
 	setWatch  chan struct{} // closed once a set-watches request was written
 	closed    chan struct{} // closed by Close
@@ -120,10 +123,14 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// gate holds the first read after the handshake, when the client has watches set, until
-// go-zookeeper wrote its set-watches request (its last zxid is read by then), for at most
-// setWatchesWait (it sends none when it has no watches, whatever the client believes),
-// or until the connection is closed. Only the receive loop reads after the handshake.
+// gate holds the first read after the handshake of a session that goes on (not a new
+// one), when the client has watches set on it that have not fired, until go-zookeeper
+// wrote its set-watches request (its last zxid is read by then), for at most
+// setWatchesWait, or until the connection is closed. Only the receive loop reads after
+// the handshake. A new session is never held: go-zookeeper has no watches to set again
+// for it (a fresh client has none yet; an expired session's ended with it), and sends no
+// request to wait for, while the client may already be arming a watch whose reply is
+// the one held (issue 28.18: a fresh client's first watched read took 5 s).
 func (h *handshakeConn) gate() {
 	h.mu.Lock()
 	if !h.done || h.gated {
@@ -131,8 +138,9 @@ func (h *handshakeConn) gate() {
 		return
 	}
 	h.gated = true
+	newSess := h.newSess
 	h.mu.Unlock()
-	if h.watched == nil || !h.watched() {
+	if newSess || h.watched == nil || !h.watched() {
 		return
 	}
 	// Never past half the time go-zookeeper gave the read: held up to its deadline,
@@ -152,9 +160,20 @@ func (h *handshakeConn) gate() {
 	}
 }
 
-// Write notes a set-watches request: go-zookeeper writes one whole frame per call (the
-// length, then the request header: xid, opcode).
+// connectSessionAt is where the session id sits in a connect request frame: after the
+// length, the protocol version (4 bytes), the last zxid seen (8) and the timeout (4).
+const connectSessionAt = 4 + 4 + 8 + 4
+
+// Write notes whether the connect request (the first frame written) asks for a new
+// session, and a set-watches request after the handshake: go-zookeeper writes one whole
+// frame per call (the length, then the request header: xid, opcode).
 func (h *handshakeConn) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	if !h.sent {
+		h.sent = true
+		h.newSess = len(b) >= connectSessionAt+8 && binary.BigEndian.Uint64(b[connectSessionAt:]) == 0
+	}
+	h.mu.Unlock()
 	if len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:12])) == opSetWatches {
 		h.mu.Lock()
 		done := h.done

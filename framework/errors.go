@@ -1,10 +1,13 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // ZooKeeper's conditions, usable with errors.Is on any error this package returns. They
@@ -89,15 +92,28 @@ func opErr(op, path string, err error) error {
 	return &OpError{Op: op, Path: path, Err: err}
 }
 
-// resent notes whether an attempt of a write failed for a connection-class reason after
-// it may have been sent, so that the write, sent again, may meet its own first attempt.
+// resent notes whether an attempt of a write failed after it may have been applied, so
+// that the write, sent again, may meet its own first attempt.
 type resent bool
 
 // note records the error of one attempt.
 func (r *resent) note(err error) {
-	if err != nil && connectionClass(err) {
+	if err != nil && mayHaveApplied(err) {
 		*r = true
 	}
+}
+
+// mayHaveApplied reports whether a request that failed with err may still have been
+// applied: a connection lost while it was in flight, or a caller that stopped waiting
+// for it (its context ended, or retry.ErrOperationTimeout). Not ErrNoServer:
+// go-zookeeper fails with it only requests it never sent (no server to send them to).
+// Not a SessionMoved answer: the server refused the request (ZooKeeper makes a moved
+// session's request an error transaction and applies nothing; the server then closes
+// the connection, and a request still in flight on it fails with a connection loss,
+// which counts).
+func mayHaveApplied(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrOperationTimeout)
 }
 
 // unknownIf returns err, matching ErrUnknownOutcome as well when an attempt was resent

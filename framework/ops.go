@@ -192,19 +192,19 @@ func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, 
 	var r res
 	var w *Watch
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		read := func(watch bool) (res, error) {
+		read := func(watch bool) (res, <-chan zk.Event, error) {
 			if watch {
-				d, st, _, err := conn.GetW(full) // the registry hears the event
-				return res{d, st}, err
+				d, st, ech, err := conn.GetW(full)
+				return res{d, st}, ech, err
 			}
 			d, st, err := conn.Get(full)
-			return res{d, st}, err
+			return res{d, st}, nil, err
 		}
 		var err error
 		if watch {
 			r, w, err = watchedRead(c, ctx, conn, "getData", full, watchData, read)
 		} else {
-			r, err = callAt(c, ctx, "getData", full, func() (res, error) { return read(false) }, nil)
+			r, err = callAt(c, ctx, "getData", full, func() (res, error) { r, _, err := read(false); return r, err }, nil)
 		}
 		return err
 	})
@@ -266,20 +266,20 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, *W
 			ok bool
 			st *zk.Stat
 		}
-		read := func(watch bool) (res, error) {
+		read := func(watch bool) (res, <-chan zk.Event, error) {
 			if watch {
-				ok, st, _, err := conn.ExistsW(full) // the registry hears the event
-				return res{ok, st}, err
+				ok, st, ech, err := conn.ExistsW(full)
+				return res{ok, st}, ech, err
 			}
 			ok, st, err := conn.Exists(full)
-			return res{ok, st}, err
+			return res{ok, st}, nil, err
 		}
 		var r res
 		var err error
 		if watch {
 			r, w, err = watchedRead(c, ctx, conn, "exists", full, watchExists, read)
 		} else {
-			r, err = callAt(c, ctx, "exists", full, func() (res, error) { return read(false) }, nil)
+			r, err = callAt(c, ctx, "exists", full, func() (res, error) { r, _, err := read(false); return r, err }, nil)
 		}
 		if err != nil {
 			return err
@@ -324,19 +324,19 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	var r res
 	var w *Watch
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		read := func(watch bool) (res, error) {
+		read := func(watch bool) (res, <-chan zk.Event, error) {
 			if watch {
-				k, st, _, err := conn.ChildrenW(full) // the registry hears the event
-				return res{k, st}, err
+				k, st, ech, err := conn.ChildrenW(full)
+				return res{k, st}, ech, err
 			}
 			k, st, err := conn.Children(full)
-			return res{k, st}, err
+			return res{k, st}, nil, err
 		}
 		var err error
 		if watch {
 			r, w, err = watchedRead(c, ctx, conn, "getChildren", full, watchChildren, read)
 		} else {
-			r, err = callAt(c, ctx, "getChildren", full, func() (res, error) { return read(false) }, nil)
+			r, err = callAt(c, ctx, "getChildren", full, func() (res, error) { r, _, err := read(false); return r, err }, nil)
 		}
 		return err
 	})

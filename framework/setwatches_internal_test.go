@@ -131,3 +131,56 @@ func TestGateHoldsFirstReadUntilSetWatches(t *testing.T) {
 		_ = server.Close()
 	}
 }
+
+// connectRequest is a connect request frame asking for session sid.
+func connectRequest(sid uint64) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0)   // protocol version
+	b = binary.BigEndian.AppendUint64(b, 0)      // last zxid seen
+	b = binary.BigEndian.AppendUint32(b, 30000)  // timeout
+	b = binary.BigEndian.AppendUint64(b, sid)    // session id
+	b = binary.BigEndian.AppendUint32(b, 16)     // password length
+	return frame(append(b, make([]byte, 16)...)) // password
+}
+
+// The connection of a new session (its connect request carries session id 0) is never
+// held, whatever the client believes of its watches: go-zookeeper sends no set-watches
+// request for it (issue 28.18). A session that goes on is held.
+func TestGateNeverHoldsNewSession(t *testing.T) {
+	for _, sid := range []uint64{0, 0x1234} {
+		client, server := net.Pipe()
+		h := newHandshakeConn(client, time.Now().Add(time.Minute), time.Minute)
+		h.watched = func() bool { return true }
+		go func() {
+			_, _ = io.ReadFull(server, make([]byte, len(connectRequest(sid))))
+			_, _ = server.Write(frame(make([]byte, 16))) // the handshake's reply
+			_, _ = server.Write(frame([]byte{1, 2, 3, 4}))
+		}()
+		_, err := h.Write(connectRequest(sid))
+		require.NoError(t, err)
+		buf := make([]byte, 64)
+		_, err = io.ReadFull(h, buf[:20])
+		require.NoError(t, err)
+		read := make(chan error, 1)
+		go func() { _, err := h.Read(buf); read <- err }()
+		if sid == 0 {
+			select {
+			case err := <-read:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the first read of a new session was held")
+			}
+		} else {
+			select {
+			case err := <-read:
+				t.Fatalf("the first read of a session that goes on returned (%v) before the set-watches request", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			go func() { _, _ = io.ReadFull(server, make([]byte, 12)) }()
+			_, err = h.Write(request(8, opSetWatches))
+			require.NoError(t, err)
+			require.NoError(t, <-read)
+		}
+		require.NoError(t, h.Close())
+		_ = server.Close()
+	}
+}

@@ -20,6 +20,12 @@ type Watch struct {
 
 	armed  chan struct{} // closed once the request that set the watch was answered
 	armErr error         // set before armed is closed; not nil: no watch was set
+
+	// pending: an event of this kind of watch came for the node while the request that
+	// sets the watch was in flight. Whether it fires the watch depends on whether the
+	// server answered the request before or after the change, which only go-zookeeper's
+	// own watch channel tells (see watches.armed). Guarded by watches.mu.
+	pending bool
 }
 
 // Done returns a channel that is closed when the watch fires: the node changed as the
@@ -67,11 +73,12 @@ type watchKey struct {
 // fed the node events of every connection by the event callback (go-zookeeper's receive
 // loop): it must not block.
 type watches struct {
-	mu sync.Mutex
-	m  map[watchKey]*Watch
+	mu     sync.Mutex
+	m      map[watchKey]*Watch
+	closed chan struct{} // closed by closeAll
 }
 
-func newWatches() *watches { return &watches{m: map[watchKey]*Watch{}} }
+func newWatches() *watches { return &watches{m: map[watchKey]*Watch{}, closed: make(chan struct{})} }
 
 // get returns the watch for key; arm is true when the caller must set it (send its read
 // with a watch) and report the outcome with armed.
@@ -87,19 +94,60 @@ func (ws *watches) get(key watchKey) (w *Watch, arm bool) {
 }
 
 // armed records the outcome of the request that set w (the first outcome recorded
-// counts). On an error no watch was set: w is forgotten, and those waiting to share it
-// try again.
-func (ws *watches) armed(key watchKey, w *Watch, err error) {
+// counts), and ech, go-zookeeper's channel for the watch it set. On an error no watch
+// was set: w is forgotten, and those waiting to share it try again.
+//
+// From now on, an event of w's kind fires w from notify: go-zookeeper registered its
+// watch when the reply came, on its receive loop, before the events notify hears after
+// this. An event that came while the request was in flight (pending) fires w only if
+// the server answered the request before the change: then go-zookeeper's channel gets
+// the event (from the receive loop, right after notify). If it came before the answer,
+// the read saw the change and the watch waits for the next one, which the channel gets
+// too. Only that rare case costs a goroutine, until the channel fires or the client
+// closes.
+func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error) {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	if isClosed(w.armed) {
+		ws.mu.Unlock()
 		return
 	}
 	w.armErr = err
 	close(w.armed)
-	if err != nil && ws.m[key] == w {
+	if err != nil {
+		if ws.m[key] == w {
+			delete(ws.m, key)
+		}
+		ws.mu.Unlock()
+		return
+	}
+	follow := w.pending && ech != nil && !isClosed(w.done)
+	ws.mu.Unlock()
+	if follow {
+		go func() {
+			select {
+			case ev, ok := <-ech:
+				if ok {
+					ws.fire(key, w, ev)
+				}
+			case <-w.done: // fired by notify (a later event) or closeAll
+			case <-ws.closed:
+			}
+		}()
+	}
+}
+
+// fire fires w with ev, unless it fired already.
+func (ws *watches) fire(key watchKey, w *Watch, ev zk.Event) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if isClosed(w.done) {
+		return
+	}
+	if ws.m[key] == w {
 		delete(ws.m, key)
 	}
+	w.ev = ev
+	close(w.done)
 }
 
 // kindsFired are the kinds of watch an event fires, as ZooKeeper (and go-zookeeper)
@@ -118,7 +166,11 @@ func kindsFired(t zk.EventType) []watchKind {
 	return nil
 }
 
-// notify fires the watches of conn that ev ends.
+// notify fires the watches of conn that ev ends: those of the kinds it fires whose
+// request was answered before it (see armed); it runs on go-zookeeper's receive loop,
+// before go-zookeeper delivers ev to its own watch channels. A watch whose request is
+// still in flight is only marked pending: the event may be for a change its own read
+// saw (issue 28.19).
 func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	kinds := kindsFired(ev.Type)
 	if len(kinds) == 0 {
@@ -128,11 +180,17 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	defer ws.mu.Unlock()
 	for _, k := range kinds {
 		key := watchKey{conn, k, ev.Path}
-		if w := ws.m[key]; w != nil {
-			delete(ws.m, key)
-			w.ev = ev
-			close(w.done)
+		w := ws.m[key]
+		if w == nil {
+			continue
 		}
+		if !isClosed(w.armed) {
+			w.pending = true
+			continue
+		}
+		delete(ws.m, key)
+		w.ev = ev
+		close(w.done)
 	}
 }
 
@@ -140,11 +198,27 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 func (ws *watches) closeAll() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if !isClosed(ws.closed) {
+		close(ws.closed)
+	}
 	for key, w := range ws.m {
 		delete(ws.m, key)
 		w.ev = Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: key.path, Err: ErrClosed}
 		close(w.done)
 	}
+}
+
+// armedAny reports whether a watch was set (its request answered without error) and has
+// not fired: go-zookeeper then holds it too and sets it again after a reconnection.
+func (ws *watches) armedAny() bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range ws.m {
+		if isClosed(w.armed) && w.armErr == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // len returns how many watches are set and have not fired.
@@ -158,7 +232,7 @@ func (ws *watches) len() int {
 // client's registry: the first caller sets the watch (read(true)); the others wait until
 // that request was answered, so that the watch was set on the server before their own read
 // (read(false)) is sent, and share it. Whatever changes after their read fires it.
-func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full string, kind watchKind, read func(watch bool) (T, error)) (T, *Watch, error) {
+func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full string, kind watchKind, read func(watch bool) (T, <-chan zk.Event, error)) (T, *Watch, error) {
 	var zero T
 	key := watchKey{conn, kind, full}
 	for {
@@ -167,12 +241,12 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 			// The outcome is recorded in the request's goroutine, so also when the caller
 			// stopped waiting for it.
 			v, err := callAt(c, ctx, op, full, func() (T, error) {
-				v, err := read(true)
-				c.watches.armed(key, w, err)
+				v, ech, err := read(true)
+				c.watches.armed(key, w, ech, err)
 				return v, err
 			}, nil)
 			if errors.Is(err, ErrClosed) {
-				c.watches.armed(key, w, err) // the request may never have been sent
+				c.watches.armed(key, w, nil, err) // the request may never have been sent
 			}
 			if err != nil {
 				return v, nil, err
@@ -189,7 +263,7 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 		if w.armErr != nil || isClosed(w.done) {
 			continue // not set, or fired already: set a new one
 		}
-		v, err := callAt(c, ctx, op, full, func() (T, error) { return read(false) }, nil)
+		v, err := callAt(c, ctx, op, full, func() (T, error) { v, _, err := read(false); return v, err }, nil)
 		if err != nil {
 			return v, nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/retry"
 )
@@ -72,6 +74,13 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 // waitOnBarrier(time, unit); when ctx ends Wait returns an error that matches ctx.Err()
 // (errors.Is), and when the client is closed one that matches framework.ErrClosed.
 //
+// Wait never passes on a stale read: before the check that may release it (the first,
+// and the first after a reconnection) it syncs the client's server with the leader, so
+// a server cut off from its peers, which still answers from its old state, cannot
+// release a waiter on a barrier that was set meanwhile; such a Wait waits until the
+// client reaches a server that is up to date. Curator's waitOnBarrier reads without a
+// sync.
+//
 // Wait survives connection loss: it keeps waiting while the client is disconnected and
 // looks at the barrier again once the client is back, with the same session or a new
 // one. Wait leaves no goroutine behind when it returns.
@@ -86,18 +95,34 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		}
 	})
 	defer unsubscribe()
+	// A check that releases the waiter reads from a server that is up to date: a server
+	// cut off from its peers still answers from its old state ("not set" for a barrier
+	// set since), so the first check, and every one after a reconnection or the end of
+	// the watch, syncs first. A check after the watch fired for a change needs none: the
+	// server had applied that change, which came after the barrier was seen set.
+	fresh := false
 	for {
 		if err := ctx.Err(); err != nil {
 			return b.waitErr(err)
 		}
-		// A data watch, not an exists watch: when the node is gone no watch is left behind.
-		_, _, w, err := b.client.GetDataW(ctx, b.path)
+		var err error
+		if !fresh {
+			err = b.client.Sync(ctx, b.path)
+		}
+		var w *framework.Watch
+		if err == nil {
+			// A data watch, not an exists watch: when the node is gone no watch is left
+			// behind.
+			_, _, w, err = b.client.GetDataW(ctx, b.path)
+		}
+		fresh = false
 		switch {
 		case errors.Is(err, framework.ErrNoNode):
 			return nil
 		case err == nil:
 			select {
 			case <-w.Done(): // deleted, changed, or the session ended (EventNotWatching): look again
+				fresh = w.Event().Type != zk.EventNotWatching
 			case <-wake: // reconnected: look again, in case the watch was not re-armed
 			case <-ctx.Done():
 				return b.waitErr(ctx.Err())

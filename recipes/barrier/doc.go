@@ -15,6 +15,11 @@
 // return once it is gone. The node's data is not used (Curator writes the host's address
 // into it; this package writes none).
 //
+// A waiter is released only on an up-to-date read: Wait syncs its server with the leader
+// before the check that may release it (one more request per Wait), so a server that lags
+// or is cut off from its peers cannot tell it "not set" for a barrier set meanwhile.
+// Curator reads without a sync.
+//
 // # Connection and session loss
 //
 // The barrier node is persistent, so it outlives every session. A waiter whose

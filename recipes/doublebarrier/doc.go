@@ -33,33 +33,46 @@
 // version 0). Not covered: such a delete delayed in the network after its read of ready,
 // landing once the next round made its own ready (also at version 0), still removes it.
 
-// Enter sets an exists watch on ready, creates the member node, and is in if ready
-// exists or the members number at least memberQty (then it creates ready); otherwise it
-// waits for ready to appear. memberQty is a threshold, not a limit: more members may
-// enter.
+// Enter syncs its server with the leader, sets an exists watch on ready, creates the
+// member node, and is in if ready exists or the members number at least memberQty (then it
+// creates ready); otherwise it waits for ready to appear. The sync keeps a server that
+// lags (cut off from its peers) from letting a member in by the last round's ready or by
+// members gone since; Curator reads without it. memberQty is a threshold, not a limit:
+// more members may enter.
 //
-// Leave follows ZooKeeper's double-barrier recipe: the member with the lowest node name
-// waits for the highest to go; every other member deletes its node and waits for the
-// lowest to go; a member alone deletes its node (and ready, in the same transaction). Leave returns when no member node is
-// left, so nobody returns from Leave before every member has at least started leaving.
+// Leave syncs its server with the leader first (so that a lagging server cannot hide a
+// member that entered since, and this one take itself for the last), then follows
+// ZooKeeper's double-barrier recipe: the member with the lowest node name waits for the
+// highest to go; every other member deletes its node and waits for the lowest to go; a
+// member alone deletes its node (and ready, in the same transaction). Leave returns when
+// no member node is left, so nobody returns from Leave before every member has at least
+// started leaving.
 //
 // # One value, one member
 //
-// A DoubleBarrier value is one member: its node name is fixed when the value is made,
-// as Curator's is, except that a member whose node delete failed (the client may keep
-// retrying it in the background) takes a new name for its next Enter. Enter and Leave alternate: entering twice without leaving returns
-// ErrAlreadyEntered, leaving without having entered returns ErrNotEntered. To have
-// several members in one process, make several values.
+// A DoubleBarrier value is one member: its node name is fixed when the value is made, as
+// Curator's is, except that a member whose node delete failed (the client may keep
+// retrying it in the background) takes a new name for its next Enter. Enter and Leave
+// alternate: entering twice without leaving returns ErrAlreadyEntered, leaving without
+// having entered returns ErrNotEntered. To have several members in one process, make
+// several values.
 //
 // # Giving up, and session loss
 //
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
-// returns the context's error: the member was never counted. When Leave's context ends,
+// returns the context's error: the member was never counted. A member whose own create
+// of ready was applied is in, though: Enter returns nil even when its context ended (or
+// the connection was lost) while that create was in flight, because its ready may have
+// let the others in. Enter then waits up to 2 s for the create's answer and reads ready;
+// only a create known not to have been applied makes it give up, and an outcome still
+// unknown counts as in. When Leave's context ends,
 // Leave deletes the member node (if it still exists) and returns the context's error:
 // the others finish leaving without waiting for this member. The last member, whose
 // transaction (its node and ready) was in flight, sends that transaction again instead
 // (in the background when the context ended): if the first was applied, it fails on the
-// member node and removes nothing.
+// member node and removes nothing. These deletes never hold Enter or Leave past the
+// context's deadline: they run within it, and what it cuts short goes on in the
+// background (Client.WaitGuaranteedDeletes waits for it).
 //
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is
@@ -68,13 +81,15 @@
 //
 // # Requests
 //
-// A member's round costs about 8.6 requests with 8 members (measured by cmd/zkbench):
-// Enter sends an exists watch on ready, the member node's create (the first member also
-// creates the parent) and a children listing, and the member whose arrival completes the
-// count creates ready; Leave lists the members, watches one node per step (getData, which
-// leaves no watch behind on a node that is already gone) and deletes its own node; the
-// last member deletes its node and ready in one transaction (one request). Only the
-// fallback (no member node left, ready still listed) reads ready's Stat to check its
-// czxid and deletes it. Curator's members all try to delete ready. It was about 10.3
-// while every member whose last listing still showed ready deleted it, after the read.
+// A member's round costs about 10.5 requests with 8 members (measured by cmd/zkbench
+// doublebarrier 4×2, 400 ops: 10.54, of which sync 2.0, multi 0.125, delete 0.875, exists
+// 1.0): Enter sends a sync, an exists watch on ready, the member node's create (the first
+// member also creates the parent) and a children listing, and the member whose arrival
+// completes the count creates ready; Leave sends a sync, lists the members, watches one
+// node per step (getData, which leaves no watch behind on a node that is already gone) and
+// deletes its own node; the last member deletes its node and ready in one transaction (one
+// request). Only the fallback (no member node left, ready still listed) reads ready's Stat
+// to check its czxid and deletes it. Curator's members all try to delete ready. It was
+// about 8.6 before the two syncs (issue 28.24), and about 10.3 while every member whose
+// last listing still showed ready deleted it, after the read.
 package doublebarrier

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // readyNode is the name of the node whose existence opens the barrier, as Curator's.
@@ -19,6 +20,10 @@ const readyNode = "ready"
 // cleanupTimeout bounds the deletes done after a failure, on a context detached from the
 // caller's (which may be what failed).
 const cleanupTimeout = 10 * time.Second
+
+// outcomeTimeout bounds how long an Enter whose create of ready may be in flight waits to
+// learn whether it was applied (see readyNotApplied).
+const outcomeTimeout = 2 * time.Second
 
 // state is where a member stands.
 type state int
@@ -122,9 +127,14 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 
 // Enter blocks until at least memberQty members (this one included) have entered, ctx
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
-// failure Enter deletes this member's node, so the others do not count it, and returns
-// the error: one that matches ctx.Err() when ctx ended, framework.ErrClosed when the
-// client was closed. Entering a member that is inside already returns ErrAlreadyEntered.
+// failure Enter deletes this member's node, so the others do not count it (within ctx;
+// what ctx cuts short goes on in the background), and returns the error: one that
+// matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
+// Before it looks at ready and the members it syncs its server with the leader, so that
+// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
+// its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
+// ctx ended while that create was in flight, since its ready may have let the others
+// in. Entering a member that is inside already returns ErrAlreadyEntered.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
@@ -146,6 +156,12 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		gen := d.client.Generation()
+		// Sync first: a server that lags (cut off from its peers) still shows the last
+		// round's ready, or members gone since, and the decision below rests on what it
+		// says. The reads after it on this connection see everything committed before.
+		if err := d.client.Sync(ctx, d.path); err != nil {
+			return 0, err
+		}
 		// Watch ready before creating our node: a ready created in between is not missed.
 		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
 		if err != nil {
@@ -163,11 +179,17 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		}
 		members := l.members
 		if len(members) >= d.memberQty {
-			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents())
-			if err != nil && !errors.Is(err, framework.ErrNodeExists) {
-				return 0, err
+			var sent framework.InFlight
+			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
+			if err == nil || errors.Is(err, framework.ErrNodeExists) {
+				return gen, nil
 			}
-			return gen, nil
+			if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
+				// Our ready may have let the others in: we are in too (a write that opens
+				// something for others is ours once applied).
+				return gen, nil
+			}
+			return 0, err
 		}
 		select {
 		case <-readyW.Done():
@@ -184,6 +206,28 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, framework.ErrClosed
 		}
 	}
+}
+
+// readyNotApplied reports whether a create of ready that failed while it may have been
+// in flight (the caller's context ended, or the connection was lost) is known not to
+// have been applied: its requests were answered (sent), and ready is not there after
+// them. Ready cannot have been made and deleted since: nobody deletes it while our
+// member node exists. When the outcome stays unknown within outcomeTimeout it returns
+// false: the member takes itself for in, because its ready may have let others in.
+func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InFlight) bool {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
+	defer cancel()
+	err := sent.Wait(cctx)
+	var st *framework.Stat
+	if err == nil {
+		st, err = d.client.Exists(cctx, d.readyPath)
+	}
+	if err != nil {
+		d.client.Logger().Warn("the outcome of our create of ready is unknown: the member takes itself for in",
+			"component", "doublebarrier", "path", d.readyPath, "err", err)
+		return false
+	}
+	return st == nil
 }
 
 // ensureOurs makes sure our member node exists and belongs to the client's current
@@ -247,7 +291,8 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 // Leave blocks until every member has left the barrier, ctx ends or the client is
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
-// transaction (see the package documentation).
+// transaction (see the package documentation). Leave first syncs its server with the
+// leader, so that a server that lags cannot hide a member that entered since.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
@@ -283,6 +328,12 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
+	// Sync first: a server that lags (cut off from its peers) may not list a member that
+	// entered since this one did, and this member would take itself for the last. Later
+	// listings follow, on this session, what this one saw.
+	if err := d.client.Sync(ctx, d.path); err != nil {
+		return err
+	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
 	for {
@@ -418,14 +469,14 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 	return err
 }
 
-// deleteOurs deletes our member node after a failure, on a context detached from the
-// caller's, and guaranteed. When this delete or an earlier one of this Leave failed, the
-// client's background worker may still be deleting the node: so that it cannot delete
-// the node of a later Enter (which would have the same name), the member takes a new
-// name.
-//
-// When the caller's context ended, the call must return now: the delete goes straight to
-// the background worker (the member takes a new name, as after a failed delete).
+// deleteOurs deletes our member node after a failure, guaranteed. It tries now, within
+// the caller's context (and at most cleanupTimeout), so that the failed Enter or Leave
+// still returns by its deadline; what the context cuts short, or what cannot start
+// because it ended already, goes on in the background (GoCleanup, bounded by
+// cleanupTimeout there; a guaranteed delete that failed is retried by the client's
+// worker too). When this delete or an earlier one of this Leave failed or went to the
+// background, the client may still be deleting the node: so that it cannot delete the
+// node of a later Enter (which would have the same name), the member takes a new name.
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
@@ -440,6 +491,12 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 	}
 	queued := ctx.Err() != nil
+	if !queued {
+		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		err = del(cctx)
+		queued = err != nil && ctx.Err() != nil // cut short by the caller's context
+		cancel()
+	}
 	if queued {
 		if !d.client.GoCleanup(func() {
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -448,10 +505,6 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 		}) {
 			err = framework.ErrClosed
 		}
-	} else {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		err = del(cctx)
-		cancel()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
