@@ -1,0 +1,55 @@
+package sharedcount_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/sharedcount"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A resent setData's NoNode is not "not applied". TrySet's setData is applied by the
+// server (a watcher on another client sees the value), its reply is lost with the
+// connection, another participant then deletes the count node, and the client sends the
+// setData again after reconnecting: NoNode. The first attempt was applied, so TrySet must
+// not report ErrConflict ("nothing was written"); the outcome is at best unknown.
+func TestReview28TrySetAppliedThenDeletedIsNotAConflict(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c1 := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/fleet/review28-applied-then-deleted"
+
+	a := start(t, c1, path, 5)
+	prev, err := a.Get()
+	require.NoError(t, err)
+
+	proxy.HoldReplies()
+	done := testutil.Go(ctx, func(ctx context.Context) error { return a.TrySet(ctx, prev, 6) })
+	require.Eventually(t, func() bool {
+		data, _, err := other.GetData(ctx, path)
+		return err == nil && string(data) == string(sharedcount.Encode(6))
+	}, 20*time.Second, 10*time.Millisecond, "TrySet's setData was not applied")
+	// Applied: 5 -> 6 on the node read. Another participant deletes the node.
+	require.NoError(t, other.Delete(ctx, path, framework.WithVersion(-1)))
+	proxy.DropConnections() // the reply is lost; the client sends the setData again
+	proxy.Heal()
+	err = testutil.Result(t, done, 30*time.Second, "TrySet")
+	require.Error(t, err)
+	require.Falsef(t, isConflictOnly(err),
+		"TrySet reported a conflict, nothing written (%v), but the server applied its write (5 -> 6) before the node was deleted", err)
+	require.ErrorIs(t, err, sharedcount.ErrUnknownOutcome)
+}
+
+func isConflictOnly(err error) bool {
+	return errors.Is(err, sharedcount.ErrConflict) && !errors.Is(err, sharedcount.ErrUnknownOutcome)
+}
