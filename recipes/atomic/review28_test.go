@@ -1,0 +1,79 @@
+package atomic_test
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/atomic"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A resent setData's NoNode is not "not applied". CompareAndSet(5, 6): its setData is
+// applied by the server (5 -> 6, seen by another client), the reply is lost with the
+// connection, another participant deletes the counter node, and the client sends the
+// setData again: NoNode. The package doc says that "Succeeded false with a nil error
+// means ... nothing was written"; here the server wrote 6.
+func TestReview28CompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var (
+		mu    sync.Mutex
+		armed bool
+	)
+	c1 := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "setData" {
+				armed = false
+				proxy.HoldReplies() // before the setData goes out: its reply is held
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/counters/review28-applied-then-deleted"
+
+	n, err := atomic.NewLong(c1, path)
+	require.NoError(t, err)
+	ok, err := n.Initialize(ctx, 5)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	type out struct {
+		res atomic.Result[int64]
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := n.CompareAndSet(ctx, 5, 6)
+		done <- out{res, err}
+	}()
+	six := binary.BigEndian.AppendUint64(nil, 6)
+	require.Eventually(t, func() bool {
+		data, _, err := other.GetData(ctx, path)
+		return err == nil && string(data) == string(six)
+	}, 20*time.Second, 10*time.Millisecond, "CompareAndSet's setData was not applied")
+	require.NoError(t, other.Delete(ctx, path, framework.WithVersion(-1)))
+	proxy.DropConnections() // the reply is lost; the client sends the setData again
+	proxy.Heal()
+	var got out
+	select {
+	case got = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("CompareAndSet did not return")
+	}
+	require.Falsef(t, !got.res.Succeeded && got.err == nil,
+		"CompareAndSet returned %+v with a nil error (nothing written), but the server applied 5 -> 6 before the node was deleted", got.res)
+	require.ErrorIs(t, got.err, atomic.ErrUnknownOutcome)
+}
