@@ -1,7 +1,9 @@
 package atomic_test
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -76,4 +78,87 @@ func TestReview28CompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T
 	require.Falsef(t, !got.res.Succeeded && got.err == nil,
 		"CompareAndSet returned %+v with a nil error (nothing written), but the server applied 5 -> 6 before the node was deleted", got.res)
 	require.ErrorIs(t, got.err, atomic.ErrUnknownOutcome)
+}
+
+// Every blocking call honours its context. An increment's setData is applied (its reply
+// lost with the connection), another client writes, and the client's resent setData is
+// answered BadVersion: the outcome is unknown, and SetDataOn reads the node back to tell.
+// That read goes out on a stalled connection (a hung server) and the caller's context
+// ends right then. Increment must return promptly; it waits for the read back on a
+// context detached from the caller's (versioned.readBackTimeout, 10 s).
+func TestReview28IncrementReadBackHonoursContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	var (
+		mu       sync.Mutex
+		phase    int // 1: hold the next setData's reply; 2: stall and cancel at the next getData
+		canceled time.Time
+	)
+	c1 := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case phase == 1 && op == "setData":
+				phase = 2
+				proxy.HoldReplies()
+			case phase == 3 && op == "getData": // the read back
+				phase = 4
+				proxy.Stall()
+				canceled = time.Now()
+				cancelCall()
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	const path = "/counters/review28-readback"
+
+	n, err := atomic.NewLong(c1, path)
+	require.NoError(t, err)
+	ok, err := n.Initialize(ctx, 5)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	mu.Lock()
+	phase = 1
+	mu.Unlock()
+	type out struct {
+		res atomic.Result[int64]
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := n.Increment(callCtx)
+		done <- out{res, err}
+	}()
+	six := binary.BigEndian.AppendUint64(nil, 6)
+	require.Eventually(t, func() bool {
+		data, _, err := other.GetData(ctx, path)
+		return err == nil && string(data) == string(six)
+	}, 20*time.Second, 10*time.Millisecond, "the increment's setData was not applied")
+	_, err = other.SetData(ctx, path, binary.BigEndian.AppendUint64(nil, 100), -1) // the resend finds version 2
+	require.NoError(t, err)
+	mu.Lock()
+	phase = 3
+	mu.Unlock()
+	proxy.DropConnections() // the reply is lost; the client sends the setData again
+	proxy.Heal()
+	var got out
+	select {
+	case got = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Increment did not return")
+	}
+	mu.Lock()
+	reached, at := phase == 4, canceled
+	mu.Unlock()
+	proxy.Heal()
+	require.True(t, reached, "the increment did not read back after its resent setData's BadVersion (returned %+v, %v)", got.res, got.err)
+	late := time.Since(at)
+	require.Error(t, got.err)
+	require.Truef(t, errors.Is(got.err, atomic.ErrUnknownOutcome) || errors.Is(got.err, context.Canceled), "%v", got.err)
+	require.Lessf(t, late, 2*time.Second, "Increment returned %v after its context ended (err: %v)", late.Round(100*time.Millisecond), got.err)
 }
