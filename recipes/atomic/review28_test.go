@@ -162,3 +162,83 @@ func TestReview28IncrementReadBackHonoursContext(t *testing.T) {
 	require.Truef(t, errors.Is(got.err, atomic.ErrUnknownOutcome) || errors.Is(got.err, context.Canceled), "%v", got.err)
 	require.Lessf(t, late, 2*time.Second, "Increment returned %v after its context ended (err: %v)", late.Round(100*time.Millisecond), got.err)
 }
+
+// noRetry allows no retry: one optimistic try, then the promoted one.
+type noRetry struct{}
+
+func (noRetry) AllowRetry(int, time.Duration) (time.Duration, bool) { return 0, false }
+
+// Every blocking call honours its context, clean-ups included. A promoted increment
+// (WithPromotedToLock) holds the promotion lock; its setData goes out on a stalled
+// connection (a hung server) and the caller's context ends right then. Increment must
+// return promptly (the lock's node is deleted in the background, as a guaranteed delete
+// is); it releases the lock on a context detached from the caller's (cleanupTimeout, 10 s).
+func TestReview28PromotedIncrementHonoursContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	const path, lockPath = "/counters/review28-promoted", "/counters/review28-promoted-lock"
+	var (
+		mu       sync.Mutex
+		phase    int // 1: the optimistic setData loses the race; 2: stall at the promoted setData
+		canceled time.Time
+	)
+	c1 := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithRequestHook(func(op string) {
+			if op != "setData" {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch phase {
+			case 1: // someone else writes first: the optimistic try conflicts
+				phase = 2
+				_, err := other.SetData(ctx, path, binary.BigEndian.AppendUint64(nil, 100), -1)
+				if err != nil {
+					t.Errorf("other's write: %v", err)
+				}
+			case 2: // the promoted try's write, with the lock held
+				phase = 3
+				proxy.Stall()
+				canceled = time.Now()
+				cancelCall()
+			}
+		}))
+
+	n, err := atomic.NewLong(c1, path, atomic.WithRetryPolicy(noRetry{}), atomic.WithPromotedToLock(lockPath, noRetry{}, 0))
+	require.NoError(t, err)
+	ok, err := n.Initialize(ctx, 5)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	mu.Lock()
+	phase = 1
+	mu.Unlock()
+	type out struct {
+		res atomic.Result[int64]
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := n.Increment(callCtx)
+		done <- out{res, err}
+	}()
+	var got out
+	select {
+	case got = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Increment did not return")
+	}
+	mu.Lock()
+	reached, at := phase == 3, canceled
+	mu.Unlock()
+	late := time.Since(at)
+	proxy.Heal()
+	require.True(t, reached, "the increment did not make a promoted try (returned %+v, %v)", got.res, got.err)
+	require.Error(t, got.err)
+	require.Lessf(t, late, 2*time.Second, "Increment returned %v after its context ended (err: %v)", late.Round(100*time.Millisecond), got.err)
+}
