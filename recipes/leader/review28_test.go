@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +57,56 @@ func TestReview28SelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
 	}
 	require.NoError(t, closeErr)
 	assertNoChildren(t, srv.ConnectString(), path, c)
+}
+
+// Close's doc: a create of the latch node in flight ("a Start, or the latch making its
+// node again") is waited for up to 10 s; "past that bound the create is given up, a node it
+// made is deleted in the background once its answer comes, and Close says so in its
+// error". For Start it does (TestLatchCloseDuringStartIsBounded); for the election loop's
+// own re-create, with the reply held for good, Close returns nil while the node it made
+// is still there.
+func TestReview28LatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var (
+		mu    sync.Mutex
+		armed bool
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "create" {
+				armed = false
+				proxy.HoldReplies() // before the create goes out
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/review28-close-during-recreate-bounded"
+	l := startLatch(t, c, path, "a")
+	await(t, l, 20*time.Second, "a leads")
+	first := l.Node()
+	require.NotEmpty(t, first)
+
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	require.NoError(t, other.Delete(ctx, first, framework.WithVersion(-1)))
+	require.Eventually(t, func() bool {
+		kids := testutil.Children(t, srv.ConnectString(), path)
+		return len(kids) == 1 && kids[0] != framework.NodeName(first)
+	}, 20*time.Second, 10*time.Millisecond, "the latch did not make its node again")
+
+	begin := time.Now()
+	closeErr := testutil.Result(t, testutil.Go(ctx, func(context.Context) error { return l.Close() }), 30*time.Second, "Close")
+	took := time.Since(begin)
+	left := testutil.Children(t, srv.ConnectString(), path)
+	proxy.Heal()
+	if len(left) == 0 {
+		return // nothing left: no error needed
+	}
+	require.Errorf(t, closeErr, "Close returned nil after %v while the latch node it made again (reply held) is still there: %v", took.Round(100*time.Millisecond), left)
+	require.Contains(t, closeErr.Error(), "did not resolve")
 }
