@@ -110,3 +110,44 @@ func TestReview28LatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
 	require.Errorf(t, closeErr, "Close returned nil after %v while the latch node it made again (reply held) is still there: %v", took.Round(100*time.Millisecond), left)
 	require.Contains(t, closeErr.Error(), "did not resolve")
 }
+
+// A Start that fails "leaves nothing behind". Start's create is applied (reply held),
+// Start's context ends, and then the connection drops (the reply is lost for good; the
+// session lives on). The latch node made by the given-up create is this session's and
+// first in line: unless someone deletes it, no other participant ever leads.
+func TestReview28LatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/review28-start-given-up"
+	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the latch node's
+	require.NoError(t, err)
+
+	a, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, a.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	cancelStart()
+	startErr := testutil.Result(t, started, 20*time.Second, "Start")
+	require.Error(t, startErr, "Start's context ended before its create was answered")
+	proxy.DropConnections() // the create's reply is lost for good; the session lives on
+	proxy.Heal()
+	require.NoError(t, c.BlockUntilConnected(ctx))
+
+	b := startLatch(t, other, path, "b")
+	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := b.Await(bctx); err != nil {
+		ps, _ := b.Participants(ctx)
+		t.Fatalf("b never leads (%v): Start of a failed (%v) and left its latch node first in line: %+v", err, startErr, ps)
+	}
+}
