@@ -3,6 +3,7 @@ package sharedcount_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,4 +53,48 @@ func TestReview28TrySetAppliedThenDeletedIsNotAConflict(t *testing.T) {
 
 func isConflictOnly(err error) bool {
 	return errors.Is(err, sharedcount.ErrConflict) && !errors.Is(err, sharedcount.ErrUnknownOutcome)
+}
+
+// Starting twice is an error, but not ErrClosed: the value is open. Two Starts at once
+// (the first held before its create goes out, the second done meanwhile): the first then
+// finds the value started and returns ErrClosed, which says the value was closed.
+func TestReview28SecondStartIsNotErrClosed(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	var (
+		mu      sync.Mutex
+		armed   = true
+		held    = make(chan struct{})
+		release = make(chan struct{})
+	)
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op != "create" {
+			return
+		}
+		mu.Lock()
+		hold := armed
+		armed = false
+		mu.Unlock()
+		if hold {
+			close(held)
+			<-release
+		}
+	}))
+	ctx := testutil.Context(t, 60*time.Second)
+	sc, err := sharedcount.New(c, "/fleet/review28-double-start", 1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sc.Close() })
+	first := testutil.Go(ctx, sc.Start)
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first Start sent no create")
+	}
+	require.NoError(t, sc.Start(ctx), "the second Start, while the first one waits")
+	close(release)
+	err = testutil.Result(t, first, 20*time.Second, "the first Start")
+	require.Error(t, err, "starting twice is an error")
+	require.NotErrorIs(t, err, sharedcount.ErrClosed, "the value is not closed: starting twice is not ErrClosed")
+	_, err = sc.Get()
+	require.NoError(t, err, "the value is open")
 }
