@@ -151,3 +151,62 @@ func TestReview28LatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
 		t.Fatalf("b never leads (%v): Start of a failed (%v) and left its latch node first in line: %+v", err, startErr, ps)
 	}
 }
+
+// Every blocking call honours its context, clean-ups included. Close comes while Start's
+// create is in flight; the create's answer comes, and Start deletes the node it made (as
+// Close's doc says). That delete goes out on a stalled connection (a hung server), and
+// Start's context ends right then: Start must return promptly (Close may wait on; the
+// node is deleted in the background, as a guaranteed delete is). Start waits instead for
+// its delete on a context detached from its own (cleanupTimeout, 10 s).
+func TestReview28LatchStartCleanupHonoursContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	var (
+		mu       sync.Mutex
+		armed    bool
+		canceled time.Time
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "delete" {
+				armed = false
+				proxy.Stall() // before the delete goes out
+				canceled = time.Now()
+				cancelStart()
+			}
+		}))
+	const path = "/leader/review28-start-cleanup-ctx"
+	_, err := c.Create(ctx, path, nil, framework.WithParents())
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, l.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	closed := testutil.Go(ctx, func(context.Context) error { return l.Close() })
+	testutil.NotYet(t, closed, 300*time.Millisecond, "Close (it waits for Start's create)")
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	proxy.Heal() // the create's reply comes: Start deletes the node it made
+	startErr := testutil.Result(t, started, 30*time.Second, "Start")
+	mu.Lock()
+	at := canceled
+	mu.Unlock()
+	late := time.Since(at)
+	proxy.Heal()
+	require.False(t, at.IsZero(), "Start sent no delete (returned %v)", startErr)
+	require.ErrorIs(t, startErr, leader.ErrClosed)
+	require.Lessf(t, late, 2*time.Second, "Start returned %v after its context ended (err: %v)", late.Round(100*time.Millisecond), startErr)
+	testutil.Result(t, closed, 30*time.Second, "Close")
+	assertNoChildren(t, srv.ConnectString(), path, c)
+}
