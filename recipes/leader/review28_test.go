@@ -210,3 +210,48 @@ func TestReview28LatchStartCleanupHonoursContext(t *testing.T) {
 	testutil.Result(t, closed, 30*time.Second, "Close")
 	assertNoChildren(t, srv.ConnectString(), path, c)
 }
+
+// Leadership is never held by two at once. Selector a leads (its function runs until its
+// context ends); its lock node is deleted by someone else (an operator, a tool), so b, next
+// in line, takes the lock and its function runs. a's leadership is lost for certain: its
+// function's context must be cancelled ("when leadership may be lost"; a latch ends its
+// term when its node goes). It stays live: two functions lead at once, for good.
+func TestReview28SelectorNodeDeletedEndsLeadership(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/review28-selector-node-deleted"
+
+	aCtx := make(chan context.Context, 1)
+	startSelector(t, ca, path, "a", func(ctx context.Context) error {
+		aCtx <- ctx
+		<-ctx.Done()
+		return nil
+	})
+	var actx context.Context
+	select {
+	case actx = <-aCtx:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a did not lead")
+	}
+	bLeads := make(chan struct{}, 1)
+	b := startSelector(t, cb, path, "b", func(ctx context.Context) error {
+		bLeads <- struct{}{}
+		<-ctx.Done()
+		return nil
+	})
+	testutil.WaitParticipants[leader.Participant](t, b, 2, 20*time.Second)
+	ps, err := b.Participants(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "a", ps[0].ID)
+	require.NoError(t, admin.Delete(ctx, ps[0].Node, framework.WithVersion(-1)))
+	select {
+	case <-bLeads:
+	case <-time.After(20 * time.Second):
+		t.Fatal("b did not lead after a's node was deleted")
+	}
+	require.Eventually(t, func() bool { return actx.Err() != nil }, 10*time.Second, 10*time.Millisecond,
+		"b leads (its function runs) while a's function still has a live context: a's lock node was deleted, yet a still leads")
+}
