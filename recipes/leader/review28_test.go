@@ -255,3 +255,44 @@ func TestReview28SelectorNodeDeletedEndsLeadership(t *testing.T) {
 	require.Eventually(t, func() bool { return actx.Err() != nil }, 10*time.Second, 10*time.Millisecond,
 		"b leads (its function runs) while a's function still has a live context: a's lock node was deleted, yet a still leads")
 }
+
+// Two instances on one client (one session) and one path: ownership is per instance.
+// Closing the leading latch (selector) deletes its own node only; the other leads next
+// and keeps its node until its own Close.
+func TestReview28TwoInstancesOnOneClient(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	const lpath, spath = "/leader/review28-two-latches", "/leader/review28-two-selectors"
+
+	l1 := startLatch(t, c, lpath, "x")
+	await(t, l1, 20*time.Second, "l1 leads")
+	l2 := startLatch(t, c, lpath, "x")
+	n2 := l2.Node()
+	require.NotEmpty(t, n2)
+	require.NoError(t, l1.Close())
+	await(t, l2, 20*time.Second, "l2 leads after l1's Close")
+	require.Equal(t, []string{framework.NodeName(n2)}, testutil.Children(t, srv.ConnectString(), lpath), "l1's Close deleted its own node only")
+	require.NoError(t, l2.Close())
+	assertNoChildren(t, srv.ConnectString(), lpath, c)
+
+	led := make(chan string, 4)
+	fn := func(id string) func(context.Context) error {
+		return func(ctx context.Context) error { led <- id; <-ctx.Done(); return nil }
+	}
+	s1 := startSelector(t, c, spath, "x", fn("s1"))
+	require.Equal(t, "s1", <-led)
+	s2 := startSelector(t, c, spath, "x", fn("s2"))
+	testutil.WaitParticipants[leader.Participant](t, s2, 2, 20*time.Second)
+	require.False(t, s2.HasLeadership())
+	require.NoError(t, s1.Close())
+	select {
+	case id := <-led:
+		require.Equal(t, "s2", id)
+	case <-time.After(20 * time.Second):
+		t.Fatal("s2 did not lead after s1's Close")
+	}
+	require.Len(t, testutil.Children(t, srv.ConnectString(), spath), 1, "s1's Close deleted its own node only")
+	require.NoError(t, s2.Close())
+	assertNoChildren(t, srv.ConnectString(), spath, c)
+}
