@@ -98,3 +98,35 @@ func TestReview28SecondStartIsNotErrClosed(t *testing.T) {
 	_, err = sc.Get()
 	require.NoError(t, err, "the value is open")
 }
+
+// Two values on one client (one session) and one path: closing one leaves the other
+// current (its watch is its own), and a TrySet from a value whose cache is behind the
+// other's write is a conflict.
+func TestReview28TwoValuesOnOneClient(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/fleet/review28-two-values"
+	a := start(t, c, path, 1)
+	b := start(t, c, path, 1)
+	pa, err := a.Get()
+	require.NoError(t, err)
+	pb, err := b.Get()
+	require.NoError(t, err)
+	require.NoError(t, a.TrySet(ctx, pa, 2))
+	err = b.TrySet(ctx, pb, 3)
+	if err == nil {
+		data, _, _ := other.GetData(ctx, path)
+		t.Fatalf("both TrySets from version %d succeeded; the node holds % x", pb.Version, data)
+	}
+	require.ErrorIs(t, err, sharedcount.ErrConflict)
+	require.NoError(t, a.Close())
+	_, err = other.SetData(ctx, path, sharedcount.Encode(9), -1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		v, err := b.Get()
+		return err == nil && v.Value == 9
+	}, 10*time.Second, 10*time.Millisecond, "b no longer hears changes after a's Close")
+}
