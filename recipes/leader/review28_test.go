@@ -296,3 +296,52 @@ func TestReview28TwoInstancesOnOneClient(t *testing.T) {
 	require.NoError(t, s2.Close())
 	assertNoChildren(t, srv.ConnectString(), spath, c)
 }
+
+// Close while Start's create is applied and its reply held waits for Start (issue 28.21)
+// so that no node Start made remains, or says in its error that one may. When Start's own
+// context ends during that wait, Start gives the create up, and Close returns nil at once
+// while the latch node is still there (first in line: nobody else can lead meanwhile).
+func TestReview28LatchCloseDuringStartWhoseContextEnds(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/review28-close-during-start-ctx"
+	_, err := c.Create(ctx, path, nil, framework.WithParents())
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, l.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	closed := testutil.Go(ctx, func(context.Context) error { return l.Close() })
+	testutil.NotYet(t, closed, 300*time.Millisecond, "Close (it waits for Start's create)")
+	cancelStart()
+	startErr := testutil.Result(t, started, 20*time.Second, "Start")
+	var closeErr error
+	returned := false
+	select {
+	case closeErr = <-closed:
+		returned = true
+	case <-time.After(time.Second):
+	}
+	if returned {
+		left := testutil.Children(t, srv.ConnectString(), path)
+		proxy.Heal()
+		if len(left) > 0 {
+			require.Errorf(t, closeErr, "Close returned nil while the latch node made by Start's create (reply held) is still there: %v (Start: %v)", left, startErr)
+		}
+	} else {
+		proxy.Heal()
+		closeErr = testutil.Result(t, closed, 30*time.Second, "Close")
+		require.Empty(t, testutil.Children(t, srv.ConnectString(), path), "Close returned (%v) with the latch node still there", closeErr)
+	}
+	require.ErrorIs(t, startErr, leader.ErrClosed)
+	assertNoChildren(t, srv.ConnectString(), path, c)
+}
