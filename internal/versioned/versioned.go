@@ -134,8 +134,10 @@ func isWriteUnknown(err error) bool {
 // have been. The client retries a write whose connection was lost; a retry that then
 // finds a newer version cannot tell whether the first attempt was applied, so such a
 // BadVersion is reported as unknown unless the node's current state proves otherwise
-// (the version right after ours carries other data). A version (other than -1) names a
-// state of the node read, not the node: use SetDataOn to bind the write to that node.
+// (the version right after ours carries other data); a retry that finds no node (the
+// first attempt applied, then the node deleted?) is reported as unknown too. A version
+// (other than -1) names a state of the node read, not the node: use SetDataOn to bind
+// the write to that node.
 func SetData(ctx context.Context, c *framework.Client, path string, data []byte, version int32) (*framework.Stat, error) {
 	return SetDataOn(ctx, c, path, data, version, 0)
 }
@@ -160,8 +162,13 @@ func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byt
 		}
 		return st, nil
 	case errors.Is(err, framework.ErrNoNode):
-		// Nothing to set: a delete cannot be undone by our write, so it was not applied.
-		return nil, conflict(err)
+		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
+			// Nothing to set, and no earlier attempt: not applied.
+			return nil, conflict(err)
+		}
+		// A retry after a lost connection: the first attempt may have been applied and
+		// the node deleted since. Nothing left to read back can tell.
+		return nil, unknown(err)
 	case errors.Is(err, framework.ErrBadVersion):
 		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
 			return nil, conflict(err)
