@@ -71,7 +71,8 @@ type Selector struct {
 //
 // fn gets a context that is cancelled when leadership may be lost (the lock lease ends:
 // on Suspended or Lost under the client's standard error policy, on Lost only under the
-// session policy, always when the session changes), on Interrupt and on Close. fn must
+// session policy, always when the session changes, and when someone else deletes the
+// selector's lock node, as the next in line then leads), on Interrupt and on Close. fn must
 // return soon after: leadership is given up (the node deleted) only when it returns.
 // Its error is logged at warning level through the client's logger and otherwise ignored;
 // a panic in fn is recovered, logged at error level, and ends leadership.
@@ -89,10 +90,14 @@ func NewSelector(c *framework.Client, path, id string, fn func(ctx context.Conte
 		}
 	}
 	s := &Selector{client: c, path: path, id: id, fn: fn, opts: o, requeue: make(chan struct{}, 1), runner: framework.NewGoroutines()}
-	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false)}
+	// Always a revocable lock: its lease watches its own node, and ends (fn's context is
+	// cancelled) when someone else deletes it: the next in line leads then. Without a
+	// revocation listener a revocation request is ignored.
+	onRevoke := func(*mutex.Lease) {}
 	if o.onRevoke != nil {
-		mopts = append(mopts, mutex.WithRevocationListener(func(*mutex.Lease) { o.onRevoke(s) }))
+		onRevoke = func(*mutex.Lease) { o.onRevoke(s) }
 	}
+	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false), mutex.WithRevocationListener(onRevoke)}
 	m, err := mutex.New(c, path, mopts...)
 	if err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
