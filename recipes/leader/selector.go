@@ -63,6 +63,10 @@ type Selector struct {
 	requeue   chan struct{}
 	cancel    context.CancelFunc
 	runDone   chan struct{}
+	// givenUp: an acquisition was given up by Close (its create perhaps applied, its
+	// answer not yet come): the framework deletes what it made in the background, and
+	// Close waits for that.
+	givenUp bool
 }
 
 // NewSelector returns a selector for participant id on path that runs fn while leader.
@@ -244,6 +248,11 @@ func (s *Selector) setQueued(q bool) {
 func (s *Selector) lead(ctx context.Context) error {
 	lease, err := s.m.Acquire(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			s.mu.Lock()
+			s.givenUp = true
+			s.mu.Unlock()
+		}
 		return err
 	}
 	lctx, stopLease := lease.Context(ctx)
@@ -329,9 +338,12 @@ func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 
 // Close leaves the election: it cancels fn's context or the waiting, waits for fn to
 // return and for the node to be deleted (guaranteed), and stops the selector's goroutine.
-// Close may be called more than once. Called from fn, it cancels fn's context and
-// returns at once: the node is deleted once fn returns (a Close from another goroutine
-// waits for that).
+// A Close while the selector queues (its lock node being made, or waiting in line) waits
+// too, up to 10 s, for the node that acquisition made to be deleted (once its create's
+// answer comes); past that bound it returns an error saying so, and the node is deleted
+// in the background. Close may be called more than once. Called from fn, it cancels fn's
+// context and returns at once: the node is deleted once fn returns (a Close from another
+// goroutine waits for that).
 func (s *Selector) Close() error {
 	s.mu.Lock()
 	prev := s.state
@@ -342,8 +354,23 @@ func (s *Selector) Close() error {
 		return nil
 	}
 	cancel()
-	if !s.runner.Inside() {
-		<-runDone
+	if s.runner.Inside() {
+		return nil
+	}
+	<-runDone
+	s.mu.Lock()
+	givenUp := s.givenUp
+	s.mu.Unlock()
+	if !givenUp {
+		return nil
+	}
+	// The acquisition Close gave up may have made a node (a create answered late): the
+	// client deletes it in the background (its protected name is the acquisition's own).
+	// Wait for that, bounded.
+	ctx, stop := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer stop()
+	if err := s.client.WaitGuaranteedDeletes(ctx); err != nil && !errors.Is(err, framework.ErrClosed) {
+		return fmt.Errorf("leader: close %s: the lock node of the acquisition Close gave up was not known to be deleted within %v (it is deleted in the background): %w", s.path, cleanupTimeout, err)
 	}
 	return nil
 }
