@@ -215,6 +215,9 @@ func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, 
 }
 
 // SetData sets the node's data if its version matches (-1: any) and returns its new Stat.
+// When the request was sent again after a connection loss, an answer the first attempt
+// may explain (NoNode: applied, then the node deleted; BadVersion: applied, then
+// changed) also matches ErrUnknownOutcome.
 func (c *Client) SetData(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, opErr("setData", path, err)
@@ -231,8 +234,12 @@ func (c *Client) SetData(ctx context.Context, path string, data []byte, version 
 		sent.note(err)
 		return err
 	})
+	// A resent setData answered NoNode (any version) or BadVersion (a versioned one) may
+	// be explained by the first attempt: applied, then the node changed or deleted.
 	if version != -1 {
-		err = sent.unknownIf(err, zk.ErrBadVersion)
+		err = sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion)
+	} else {
+		err = sent.unknownIf(err, zk.ErrNoNode)
 	}
 	if err != nil {
 		return nil, opErr("setData", path, err)

@@ -243,7 +243,7 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 		// connection that cannot prove what happened is reported as unknown.
 		_, err := versioned.SetData(ctx, c, path, sharedcount.Encode(int32(n)), int32(*version))
 		switch {
-		case errors.Is(err, framework.ErrNoNode):
+		case errors.Is(err, framework.ErrNoNode) && !errors.Is(err, versioned.ErrUnknownOutcome):
 			return exitWith(exitConflict, "sharedcount set %s: not set: the node does not exist, so it is not at version %d", path, *version)
 		case errors.Is(err, versioned.ErrConflict):
 			return exitWith(exitConflict, "sharedcount set %s: not set: the node is not at version %d", path, *version)

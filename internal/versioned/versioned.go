@@ -134,8 +134,11 @@ func isWriteUnknown(err error) bool {
 // have been. The client retries a write whose connection was lost; a retry that then
 // finds a newer version cannot tell whether the first attempt was applied, so such a
 // BadVersion is reported as unknown unless the node's current state proves otherwise
-// (the version right after ours carries other data). A version (other than -1) names a
-// state of the node read, not the node: use SetDataOn to bind the write to that node.
+// (the version right after ours carries other data; that read back ends with ctx, the
+// error then matching ctx's error as well); a retry that finds no node (the
+// first attempt applied, then the node deleted?) is reported as unknown too. A version
+// (other than -1) names a state of the node read, not the node: use SetDataOn to bind
+// the write to that node.
 func SetData(ctx context.Context, c *framework.Client, path string, data []byte, version int32) (*framework.Stat, error) {
 	return SetDataOn(ctx, c, path, data, version, 0)
 }
@@ -160,19 +163,28 @@ func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byt
 		}
 		return st, nil
 	case errors.Is(err, framework.ErrNoNode):
-		// Nothing to set: a delete cannot be undone by our write, so it was not applied.
-		return nil, conflict(err)
+		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
+			// Nothing to set, and no earlier attempt: not applied.
+			return nil, conflict(err)
+		}
+		// A retry after a lost connection: the first attempt may have been applied and
+		// the node deleted since. Nothing left to read back can tell.
+		return nil, unknown(err)
 	case errors.Is(err, framework.ErrBadVersion):
 		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
 			return nil, conflict(err)
 		}
 		// A retry after a lost connection: ours, if applied, made version+1 (on the
-		// node read, when bound to it).
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readBackTimeout)
+		// node read, when bound to it). The read back honours ctx (and is bounded):
+		// when ctx ends first, the outcome stays unknown and the error matches ctx's.
+		cctx, cancel := context.WithTimeout(ctx, readBackTimeout)
 		defer cancel()
 		now, nst, rerr := c.GetData(cctx, path)
 		if rerr == nil && nst.Version == version+1 && !bytes.Equal(now, data) && (czxid == 0 || nst.Czxid == czxid) {
 			return nil, conflict(err)
+		}
+		if rerr != nil && ctx.Err() != nil {
+			return nil, unknown(fmt.Errorf("%w (not read back: %w)", err, context.Cause(ctx)))
 		}
 		return nil, unknown(err)
 	case isWriteUnknown(err):

@@ -8,13 +8,11 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/internal/versioned"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/retry"
 )
-
-// cleanupTimeout bounds releasing the promotion lock after the caller's context ended.
-const cleanupTimeout = 10 * time.Second
 
 // Stats says how a change went: Curator's AtomicStats.
 type Stats struct {
@@ -191,9 +189,14 @@ func (v *Value) promoted(ctx context.Context, res *Result[[]byte], mk makeFunc) 
 		return fmt.Errorf("atomic: promotion lock %s: %w", v.opts.lockPath, err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = lease.Release(cctx)
+		// Released within ctx: the lock node's delete is guaranteed, so a delete that
+		// ctx cuts short goes on in the client's background worker. Once ctx ended, the
+		// whole release runs there (locks.Cleanup, bounded) and the call returns now.
+		if ctx.Err() == nil {
+			_ = lease.Release(ctx)
+			return
+		}
+		locks.Cleanup(ctx, v.client, func(cctx context.Context) { _ = lease.Release(cctx) })
 	}()
 	return v.tries(ctx, res, mk, v.opts.lockPolicy, &res.Stats.PromotedTries)
 }

@@ -30,7 +30,10 @@
 // (<path>/_c_<uuid>-lock-<seq>) hold the participant id. When its turn comes it runs a
 // function; leadership lasts while the function runs, and is given up (the node deleted)
 // when it returns. The function's context is cancelled when leadership may be lost (per
-// the client's error policy, as for a latch), on Interrupt and on Close. With AutoRequeue
+// the client's error policy, as for a latch, and when someone else deletes the
+// selector's node: the selector watches its own node while it leads; Curator's
+// LeaderSelector does not), on Interrupt and on Close. Close waits for the node to be
+// deleted, also for one made by an acquisition Close cut short (bounded). With AutoRequeue
 // the selector queues again after each leadership, until Close; without it, Requeue puts
 // it back in line, and a Requeue that returns nil always takes effect (made while the
 // selector leads or gives leadership up, it queues again once that is done; Curator's

@@ -91,15 +91,18 @@ type Latch struct {
 	runDone   chan struct{}
 	starting  chan struct{} // closed when a Start has returned (its node made and kept, or cleaned up)
 	startErr  error         // what Start's clean-up after a Close during its create failed with
-	unlisten  func()
-	kick      chan struct{} // a connection state changed: look again
-	dispStop  chan struct{}
-	dispDone  chan struct{}
-	disp      *framework.Goroutines // runs the listener goroutine (Close from a listener)
-	listenMu  sync.Mutex
-	listeners []*latchListener
-	events    []bool
-	evSig     chan struct{}
+	// recreateErr: the election loop's create of the node again was given up past
+	// Close's bound (a node it made is deleted in the background): Close reports it.
+	recreateErr error
+	unlisten    func()
+	kick        chan struct{} // a connection state changed: look again
+	dispStop    chan struct{}
+	dispDone    chan struct{}
+	disp        *framework.Goroutines // runs the listener goroutine (Close from a listener)
+	listenMu    sync.Mutex
+	listeners   []*latchListener
+	events      []bool
+	evSig       chan struct{}
 }
 
 type latchListener struct {
@@ -147,7 +150,8 @@ func (l *Latch) ID() string { return l.id }
 // participant is in line (Participants lists it); it may already be leader. A Start that
 // fails leaves nothing behind and may be tried again; starting twice is an error. A Close
 // while Start creates the node makes Start delete the node it made and return ErrClosed;
-// Close waits for that (see Close).
+// Close waits for that (see Close). Start itself returns when ctx ends, also then: the
+// create Close waits for, and the delete of what it made, go on in the background.
 func (l *Latch) Start(ctx context.Context) error {
 	l.mu.Lock()
 	switch l.state {
@@ -162,10 +166,34 @@ func (l *Latch) Start(ctx context.Context) error {
 	starting := make(chan struct{})
 	l.starting = starting
 	l.mu.Unlock()
-	defer close(starting) // a Close meanwhile waits for this, the clean-up included
 
+	res := make(chan error, 1)
+	go func() {
+		defer close(starting) // a Close meanwhile waits for this, the clean-up included
+		res <- l.enter(ctx)
+	}()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+	}
+	// ctx ended. Before a Close, the create ends with it (createContext), and so does
+	// enter, at once. After a Close, the create goes on within Close's bound, and the
+	// node it made is deleted: Close waits for that, Start does not.
+	select {
+	case err := <-res:
+		return err
+	case <-l.closed:
+		return fmt.Errorf("%w: %w", ErrClosed, ctx.Err())
+	}
+}
+
+// enter is Start's work: it creates the latch node and starts the election loop, or,
+// when Close came meanwhile, deletes the node it made and records what Close must say.
+func (l *Latch) enter(ctx context.Context) error {
 	cctx, stop := l.createContext(ctx)
 	node, gen, err := l.create(cctx)
+	cause := context.Cause(cctx) // why the create's context ended, if it did
 	stop()
 	l.mu.Lock()
 	if err != nil || l.state == stateClosed {
@@ -180,10 +208,13 @@ func (l *Latch) Start(ctx context.Context) error {
 			if cerr = l.deleteNode(ctx, node); cerr != nil {
 				cerr = fmt.Errorf("leader: close %s: deleting the latch node Start made: %w", l.path, cerr)
 			}
-		case closed && cctx.Err() != nil && ctx.Err() == nil:
+		case closed && errors.Is(cause, errCloseBound):
 			// Close's bound ended the create: a node it made is deleted in the background
 			// (a protected name) once its answer comes.
 			cerr = fmt.Errorf("leader: close %s: Start's create of the latch node did not resolve within %v: %w", l.path, cleanupTimeout, err)
+		case closed && errors.Is(cause, errCreateGivenUp):
+			// Start's context ended the create just before the Close: the same.
+			cerr = fmt.Errorf("leader: close %s: Start's create of the latch node did not resolve (Start's context ended; a node it made is deleted in the background once its answer comes): %w", l.path, err)
 		}
 		if cerr != nil {
 			l.mu.Lock()
@@ -218,16 +249,30 @@ func (l *Latch) poke() {
 	}
 }
 
-// createContext returns a context for the create of a latch node: it ends with parent,
-// or cleanupTimeout after Close. Close waits for a create in flight (its reply may say
-// that the node exists), and this is the bound of that wait. stop must be called once
-// the create returned.
+// Why createContext ended a create: the context's cause.
+var (
+	errCloseBound    = errors.New("leader: Close's bound for a create in flight ended")
+	errCreateGivenUp = errors.New("leader: the create's context ended before a Close")
+)
+
+// createContext returns a context for the create of a latch node: it ends with parent
+// when parent ends before Close (cause errCreateGivenUp), or cleanupTimeout after Close
+// (cause errCloseBound), whether parent ended meanwhile or not. Close waits for a create
+// in flight (its reply may say that the node exists), and this is the bound of that wait.
+// stop must be called once the create returned.
 func (l *Latch) createContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	go func() {
 		select {
 		case <-ctx.Done():
 			return
+		case <-parent.Done():
+			select {
+			case <-l.closed: // Close waits for this create: it goes on, bounded
+			default:
+				cancel(fmt.Errorf("%w: %w", errCreateGivenUp, context.Cause(parent)))
+				return
+			}
 		case <-l.closed:
 		}
 		t := time.NewTimer(cleanupTimeout)
@@ -235,10 +280,10 @@ func (l *Latch) createContext(parent context.Context) (ctx context.Context, stop
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			cancel()
+			cancel(errCloseBound)
 		}
 	}()
-	return ctx, cancel
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // create makes a new latch node and returns it with the generation it was made in.
@@ -319,8 +364,16 @@ func (l *Latch) step(ctx context.Context) error {
 		// a node the create made is known and deleted before Close returns.
 		cctx, stop := l.createContext(context.WithoutCancel(ctx))
 		n, g, err := l.create(cctx)
+		cause := context.Cause(cctx)
 		stop()
 		if err != nil {
+			if errors.Is(cause, errCloseBound) {
+				// Given up past Close's bound: a node it made is deleted in the
+				// background (a protected name) once its answer comes. Close says so.
+				l.mu.Lock()
+				l.recreateErr = fmt.Errorf("leader: close %s: the latch's create of its node again did not resolve within %v: %w", l.path, cleanupTimeout, err)
+				l.mu.Unlock()
+			}
 			return err
 		}
 		if ctx.Err() != nil { // closing: Close deletes what it finds in l.node
@@ -542,7 +595,8 @@ func (l *Latch) Node() string {
 // AddListener registers fn to be called with true when this participant becomes leader
 // and with false when its leadership ends (also on Close with CloseNotifyLeader). Calls
 // come in order, one at a time, on a goroutine the latch owns. It returns a function that
-// unregisters fn. fn must not call Close.
+// unregisters fn. fn may call Close, which then returns without waiting for that
+// goroutine (see Close).
 func (l *Latch) AddListener(fn func(isLeader bool)) (remove func()) {
 	if fn == nil {
 		return func() {}
@@ -620,11 +674,13 @@ func (l *Latch) call(ln *latchListener, isLeader bool) {
 // Start, or the latch making its node again) is waited for, up to 10 s after Close was
 // called, so that the node it made is deleted before Close returns; past that bound the
 // create is given up, a node it made is deleted in the background once its answer comes,
-// and Close says so in its error. Start then returns ErrClosed. Close may be called more than once, also
-// from a listener: from a listener it returns without waiting for the listener goroutine
-// (that listener's own call is still running), which ends once the listener returns;
-// from anywhere else every Close waits for the first one's work and for the listener
-// goroutine to end.
+// and Close says so in its error (so too when Start's own context ended its create just
+// before the Close). Start then returns ErrClosed; it returns when its context ends, but
+// Close still waits, as above, for the create and for the delete of the node it made.
+// Close may be called more than once, also from a listener: from a listener it returns
+// without waiting for the listener goroutine (that listener's own call is still
+// running), which ends once the listener returns; from anywhere else every Close waits
+// for the first one's work and for the listener goroutine to end.
 func (l *Latch) Close() error {
 	l.mu.Lock()
 	prev := l.state
@@ -665,11 +721,11 @@ func (l *Latch) Close() error {
 	l.mu.Lock()
 	node := l.node
 	l.node = ""
+	err := l.recreateErr
 	l.mu.Unlock()
-	var err error
 	if node != "" {
-		if err = l.deleteNode(context.Background(), node); err != nil {
-			err = fmt.Errorf("leader: close %s: %w", l.path, err)
+		if derr := l.deleteNode(context.Background(), node); derr != nil {
+			err = errors.Join(err, fmt.Errorf("leader: close %s: %w", l.path, derr))
 		}
 	}
 	close(l.dispStop)

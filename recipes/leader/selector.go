@@ -63,6 +63,10 @@ type Selector struct {
 	requeue   chan struct{}
 	cancel    context.CancelFunc
 	runDone   chan struct{}
+	// givenUp: an acquisition was given up by Close (its create perhaps applied, its
+	// answer not yet come): the framework deletes what it made in the background, and
+	// Close waits for that.
+	givenUp bool
 }
 
 // NewSelector returns a selector for participant id on path that runs fn while leader.
@@ -71,7 +75,8 @@ type Selector struct {
 //
 // fn gets a context that is cancelled when leadership may be lost (the lock lease ends:
 // on Suspended or Lost under the client's standard error policy, on Lost only under the
-// session policy, always when the session changes), on Interrupt and on Close. fn must
+// session policy, always when the session changes, and when someone else deletes the
+// selector's lock node, as the next in line then leads), on Interrupt and on Close. fn must
 // return soon after: leadership is given up (the node deleted) only when it returns.
 // Its error is logged at warning level through the client's logger and otherwise ignored;
 // a panic in fn is recovered, logged at error level, and ends leadership.
@@ -89,10 +94,14 @@ func NewSelector(c *framework.Client, path, id string, fn func(ctx context.Conte
 		}
 	}
 	s := &Selector{client: c, path: path, id: id, fn: fn, opts: o, requeue: make(chan struct{}, 1), runner: framework.NewGoroutines()}
-	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false)}
+	// Always a revocable lock: its lease watches its own node, and ends (fn's context is
+	// cancelled) when someone else deletes it: the next in line leads then. Without a
+	// revocation listener a revocation request is ignored.
+	onRevoke := func(*mutex.Lease) {}
 	if o.onRevoke != nil {
-		mopts = append(mopts, mutex.WithRevocationListener(func(*mutex.Lease) { o.onRevoke(s) }))
+		onRevoke = func(*mutex.Lease) { o.onRevoke(s) }
 	}
+	mopts := []mutex.Option{mutex.WithNodeData([]byte(id)), mutex.WithLocalQueue(false), mutex.WithRevocationListener(onRevoke)}
 	m, err := mutex.New(c, path, mopts...)
 	if err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
@@ -239,6 +248,11 @@ func (s *Selector) setQueued(q bool) {
 func (s *Selector) lead(ctx context.Context) error {
 	lease, err := s.m.Acquire(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			s.mu.Lock()
+			s.givenUp = true
+			s.mu.Unlock()
+		}
 		return err
 	}
 	lctx, stopLease := lease.Context(ctx)
@@ -324,9 +338,12 @@ func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 
 // Close leaves the election: it cancels fn's context or the waiting, waits for fn to
 // return and for the node to be deleted (guaranteed), and stops the selector's goroutine.
-// Close may be called more than once. Called from fn, it cancels fn's context and
-// returns at once: the node is deleted once fn returns (a Close from another goroutine
-// waits for that).
+// A Close while the selector queues (its lock node being made, or waiting in line) waits
+// too, up to 10 s, for the node that acquisition made to be deleted (once its create's
+// answer comes); past that bound it returns an error saying so, and the node is deleted
+// in the background. Close may be called more than once. Called from fn, it cancels fn's
+// context and returns at once: the node is deleted once fn returns (a Close from another
+// goroutine waits for that).
 func (s *Selector) Close() error {
 	s.mu.Lock()
 	prev := s.state
@@ -337,8 +354,23 @@ func (s *Selector) Close() error {
 		return nil
 	}
 	cancel()
-	if !s.runner.Inside() {
-		<-runDone
+	if s.runner.Inside() {
+		return nil
+	}
+	<-runDone
+	s.mu.Lock()
+	givenUp := s.givenUp
+	s.mu.Unlock()
+	if !givenUp {
+		return nil
+	}
+	// The acquisition Close gave up may have made a node (a create answered late): the
+	// client deletes it in the background (its protected name is the acquisition's own).
+	// Wait for that, bounded.
+	ctx, stop := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer stop()
+	if err := s.client.WaitGuaranteedDeletes(ctx); err != nil && !errors.Is(err, framework.ErrClosed) {
+		return fmt.Errorf("leader: close %s: the lock node of the acquisition Close gave up was not known to be deleted within %v (it is deleted in the background): %w", s.path, cleanupTimeout, err)
 	}
 	return nil
 }

@@ -65,7 +65,8 @@ func (c *Count) TrySet(ctx context.Context, prev Versioned[int32], n int32) erro
 }
 
 // Set sets the count to n whatever it holds. An error matching ErrUnknownOutcome means
-// the write may or may not have been applied.
+// the write may or may not have been applied; one matching ErrConflict, that the node was
+// deleted and nothing was written.
 func (c *Count) Set(ctx context.Context, n int32) error { return c.v.Set(ctx, Encode(n)) }
 
 // AddListener registers fn to hear each new count, one call at a time on a goroutine the

@@ -12,7 +12,10 @@
 // again after every reconnection (a change made while the client was cut off is seen once
 // it is back). Get returns the value together with the node's version; TrySet writes only
 // if nobody changed the node since that version was read (a versioned setData) and
-// returns ErrConflict otherwise; Set writes unconditionally.
+// returns ErrConflict otherwise; Set writes unconditionally (ErrConflict only when the
+// node was deleted: Set does not make it again). A write sent again after a connection
+// loss and then answered "no node" or "bad version" may have been applied by its first
+// attempt: it is reported as unknown (below), not as a conflict.
 //
 // A write whose connection was lost, or whose context ended, while it was in flight may or
 // may not have been applied: TrySet and Set then return an error matching

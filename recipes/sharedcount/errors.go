@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/versioned"
 )
 
 var (
 	// ErrConflict is returned by TrySet when the node changed since the version passed
-	// was read: nothing was written.
+	// was read, and by Set when the node was deleted: nothing was written.
 	ErrConflict = fmt.Errorf("sharedcount: %w", versioned.ErrConflict)
 	// ErrUnknownOutcome is matched by the error of a write that may or may not have been
 	// applied (connection lost or context ended while it was in flight), and of a TrySet
@@ -23,6 +24,9 @@ var (
 	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrNotStarted is returned by calls that need Start first.
 	ErrNotStarted = errors.New("sharedcount: not started")
+	// ErrAlreadyStarted is matched (with framework.ErrInvalidArgument) by the error of a
+	// Start on a value already started, or started meanwhile by another Start.
+	ErrAlreadyStarted = fmt.Errorf("sharedcount: %w: already started", framework.ErrInvalidArgument)
 	// ErrClosed is returned by calls after Close.
 	ErrClosed = errors.New("sharedcount: closed")
 	// ErrBadData is matched by a *BadDataError.

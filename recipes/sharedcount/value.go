@@ -75,7 +75,9 @@ func NewValue(c *framework.Client, path string, seed []byte) (*Value, error) {
 func (v *Value) Path() string { return v.path }
 
 // Start creates the node with the seed value if it does not exist (parents as
-// containers), reads it, and starts keeping it current. Starting twice is an error.
+// containers), reads it, and starts keeping it current. Starting twice is an error
+// matching ErrAlreadyStarted (and framework.ErrInvalidArgument), also for two Starts at
+// once: one starts the value, the other fails; ErrClosed only after Close.
 func (v *Value) Start(ctx context.Context) error {
 	v.mu.Lock()
 	if v.closed {
@@ -84,7 +86,7 @@ func (v *Value) Start(ctx context.Context) error {
 	}
 	if v.started {
 		v.mu.Unlock()
-		return fmt.Errorf("sharedcount: %w: already started", framework.ErrInvalidArgument)
+		return fmt.Errorf("%w: %s", ErrAlreadyStarted, v.path)
 	}
 	v.mu.Unlock()
 	_, err := v.client.Create(ctx, v.path, v.seed, framework.WithContainerParents())
@@ -97,8 +99,11 @@ func (v *Value) Start(ctx context.Context) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.closed || v.started {
+	if v.closed {
 		return ErrClosed
+	}
+	if v.started { // another Start won meanwhile: the value is open, started by it
+		return fmt.Errorf("%w: %s", ErrAlreadyStarted, v.path)
 	}
 	v.started = true
 	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
@@ -110,6 +115,7 @@ func (v *Value) Start(ctx context.Context) error {
 		close(v.done)
 		close(v.notified)
 		v.removeL()
+		v.started = false // not started: Get says ErrNotStarted, Close has nothing to stop
 		return fmt.Errorf("sharedcount: start %s: %w", v.path, framework.ErrClosed)
 	}
 	v.gs.Go(v.notify)
@@ -310,7 +316,9 @@ func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], b []byte) er
 }
 
 // Set writes b whatever the node holds. An error matching ErrUnknownOutcome means the
-// write may or may not have been applied.
+// write may or may not have been applied; one matching ErrConflict (and
+// framework.ErrNoNode), that the node was deleted and nothing was written (Set does not
+// create it again).
 func (v *Value) Set(ctx context.Context, b []byte) error {
 	v.mu.Lock()
 	if err := v.usableLocked(); err != nil {
@@ -319,6 +327,9 @@ func (v *Value) Set(ctx context.Context, b []byte) error {
 	}
 	v.mu.Unlock()
 	st, err := versioned.SetData(ctx, v.client, v.path, b, -1)
+	if errors.Is(err, versioned.ErrConflict) { // no node: nothing written
+		return fmt.Errorf("%w: %s: %w", ErrConflict, v.path, err)
+	}
 	if err != nil {
 		return fmt.Errorf("sharedcount: set %s: %w", v.path, err)
 	}
