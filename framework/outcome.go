@@ -1,0 +1,145 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// AwaitOutcome makes a Delete say whether it was applied, also when ctx ends while its
+// request is in flight: rather than return ctx's error at once, Delete then waits up to d
+// more for the server's answer, and it sends nothing (no first request, no resend) once
+// ctx has ended. Its error then reads:
+//   - nil: the delete was applied (also when ctx ended meanwhile: the caller checks ctx);
+//   - an error matching ErrUnknownOutcome: it may have been applied — a request went out
+//     and no answer says whether it was (none came within d, the connection was lost with
+//     it in flight, the retry policy gave up after such a loss), or a resend was answered
+//     NoNode or BadVersion, which the first attempt may have caused. When ctx ended it
+//     matches ctx's error too;
+//   - any other error: not applied (ctx's error alone when ctx ended before the request
+//     went out; NoNode, BadVersion, ... as the server answered).
+//
+// A recipe whose delete consumes something (a queue item) uses it, with WithMaxCzxid
+// given the czxid of the node it read, to deliver what it removed and nothing it did not.
+// d bounds only the wait after ctx ended. It cannot go with WithChildren or InBackground.
+// The default is off: Delete returns ctx's error as soon as ctx ends.
+func AwaitOutcome(d time.Duration) DeleteOption { return func(o *deleteOpts) { o.await = d } }
+
+// awaiter carries one write through the end of its caller's context: it gives the
+// write's requests a context of their own that ends with the caller's only when no request
+// is in flight (or d after the caller's ended), keeps a request from going out once the
+// caller's context ended, and remembers whether the last request sent has an answer that
+// says whether it was applied. A nil *awaiter does nothing.
+type awaiter struct {
+	parent context.Context
+	ctx    context.Context // the requests' context
+	cancel context.CancelFunc
+	d      time.Duration
+	stopAF func() bool
+
+	mu       sync.Mutex
+	inflight int
+	pending  bool // a request went out, and no answer since says whether it was applied
+	timer    *time.Timer
+}
+
+func newAwaiter(parent context.Context, d time.Duration) *awaiter {
+	a := &awaiter{parent: parent, d: d}
+	a.ctx, a.cancel = context.WithCancel(context.WithoutCancel(parent))
+	a.stopAF = context.AfterFunc(parent, a.parentDone)
+	return a
+}
+
+// parentDone ends the requests' context now if nothing is in flight, else d from now.
+func (a *awaiter) parentDone() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inflight == 0 {
+		a.cancel()
+		return
+	}
+	if a.timer == nil {
+		a.timer = time.AfterFunc(a.d, a.cancel)
+	}
+}
+
+// stop releases the awaiter; call it once the write returned.
+func (a *awaiter) stop() {
+	if a == nil {
+		return
+	}
+	a.stopAF()
+	a.mu.Lock()
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	a.mu.Unlock()
+	a.cancel()
+}
+
+// awaitReq wraps a write request (what call runs on its goroutine): it is not sent once
+// the caller's context ended (the caller's error is returned instead), and while it is in
+// flight the awaiter counts it.
+func awaitReq[T any](a *awaiter, c *Client, req func() (T, error)) func() (T, error) {
+	if a == nil {
+		return req
+	}
+	return func() (T, error) {
+		a.mu.Lock()
+		if err := a.parent.Err(); err != nil {
+			a.mu.Unlock()
+			var zero T
+			return zero, err // not sent
+		}
+		a.inflight++
+		a.pending = true
+		a.mu.Unlock()
+		v, err := req()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.inflight--
+		if m := c.mapErr(err); m == nil || !(connectionClass(m) || errors.Is(m, ErrClosed)) {
+			a.pending = false // the server answered: applied, or refused
+		}
+		if a.inflight == 0 && a.parent.Err() != nil {
+			a.cancel() // answered after the caller's context ended: nothing more to wait for
+		}
+		return v, err
+	}
+}
+
+// result turns the write's final error into what AwaitOutcome documents.
+func (a *awaiter) result(err error) error {
+	if a == nil || err == nil {
+		return err
+	}
+	a.mu.Lock()
+	pending := a.pending
+	a.mu.Unlock()
+	perr := a.parent.Err()
+	if perr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && !errors.Is(err, perr) {
+		err = fmt.Errorf("%w (%v)", perr, err) // the requests' context ended because the caller's did
+	}
+	if !pending {
+		return err
+	}
+	if perr != nil && !errors.Is(err, perr) {
+		err = errors.Join(err, perr)
+	}
+	if errors.Is(err, ErrUnknownOutcome) {
+		return err
+	}
+	return &awaitedError{err: err}
+}
+
+// awaitedError is the error of a write sent without an answer that says whether it was
+// applied.
+type awaitedError struct{ err error }
+
+func (e *awaitedError) Error() string {
+	return e.err.Error() + " (the request went out and no answer says whether it was applied: the outcome is unknown)"
+}
+
+func (e *awaitedError) Unwrap() []error { return []error{e.err, ErrUnknownOutcome} }
