@@ -24,11 +24,27 @@ const (
 	// retryPause is how long Consume waits after a ZooKeeper error before it looks at
 	// the queue again (the client's retry policy has already been applied).
 	retryPause = 250 * time.Millisecond
+	// takeOutcomeWait bounds how long a take whose context ended while its delete was in
+	// flight waits for the delete's answer (framework.AwaitOutcome).
+	takeOutcomeWait = 10 * time.Second
 )
+
+// takeDelete deletes the item node p read with Stat st, bound to that node (its czxid
+// and version: not a node made since at the same name, after the queue was deleted and
+// made again), and says whether it was applied (nil), not applied (NoNode or BadVersion:
+// another consumer took it; ctx's error) or unknown (framework.ErrUnknownOutcome): see
+// framework.AwaitOutcome. Applied after ctx ended is applied: the item is the caller's.
+func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
+	return c.Delete(ctx, p, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid),
+		framework.AwaitOutcome(takeOutcomeWait))
+}
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
-// The context is the one given to Consume or ConsumeOne.
+// The context is the one given to Consume or ConsumeOne. Without a lock path the node is
+// removed first, and the handler gets every item whose removal the server applied, also
+// when that context ended while the removal was in flight (the context has then ended:
+// the item is gone from the queue and the handler is its only holder).
 type Handler[T any] func(ctx context.Context, item T) error
 
 // base is what the four distributed queues share.
@@ -362,10 +378,14 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if err != nil {
 		return skipped, err
 	}
-	err = b.c.Delete(ctx, itemPath, framework.WithVersion(st.Version))
+	err = takeDelete(ctx, b.c, itemPath, st)
 	switch {
-	case err == nil, errors.Is(err, framework.ErrUnknownOutcome):
-		// Ours (or perhaps ours: a resent delete; delivering risks a duplicate, not a loss).
+	case err == nil:
+		// Ours, also when ctx ended while the delete was in flight: the handler gets it.
+	case errors.Is(err, framework.ErrUnknownOutcome):
+		// Perhaps ours (its answer lost), perhaps another consumer's (a resend answered
+		// NoNode): never delivered on a guess, which could make it twice.
+		return skipped, &MaybeGoneError{Path: itemPath, Err: err}
 	case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
 		return gone, nil // another consumer got it
 	default:
@@ -686,6 +706,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				tried[i] = true
 			}
 			res, err := b.process(ctx, name, h, &lw, listZxid)
+			if errors.Is(err, ErrMaybeGone) {
+				if one {
+					return err
+				}
+				b.report(err)
+				err = nil
+			}
 			if res == stale {
 				relist = true // the queue was made again since the listing: list it
 				break
@@ -815,11 +842,15 @@ func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 // Consume takes items until ctx ends, calling h for each, in the queue's order; several
 // consumers (in this process or others, Go or Java) may consume one queue. It returns
 // ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
-// failed handler, a ZooKeeper error after the retry policy gave up) go to the function
-// given with WithErrorListener; a bad item's node is left in place and skipped.
+// failed handler, a take whose outcome is unknown (ErrMaybeGone), a ZooKeeper error
+// after the retry policy gave up) go to the function given with WithErrorListener; a bad
+// item's node is left in place and skipped.
 func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, false) }
 
 // ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
 // handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
 // errors as they come; bad items are skipped (and reported to the error listener).
+// Without a lock path, a take whose removal's outcome is unknown returns a
+// *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
+// calls h, also when ctx ended while the removal was in flight.
 func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }

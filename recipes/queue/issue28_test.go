@@ -125,6 +125,7 @@ func TestIssue28SimpleTakeCancelledWhileDeleteInFlight(t *testing.T) {
 		err = testutil.Result(t, done, 30*time.Second, "Take")
 		require.Error(t, err, "the answer was lost: the outcome is unknown, not a delivery (got %q)", *got.Load())
 		assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "the error says the item may be gone")
+		assert.ErrorIs(t, err, queue.ErrMaybeGone)
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
@@ -162,6 +163,7 @@ func TestIssue28ConsumeOneCancelledWhileDeleteInFlight(t *testing.T) {
 		r.proxy.Heal()
 		err = testutil.Result(t, done, 30*time.Second, "ConsumeOne")
 		assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "the error says the item may be gone")
+		assert.ErrorIs(t, err, queue.ErrMaybeGone)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Empty(t, c.items())
 	})
@@ -180,6 +182,7 @@ func TestIssue28ConsumeOneCancelledWhileDeleteInFlight(t *testing.T) {
 		r.proxy.Heal()
 		require.Error(t, err)
 		assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "the error says the item may be gone: %v", err)
+		assert.ErrorIs(t, err, queue.ErrMaybeGone)
 		assert.Empty(t, c.items())
 	})
 }
@@ -212,6 +215,7 @@ func TestIssue28ResentDeleteNoNodeIsNotADelivery(t *testing.T) {
 		errA := testutil.Result(t, done, 60*time.Second, "A's take")
 		require.Nil(t, gotA.Load(), "the item was delivered to A too (B had it): %q", p)
 		assert.ErrorIs(t, errA, framework.ErrUnknownOutcome, "A's error says the item may be gone")
+		assert.ErrorIs(t, errA, queue.ErrMaybeGone)
 	}
 	t.Run("SimpleQueue", func(t *testing.T) {
 		qa, err := queue.NewSimple(r.c, r.base+"/simple", queue.String{})

@@ -45,5 +45,6 @@ func WithErrorMode(m ErrorMode) Option { return func(o *options) { o.errorMode =
 // WithErrorListener sets a function Consume and ConsumeOne call, on the caller's goroutine
 // (so one call at a time per consumer; keep it short), with each error they get over
 // while they keep consuming: a *BadItemError, a *HandlerError, an error matching
-// ErrNotRemoved, a ZooKeeper error they retry after. The default drops them.
+// ErrNotRemoved or ErrMaybeGone, a ZooKeeper error they retry after. The default drops
+// them.
 func WithErrorListener(fn func(error)) Option { return func(o *options) { o.onError = fn } }
