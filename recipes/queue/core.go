@@ -208,10 +208,18 @@ func createCounted(ctx context.Context, c *framework.Client, p string, data []by
 	return got, nil
 }
 
-// waitRoom waits until the queue path has fewer than maxItems children.
+// waitRoom waits until the queue path has fewer than maxItems children. A queue path
+// deleted since it was made is made again, as a Put without WithMaxItems does.
 func (b *base[T]) waitRoom(ctx context.Context) error {
 	for {
 		kids, _, w, err := b.c.ChildrenW(ctx, b.path)
+		if errors.Is(err, framework.ErrNoNode) {
+			b.pathReady.Store(false)
+			if err := b.ensure(ctx, b.path, &b.pathReady); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
