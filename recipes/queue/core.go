@@ -783,6 +783,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
+				if !b.kind.bySequence() {
+					// A node put since (a lower priority value, an earlier due time)
+					// may come before the rest of this listing: list again, as Curator's
+					// priority queue does when the children change.
+					break
+				}
 			}
 		}
 		bad = stillBad
