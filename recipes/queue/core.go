@@ -447,7 +447,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finishCancellable(ctx, name, data, requeue, lockGen, tok); err != nil {
+	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
 		return taken, errors.Join(err, herr)
 	}
 	if herr != nil {
@@ -548,8 +548,8 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
-	err := b.finish(ctx, name, data, requeue, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
+	err := b.finish(ctx, name, data, czxid, requeue, lockGen, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return errors.Join(err, ctx.Err())
 	}
@@ -560,8 +560,11 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // It runs to its end even when ctx ended: the handler has run. lockGen is the session
 // generation the lock node was created in: once the session changed, the node at the
 // lock path (if any) is another consumer's, which has taken the item, and the item is
-// left to it.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
+// left to it. czxid is the item node's, as read before the handler ran: a node at its
+// name with another czxid is another item (the queue path was deleted and made again
+// meanwhile, and its sequence numbers started again), which is left alone: the item
+// handled is gone already.
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -591,14 +594,25 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if b.c.Generation() != lockGen {
 			return lost()
 		}
-		_, err := b.c.Transaction(tctx, ops...)
-		if b.c.Generation() != lockGen {
-			// Whether the removal went through or failed, another consumer may have
-			// taken the item after our lock node went.
-			return lost()
-		}
+		// The transaction deletes the node at the version just read, once its czxid says
+		// it is the item handled (a multi cannot check a czxid): only a delete and
+		// re-create within that round trip could slip through.
+		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
-			return nil
+			if cur == nil || cur.Czxid != czxid {
+				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
+				return nil
+			}
+			ops[0] = framework.DeleteOp(itemPath, cur.Version)
+			_, err = b.c.Transaction(tctx, ops...)
+			if b.c.Generation() != lockGen {
+				// Whether the removal went through or failed, another consumer may have
+				// taken the item after our lock node went.
+				return lost()
+			}
+			if err == nil {
+				return nil
+			}
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 			// Give the item back (it is delivered again) rather than keep it locked for
@@ -611,7 +625,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if serr != nil {
 			continue
 		}
-		if st == nil {
+		if st == nil || st.Czxid != czxid {
 			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
 			return nil
 		}
