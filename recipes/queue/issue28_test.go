@@ -341,3 +341,33 @@ func TestIssue28RemovalSparesANewItemAtTheSameName(t *testing.T) {
 	require.NoError(t, pq.ConsumeOne(ctx, got.handle))
 	assert.Equal(t, []string{"new"}, got.items())
 }
+
+// Issue 28 (also): in ErrorMode Requeue a failing item was requeued at once, forever: one
+// always-failing job ran 318 times in 2 s. A requeue of the same item backs off (100 ms,
+// doubling, up to 5 s): within 2 s it runs at most 6 times (0, 0.1, 0.3, 0.7, 1.5 s; a
+// slower machine runs it fewer times, never more).
+func TestIssue28RequeueBacksOff(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, time.Minute)
+	base := fmt.Sprintf("/issue28requeue/%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
+	require.NoError(t, err)
+	_, err = q.Put(ctx, "always fails")
+	require.NoError(t, err)
+	var runs atomic.Int32
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	err = q.Consume(cctx, func(context.Context, string) error {
+		runs.Add(1)
+		return fmt.Errorf("job failed")
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.LessOrEqual(t, runs.Load(), int32(6), "the failing item ran %d times in 2 s", runs.Load())
+	assert.GreaterOrEqual(t, runs.Load(), int32(1))
+	names, err := q.Items(ctx)
+	require.NoError(t, err)
+	assert.Len(t, names, 1, "the item is still queued")
+}
