@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -67,6 +68,61 @@ type base[T any] struct {
 	leftMu   sync.Mutex
 	left     []string
 	leftZxid int64 // the queue node's pzxid when left was listed
+
+	// requeues counts, per item this consumer requeued (by its name prefix and data),
+	// its handler's failures in a row; holdUntil is when this consumer's next take may
+	// start (see noteRequeue).
+	requeueMu sync.Mutex
+	requeues  map[[32]byte]int
+	holdUntil time.Time
+}
+
+// The back-off of a requeued item: the consumer that requeued it waits requeueBackoff
+// before its next take, doubling with each failure of the same item in a row, up to
+// maxRequeueBackoff. maxRequeued bounds the items remembered.
+const (
+	requeueBackoff    = 100 * time.Millisecond
+	maxRequeueBackoff = 5 * time.Second
+	maxRequeued       = 1024
+)
+
+// noteRequeue records the outcome of a handled item (its node name and data): a success
+// forgets its failures; a requeue counts one more and holds this consumer's next take
+// back for the item's back-off.
+func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
+	h := sha256.New()
+	h.Write([]byte(requeuePrefix(name)))
+	h.Write([]byte{0})
+	h.Write(data)
+	var key [32]byte
+	h.Sum(key[:0])
+	b.requeueMu.Lock()
+	defer b.requeueMu.Unlock()
+	if !requeued {
+		delete(b.requeues, key)
+		return
+	}
+	if b.requeues == nil || len(b.requeues) >= maxRequeued {
+		b.requeues = map[[32]byte]int{}
+	}
+	n := b.requeues[key] + 1
+	b.requeues[key] = n
+	d := maxRequeueBackoff
+	if n <= 16 {
+		d = min(requeueBackoff<<(n-1), maxRequeueBackoff)
+	}
+	b.holdUntil = time.Now().Add(d)
+}
+
+// waitHold waits (honouring ctx) until this consumer may take again after a requeue.
+func (b *base[T]) waitHold(ctx context.Context) error {
+	b.requeueMu.Lock()
+	d := time.Until(b.holdUntil)
+	b.requeueMu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	return b.pause(ctx, d)
 }
 
 type outcome int
@@ -450,6 +506,9 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
 		return taken, errors.Join(err, herr)
 	}
+	if herr == nil || requeue {
+		b.noteRequeue(name, data, requeue)
+	}
 	if herr != nil {
 		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
 	}
@@ -661,6 +720,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 	for {
 		if ctx.Err() != nil {
 			return ctxErr()
+		}
+		if err := b.waitHold(ctx); err != nil { // after a requeue: back off
+			if ctx.Err() != nil {
+				return ctxErr()
+			}
+			return err
 		}
 		var names []string
 		var w *framework.Watch
