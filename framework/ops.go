@@ -26,6 +26,7 @@ type deleteOpts struct {
 	guaranteed bool
 	background bool
 	await      time.Duration // AwaitOutcome
+	asRead     bool          // AsRead
 }
 
 // WithVersion deletes only if the node's version matches. The default is any version.
@@ -101,13 +102,15 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		defer a.stop()
 		ctx = a.ctx
 	}
+	attempts := 0
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		attempts++
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err // the node's own delete was not sent
 			}
 		}
-		if o.maxCzxid != 0 {
+		if o.maxCzxid != 0 && !(o.asRead && attempts == 1) { // AsRead: the caller's read stands for the first
 			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent, a)
 		}
 		_, err := callAt(c, ctx, "delete", full, awaitReq(a, c, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)

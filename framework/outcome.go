@@ -27,6 +27,21 @@ import (
 // The default is off: Delete returns ctx's error as soon as ctx ends.
 func AwaitOutcome(d time.Duration) DeleteOption { return func(o *deleteOpts) { o.await = d } }
 
+// AsRead deletes the node the caller has just read, with Stat st, and no other: it is
+// WithMaxCzxid(st.Czxid) with WithVersion(st.Version), except that the first attempt
+// sends the delete at once, the caller's read standing for the one WithMaxCzxid makes
+// (a request fewer); an attempt sent again (after a connection loss, perhaps much later)
+// reads the node first. Only a delete and re-create between the caller's read and the
+// delete can slip through, as with WithMaxCzxid: the caller deletes right after its read.
+// A nil st does nothing.
+func AsRead(st *Stat) DeleteOption {
+	return func(o *deleteOpts) {
+		if st != nil {
+			o.maxCzxid, o.version, o.asRead = st.Czxid, st.Version, true
+		}
+	}
+}
+
 // awaiter carries one write through the end of its caller's context: it gives the
 // write's requests a context of their own that ends with the caller's only when no request
 // is in flight (or d after the caller's ended), keeps a request from going out once the

@@ -116,3 +116,30 @@ func TestDeleteAwaitOutcome(t *testing.T) {
 		assert.ErrorIs(t, c.Delete(ctx, "/x", framework.AwaitOutcome(time.Second), framework.WithChildren()), framework.ErrInvalidArgument)
 	})
 }
+
+// AsRead deletes the node read at once (one request, where WithMaxCzxid reads first), at
+// the version read; a resend after a lost answer reads first, and its NoNode is unknown.
+func TestDeleteAsRead(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testCtx(t)
+
+	_, st, err := c.CreateStat(ctx, "/asread", nil)
+	require.NoError(t, err)
+	_, err = c.SetData(ctx, "/asread", []byte("x"), st.Version)
+	require.NoError(t, err)
+	require.ErrorIs(t, c.Delete(ctx, "/asread", framework.AsRead(st)), framework.ErrBadVersion, "written since the read")
+	_, st, err = c.GetData(ctx, "/asread")
+	require.NoError(t, err)
+	before := c.Requests()
+	require.NoError(t, c.Delete(ctx, "/asread", framework.AsRead(st), framework.AwaitOutcome(time.Second)))
+	assert.Equal(t, uint64(1), c.Requests()-before, "the delete alone")
+
+	_, st, err = c.CreateStat(ctx, "/asread", nil)
+	require.NoError(t, err)
+	err = lostReply(t, proxy, func() error { return c.Delete(ctx, "/asread", framework.AsRead(st)) })
+	assert.ErrorIs(t, err, framework.ErrNoNode, "the resend found the node gone")
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome)
+}
