@@ -30,14 +30,14 @@ const (
 	takeOutcomeWait = 10 * time.Second
 )
 
-// takeDelete deletes the item node p read with Stat st, bound to that node (its czxid
-// and version: not a node made since at the same name, after the queue was deleted and
-// made again), and says whether it was applied (nil), not applied (NoNode or BadVersion:
-// another consumer took it; ctx's error) or unknown (framework.ErrUnknownOutcome): see
-// framework.AwaitOutcome. Applied after ctx ended is applied: the item is the caller's.
+// takeDelete deletes the item node p just read with Stat st, bound to that node
+// (framework.AsRead: its version now, its czxid on a resend, which must not delete a node
+// made since at the same name after the queue was deleted and made again), and says
+// whether it was applied (nil), not applied (NoNode or BadVersion: another consumer took
+// it; ctx's error) or unknown (framework.ErrUnknownOutcome): see framework.AwaitOutcome.
+// Applied after ctx ended is applied: the item is the caller's.
 func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
-	return c.Delete(ctx, p, framework.WithVersion(st.Version), framework.WithMaxCzxid(st.Czxid),
-		framework.AwaitOutcome(takeOutcomeWait))
+	return c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
 }
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
