@@ -98,7 +98,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	var sent resent
 	var a *awaiter
 	if o.await > 0 {
-		a = newAwaiter(ctx, o.await)
+		a = newAwaiter(c, ctx, o.await)
 		defer a.stop()
 		ctx = a.ctx
 	}
@@ -113,7 +113,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		if o.maxCzxid != 0 && !(o.asRead && attempts == 1) { // AsRead: the caller's read stands for the first
 			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent, a)
 		}
-		_, err := callAt(c, ctx, "delete", full, awaitReq(a, c, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)
+		_, err := callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)
 		sent.note(err)
 		return err
 	})
@@ -151,7 +151,7 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 		if v == -1 {
 			v = st.Version
 		}
-		_, err = callAt(c, ctx, "delete", full, awaitReq(a, c, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }), nil)
+		_, err = callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }), nil)
 		if sent != nil {
 			sent.note(err) // only the delete itself: the read before it changes nothing
 		}

@@ -45,9 +45,10 @@ func AsRead(st *Stat) DeleteOption {
 // awaiter carries one write through the end of its caller's context: it gives the
 // write's requests a context of their own that ends with the caller's only when no request
 // is in flight (or d after the caller's ended), keeps a request from going out once the
-// caller's context ended, and remembers whether the last request sent has an answer that
-// says whether it was applied. A nil *awaiter does nothing.
+// caller's context ended, and records the answers, so that the write's outcome is known
+// even when the wait for an answer ended as the answer came. A nil *awaiter does nothing.
 type awaiter struct {
+	c      *Client
 	parent context.Context
 	ctx    context.Context // the requests' context
 	cancel context.CancelFunc
@@ -56,12 +57,15 @@ type awaiter struct {
 
 	mu       sync.Mutex
 	inflight int
-	pending  bool // a request went out, and no answer since says whether it was applied
+	answered bool  // a request sent was answered; last is its answer
+	last     error // the latest answer (mapped)
+	loss     bool  // an answer was a connection loss (or the client closed under it)
+	unsent   bool  // the latest request was not sent (the caller's context had ended)
 	timer    *time.Timer
 }
 
-func newAwaiter(parent context.Context, d time.Duration) *awaiter {
-	a := &awaiter{parent: parent, d: d}
+func newAwaiter(c *Client, parent context.Context, d time.Duration) *awaiter {
+	a := &awaiter{c: c, parent: parent, d: d}
 	a.ctx, a.cancel = context.WithCancel(context.WithoutCancel(parent))
 	a.stopAF = context.AfterFunc(parent, a.parentDone)
 	return a
@@ -94,32 +98,43 @@ func (a *awaiter) stop() {
 	a.cancel()
 }
 
+// indefinite reports whether an answer leaves the request's outcome open.
+func indefinite(err error) bool {
+	return err != nil && (connectionClass(err) || errors.Is(err, ErrClosed))
+}
+
 // awaitReq wraps a write request (what call runs on its goroutine): it is not sent once
 // the caller's context ended (the caller's error is returned instead), and while it is in
-// flight the awaiter counts it.
-func awaitReq[T any](a *awaiter, c *Client, req func() (T, error)) func() (T, error) {
+// flight the awaiter counts it; its answer is recorded.
+func awaitReq[T any](a *awaiter, req func() (T, error)) func() (T, error) {
 	if a == nil {
 		return req
 	}
 	return func() (T, error) {
 		a.mu.Lock()
 		if err := a.parent.Err(); err != nil {
+			a.unsent = true
 			a.mu.Unlock()
 			var zero T
 			return zero, err // not sent
 		}
 		a.inflight++
-		a.pending = true
+		a.unsent = false
 		a.mu.Unlock()
 		v, err := req()
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.inflight--
-		if m := c.mapErr(err); m == nil || !(connectionClass(m) || errors.Is(m, ErrClosed)) {
-			a.pending = false // the server answered: applied, or refused
-		}
-		if a.inflight == 0 && a.parent.Err() != nil {
-			a.cancel() // answered after the caller's context ended: nothing more to wait for
+		m := a.c.mapErr(err)
+		a.answered, a.last = true, m
+		if indefinite(m) {
+			a.loss = true
+			if a.inflight == 0 && a.parent.Err() != nil {
+				// Lost after the caller's context ended: nothing will be sent again and
+				// nothing more can be learnt. (Not on an answer that says: the caller's
+				// call may then see this context end before the answer it carries.)
+				a.cancel()
+			}
 		}
 		return v, err
 	}
@@ -131,12 +146,24 @@ func (a *awaiter) result(err error) error {
 		return err
 	}
 	a.mu.Lock()
-	pending := a.pending
+	inflight, answered, last, loss, unsent := a.inflight, a.answered, a.last, a.loss, a.unsent
 	a.mu.Unlock()
 	perr := a.parent.Err()
-	if perr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && !errors.Is(err, perr) {
+	isCtx := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if isCtx && inflight == 0 && answered && !unsent && !indefinite(last) {
+		// The wait ended as the answer came: the answer is the outcome.
+		if last == nil {
+			return nil
+		}
+		if loss && (errors.Is(last, ErrNoNode) || errors.Is(last, ErrBadVersion)) {
+			return &awaitedError{err: last} // a resend's answer: the first attempt may explain it
+		}
+		return last
+	}
+	if perr != nil && isCtx && !errors.Is(err, perr) {
 		err = fmt.Errorf("%w (%v)", perr, err) // the requests' context ended because the caller's did
 	}
+	pending := inflight > 0 || (answered && indefinite(last))
 	if !pending {
 		return err
 	}
