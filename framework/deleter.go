@@ -143,7 +143,7 @@ func (d *deleter) do(j deleteJob) error {
 			version = j.version
 		}
 		if j.maxCzxid != 0 {
-			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, version, nil)
+			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, version, nil, nil)
 			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
 				return nil
 			}

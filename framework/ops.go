@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -24,6 +25,8 @@ type deleteOpts struct {
 	quietly    bool
 	guaranteed bool
 	background bool
+	await      time.Duration // AwaitOutcome
+	asRead     bool          // AsRead
 }
 
 // WithVersion deletes only if the node's version matches. The default is any version.
@@ -81,6 +84,9 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if o.background && o.children {
 		return opErr("delete", path, fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument))
 	}
+	if o.await > 0 && (o.children || o.background) {
+		return opErr("delete", path, fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument))
+	}
 	full := c.fullPath(path)
 	if o.background {
 		if err := c.usable(); err != nil {
@@ -90,20 +96,28 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	var sent resent
+	var a *awaiter
+	if o.await > 0 {
+		a = newAwaiter(c, ctx, o.await)
+		defer a.stop()
+		ctx = a.ctx
+	}
+	attempts := 0
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		attempts++
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err // the node's own delete was not sent
 			}
 		}
-		if o.maxCzxid != 0 {
-			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent)
+		if o.maxCzxid != 0 && !(o.asRead && attempts == 1) { // AsRead: the caller's read stands for the first
+			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent, a)
 		}
-		_, err := callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }, nil)
+		_, err := callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)
 		sent.note(err)
 		return err
 	})
-	err = sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion)
+	err = a.result(sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion))
 	if errors.Is(err, zk.ErrNoNode) && o.quietly {
 		return nil
 	}
@@ -117,8 +131,8 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 // reads the node's Stat and deletes at the version read, or at version when it is not
 // -1. A later node at the path, or none, is ErrNoNode. A version that changed between
 // the read and the delete (the same node, written meanwhile) is read again, unless
-// version was given.
-func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32, sent *resent) error {
+// version was given. a (nil: none) is AwaitOutcome's.
+func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32, sent *resent, a *awaiter) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(full)
@@ -137,7 +151,7 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 		if v == -1 {
 			v = st.Version
 		}
-		_, err = callAt(c, ctx, "delete", full, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }, nil)
+		_, err = callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }), nil)
 		if sent != nil {
 			sent.note(err) // only the delete itself: the read before it changes nothing
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,11 +25,27 @@ const (
 	// retryPause is how long Consume waits after a ZooKeeper error before it looks at
 	// the queue again (the client's retry policy has already been applied).
 	retryPause = 250 * time.Millisecond
+	// takeOutcomeWait bounds how long a take whose context ended while its delete was in
+	// flight waits for the delete's answer (framework.AwaitOutcome).
+	takeOutcomeWait = 10 * time.Second
 )
+
+// takeDelete deletes the item node p just read with Stat st, bound to that node
+// (framework.AsRead: its version now, its czxid on a resend, which must not delete a node
+// made since at the same name after the queue was deleted and made again), and says
+// whether it was applied (nil), not applied (NoNode or BadVersion: another consumer took
+// it; ctx's error) or unknown (framework.ErrUnknownOutcome): see framework.AwaitOutcome.
+// Applied after ctx ended is applied: the item is the caller's.
+func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
+	return c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+}
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
-// The context is the one given to Consume or ConsumeOne.
+// The context is the one given to Consume or ConsumeOne. Without a lock path the node is
+// removed first, and the handler gets every item whose removal the server applied, also
+// when that context ended while the removal was in flight (the context has then ended:
+// the item is gone from the queue and the handler is its only holder).
 type Handler[T any] func(ctx context.Context, item T) error
 
 // base is what the four distributed queues share.
@@ -51,6 +68,61 @@ type base[T any] struct {
 	leftMu   sync.Mutex
 	left     []string
 	leftZxid int64 // the queue node's pzxid when left was listed
+
+	// requeues counts, per item this consumer requeued (by its name prefix and data),
+	// its handler's failures in a row; holdUntil is when this consumer's next take may
+	// start (see noteRequeue).
+	requeueMu sync.Mutex
+	requeues  map[[32]byte]int
+	holdUntil time.Time
+}
+
+// The back-off of a requeued item: the consumer that requeued it waits requeueBackoff
+// before its next take, doubling with each failure of the same item in a row, up to
+// maxRequeueBackoff. maxRequeued bounds the items remembered.
+const (
+	requeueBackoff    = 100 * time.Millisecond
+	maxRequeueBackoff = 5 * time.Second
+	maxRequeued       = 1024
+)
+
+// noteRequeue records the outcome of a handled item (its node name and data): a success
+// forgets its failures; a requeue counts one more and holds this consumer's next take
+// back for the item's back-off.
+func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
+	h := sha256.New()
+	h.Write([]byte(requeuePrefix(name)))
+	h.Write([]byte{0})
+	h.Write(data)
+	var key [32]byte
+	h.Sum(key[:0])
+	b.requeueMu.Lock()
+	defer b.requeueMu.Unlock()
+	if !requeued {
+		delete(b.requeues, key)
+		return
+	}
+	if b.requeues == nil || len(b.requeues) >= maxRequeued {
+		b.requeues = map[[32]byte]int{}
+	}
+	n := b.requeues[key] + 1
+	b.requeues[key] = n
+	d := maxRequeueBackoff
+	if n <= 16 {
+		d = min(requeueBackoff<<(n-1), maxRequeueBackoff)
+	}
+	b.holdUntil = time.Now().Add(d)
+}
+
+// waitHold waits (honouring ctx) until this consumer may take again after a requeue.
+func (b *base[T]) waitHold(ctx context.Context) error {
+	b.requeueMu.Lock()
+	d := time.Until(b.holdUntil)
+	b.requeueMu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	return b.pause(ctx, d)
 }
 
 type outcome int
@@ -192,10 +264,18 @@ func createCounted(ctx context.Context, c *framework.Client, p string, data []by
 	return got, nil
 }
 
-// waitRoom waits until the queue path has fewer than maxItems children.
+// waitRoom waits until the queue path has fewer than maxItems children. A queue path
+// deleted since it was made is made again, as a Put without WithMaxItems does.
 func (b *base[T]) waitRoom(ctx context.Context) error {
 	for {
 		kids, _, w, err := b.c.ChildrenW(ctx, b.path)
+		if errors.Is(err, framework.ErrNoNode) {
+			b.pathReady.Store(false)
+			if err := b.ensure(ctx, b.path, &b.pathReady); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -362,10 +442,14 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if err != nil {
 		return skipped, err
 	}
-	err = b.c.Delete(ctx, itemPath, framework.WithVersion(st.Version))
+	err = takeDelete(ctx, b.c, itemPath, st)
 	switch {
-	case err == nil, errors.Is(err, framework.ErrUnknownOutcome):
-		// Ours (or perhaps ours: a resent delete; delivering risks a duplicate, not a loss).
+	case err == nil:
+		// Ours, also when ctx ended while the delete was in flight: the handler gets it.
+	case errors.Is(err, framework.ErrUnknownOutcome):
+		// Perhaps ours (its answer lost), perhaps another consumer's (a resend answered
+		// NoNode): never delivered on a guess, which could make it twice.
+		return skipped, &MaybeGoneError{Path: itemPath, Err: err}
 	case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
 		return gone, nil // another consumer got it
 	default:
@@ -419,8 +503,11 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finishCancellable(ctx, name, data, requeue, lockGen, tok); err != nil {
+	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
 		return taken, errors.Join(err, herr)
+	}
+	if herr == nil || requeue {
+		b.noteRequeue(name, data, requeue)
 	}
 	if herr != nil {
 		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
@@ -520,8 +607,8 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
-	err := b.finish(ctx, name, data, requeue, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
+	err := b.finish(ctx, name, data, czxid, requeue, lockGen, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return errors.Join(err, ctx.Err())
 	}
@@ -532,8 +619,11 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // It runs to its end even when ctx ended: the handler has run. lockGen is the session
 // generation the lock node was created in: once the session changed, the node at the
 // lock path (if any) is another consumer's, which has taken the item, and the item is
-// left to it.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue bool, lockGen uint64, tok []byte) error {
+// left to it. czxid is the item node's, as read before the handler ran: a node at its
+// name with another czxid is another item (the queue path was deleted and made again
+// meanwhile, and its sequence numbers started again), which is left alone: the item
+// handled is gone already.
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -563,14 +653,25 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if b.c.Generation() != lockGen {
 			return lost()
 		}
-		_, err := b.c.Transaction(tctx, ops...)
-		if b.c.Generation() != lockGen {
-			// Whether the removal went through or failed, another consumer may have
-			// taken the item after our lock node went.
-			return lost()
-		}
+		// The transaction deletes the node at the version just read, once its czxid says
+		// it is the item handled (a multi cannot check a czxid): only a delete and
+		// re-create within that round trip could slip through.
+		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
-			return nil
+			if cur == nil || cur.Czxid != czxid {
+				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
+				return nil
+			}
+			ops[0] = framework.DeleteOp(itemPath, cur.Version)
+			_, err = b.c.Transaction(tctx, ops...)
+			if b.c.Generation() != lockGen {
+				// Whether the removal went through or failed, another consumer may have
+				// taken the item after our lock node went.
+				return lost()
+			}
+			if err == nil {
+				return nil
+			}
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 			// Give the item back (it is delivered again) rather than keep it locked for
@@ -583,7 +684,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, requeue 
 		if serr != nil {
 			continue
 		}
-		if st == nil {
+		if st == nil || st.Czxid != czxid {
 			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
 			return nil
 		}
@@ -619,6 +720,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 	for {
 		if ctx.Err() != nil {
 			return ctxErr()
+		}
+		if err := b.waitHold(ctx); err != nil { // after a requeue: back off
+			if ctx.Err() != nil {
+				return ctxErr()
+			}
+			return err
 		}
 		var names []string
 		var w *framework.Watch
@@ -686,6 +793,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				tried[i] = true
 			}
 			res, err := b.process(ctx, name, h, &lw, listZxid)
+			if errors.Is(err, ErrMaybeGone) {
+				if one {
+					return err
+				}
+				b.report(err)
+				err = nil
+			}
 			if res == stale {
 				relist = true // the queue was made again since the listing: list it
 				break
@@ -747,6 +861,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				took = true
 				if ctx.Err() != nil {
 					return ctx.Err()
+				}
+				if !b.kind.bySequence() {
+					// A node put since (a lower priority value, an earlier due time)
+					// may come before the rest of this listing: list again, as Curator's
+					// priority queue does when the children change.
+					break
 				}
 			}
 		}
@@ -815,11 +935,15 @@ func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 // Consume takes items until ctx ends, calling h for each, in the queue's order; several
 // consumers (in this process or others, Go or Java) may consume one queue. It returns
 // ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
-// failed handler, a ZooKeeper error after the retry policy gave up) go to the function
-// given with WithErrorListener; a bad item's node is left in place and skipped.
+// failed handler, a take whose outcome is unknown (ErrMaybeGone), a ZooKeeper error
+// after the retry policy gave up) go to the function given with WithErrorListener; a bad
+// item's node is left in place and skipped.
 func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, false) }
 
 // ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
 // handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
 // errors as they come; bad items are skipped (and reported to the error listener).
+// Without a lock path, a take whose removal's outcome is unknown returns a
+// *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
+// calls h, also when ctx ended while the removal was in flight.
 func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }

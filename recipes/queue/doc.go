@@ -35,7 +35,14 @@
 // # Delivery guarantees
 //
 // Without a lock path (Curator's default) a consumer deletes the node, then hands its
-// items to the handler: at most once, an item whose consumer dies is lost. With a lock
+// items to the handler: at most once, an item whose consumer dies is lost. A take whose
+// delete the server applied delivers the item, also when its context ended while the
+// delete was in flight (the take waits up to 10 s for the delete's answer); a take whose
+// delete's outcome is unknown (its answer lost with the connection, or a resend answered
+// "no node", which another consumer's take may explain) delivers nothing and returns an
+// error matching ErrMaybeGone: the item may be gone. (Curator takes such a resend's
+// answer for another consumer's take, and the item may be lost with no error.) The same
+// holds for SimpleQueue. With a lock
 // path an item is delivered at least once: a consumer that dies mid-item leaves the item
 // and its lock node goes with its session, and another consumer takes it. An item is
 // delivered twice only when its consumer lost its session after its handler ran and

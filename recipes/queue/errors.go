@@ -31,7 +31,37 @@ var (
 	// been applied after all, and the item is not delivered again. The error is a
 	// *NotRemovedError, which names the item's node.
 	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
+	// ErrMaybeGone is matched by the error of a take that removes the item before it
+	// delivers it (SimpleQueue's Take, Poll and Remove; Consume and ConsumeOne without a
+	// lock path) whose delete went out but whose outcome is unknown: its answer was lost
+	// with the connection (the retry policy then gave up, or the context had ended), did
+	// not come within the wait after the context ended, or a resend was answered "no
+	// node" (the first attempt may have removed the item, or another consumer took it).
+	// The item is not delivered by this call and may be gone from the queue: it is
+	// delivered at most once, perhaps never. The error is a *MaybeGoneError, which names
+	// the node; it matches framework.ErrUnknownOutcome too, and the context's error when
+	// the context ended.
+	ErrMaybeGone = errors.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered")
 )
+
+// MaybeGoneError is the error of a take whose delete's outcome is unknown (see
+// ErrMaybeGone, which it matches): it names the node, so that a caller counting items
+// knows which one may be lost.
+type MaybeGoneError struct {
+	Path string // the item's node
+	Err  error  // the delete's error
+}
+
+// Error names the node and the delete's error.
+func (e *MaybeGoneError) Error() string {
+	return fmt.Sprintf("%v: %s: %v", ErrMaybeGone, e.Path, e.Err)
+}
+
+// Is reports whether target is ErrMaybeGone.
+func (e *MaybeGoneError) Is(target error) bool { return target == ErrMaybeGone }
+
+// Unwrap returns the delete's error.
+func (e *MaybeGoneError) Unwrap() error { return e.Err }
 
 // NotRemovedError is the error of a consumer with a lock path whose handler ran but which
 // could not remove the item's node (see ErrNotRemoved, which it matches): it names the

@@ -84,9 +84,10 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 	if err != nil || !ours {
 		return false, err
 	}
-	if st, err := stat(ctx, q.c, itemPath); err != nil || st == nil {
+	st, err := stat(ctx, q.c, itemPath)
+	if err != nil || st == nil {
 		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name), tok)
 		return false, err
 	}
-	return true, q.finish(ctx, name, nil, false, lockGen, tok)
+	return true, q.finish(ctx, name, nil, st.Czxid, false, lockGen, tok)
 }

@@ -8,7 +8,13 @@ const (
 	// Requeue puts the node back at the end of the queue (same name prefix, new
 	// sequence number) and stops handling its remaining items: a node of several items
 	// is delivered again whole, so items handled before the failure are delivered twice.
-	// The default, as in Curator.
+	// The default, as in Curator. Unlike Curator, a consumer that requeued an item backs
+	// off before its next take: 100 ms after the item's first failure, doubling with each
+	// failure of the same item (same name prefix and data) in a row, up to 5 s; a success
+	// of that item forgets its failures. The back-off is the consumer's own (other
+	// consumers, in this process or others, may take the requeued item at once), and
+	// there is no bound on the number of requeues: a handler that must give up on an
+	// item returns nil (or uses ErrorMode Delete).
 	Requeue ErrorMode = iota
 	// Delete removes the node anyway; its remaining items are still handed to the
 	// handler.
@@ -45,5 +51,6 @@ func WithErrorMode(m ErrorMode) Option { return func(o *options) { o.errorMode =
 // WithErrorListener sets a function Consume and ConsumeOne call, on the caller's goroutine
 // (so one call at a time per consumer; keep it short), with each error they get over
 // while they keep consuming: a *BadItemError, a *HandlerError, an error matching
-// ErrNotRemoved, a ZooKeeper error they retry after. The default drops them.
+// ErrNotRemoved or ErrMaybeGone, a ZooKeeper error they retry after. The default drops
+// them.
 func WithErrorListener(fn func(error)) Option { return func(o *options) { o.onError = fn } }

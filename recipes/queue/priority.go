@@ -8,7 +8,9 @@ import (
 
 // PriorityQueue is Curator's DistributedPriorityQueue: the priority is encoded in the
 // node name (<path>/queue-<PriorityName><seq>) so that items are taken lowest priority
-// value first, in put order within a priority. It is safe for concurrent use.
+// value first, in put order within a priority. Consume lists the queue again after each
+// item it takes (as Curator's refreshes when the children change), so that an item put
+// meanwhile with a lower value is the next one taken. It is safe for concurrent use.
 type PriorityQueue[T any] struct {
 	*base[T]
 }

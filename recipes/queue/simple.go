@@ -15,8 +15,11 @@ import (
 // <path>/qn-<seq>, its data the serialized item itself (no item format), taken in
 // sequence order. Taking reads the first node and deletes it: the item is the caller's
 // once the delete is done, and a process that dies after that loses it (a Queue with a
-// lock path is the safe way to consume). A delete resent after a connection loss counts
-// as ours, so an item can, rarely, be delivered twice. It is safe for concurrent use.
+// lock path is the safe way to consume). An item is delivered at most once: a take whose
+// delete was applied returns the item, even when its context ended while the delete was
+// in flight; a take whose delete's outcome is unknown (its answer lost, or a resend
+// answered "no node") returns an error matching ErrMaybeGone and not the item, which may
+// be gone. It is safe for concurrent use.
 type SimpleQueue[T any] struct {
 	c     *framework.Client
 	path  string
@@ -76,7 +79,10 @@ func (q *SimpleQueue[T]) Offer(ctx context.Context, item T) (string, error) {
 
 // Take removes and returns the head of the queue, waiting (honouring ctx) while the queue
 // is empty. A node whose data the serializer refuses is skipped and left in place; Take
-// returns a *BadItemError for it only when ctx ends before another item came.
+// returns a *BadItemError for it only when ctx ends before another item came. When ctx
+// ends while the delete of the item is in flight, Take waits (up to 10 s more) for its
+// answer: applied, it returns the item and no error; unknown, a *MaybeGoneError (see
+// ErrMaybeGone). Poll and Remove do the same.
 func (q *SimpleQueue[T]) Take(ctx context.Context) (T, error) {
 	var zero T
 	var bad error
@@ -181,7 +187,7 @@ func (q *SimpleQueue[T]) element(ctx context.Context, remove, watch bool) (item 
 	var bad error
 	for _, name := range names {
 		p := framework.JoinPath(q.path, name)
-		data, _, err := q.c.GetData(ctx, p)
+		data, st, err := q.c.GetData(ctx, p)
 		if errors.Is(err, framework.ErrNoNode) {
 			continue
 		}
@@ -196,11 +202,13 @@ func (q *SimpleQueue[T]) element(ctx context.Context, remove, watch bool) (item 
 			continue
 		}
 		if remove {
-			err := q.c.Delete(ctx, p)
-			if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
+			switch err := takeDelete(ctx, q.c, p, st); {
+			case err == nil: // ours, also when ctx ended while the delete was in flight
+			case errors.Is(err, framework.ErrUnknownOutcome):
+				return item, false, w, &MaybeGoneError{Path: p, Err: err}
+			case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
 				continue // another taker was first
-			}
-			if err != nil && !errors.Is(err, framework.ErrUnknownOutcome) {
+			default:
 				return item, false, w, err
 			}
 		}
