@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -71,4 +72,45 @@ func TestReview28SharedWatchNotFiredByEventBeforeItsRead(t *testing.T) {
 	_, err = other.Create(ctx, "/n", nil)
 	require.NoError(t, err)
 	testutil.WaitClosed(t, r.w.Done(), 10*time.Second, "the second caller's watch, at the next create")
+}
+
+// Review of issue 28.19's fix: the goroutine that follows a watch whose request was in
+// flight when an event for its node came (the read saw the change, so the watch waits
+// for the next one on go-zookeeper's channel) ends when the client closes, and the watch
+// fires with EventNotWatching then. leakcheck fails the test on a goroutine left behind.
+func TestReview28PendingWatchGoroutineEndsOnClose(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
+		framework.WithSessionTimeout(30*time.Second))
+	other := testutil.Connect(t, srv.ConnectString())
+	ctx := testCtx(t)
+
+	_, err := c.Create(ctx, "/n", []byte("0"))
+	require.NoError(t, err)
+	_, _, dataW, err := c.GetDataW(ctx, "/n")
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	_, err = other.SetData(ctx, "/n", []byte("1"), -1) // its event to c is held
+	require.NoError(t, err)
+	sent := proxy.Forwarded()
+	done := make(chan *framework.Watch, 1)
+	go func() {
+		_, w, err := c.ExistsW(ctx, "/n")
+		assert.NoError(t, err)
+		done <- w
+	}()
+	require.Eventually(t, func() bool { return proxy.Forwarded() > sent }, 30*time.Second, time.Millisecond)
+	proxy.Heal()
+	w := <-done
+	testutil.WaitClosed(t, dataW.Done(), 10*time.Second, "the data watch")
+	require.NotNil(t, w)
+	require.False(t, testutil.IsClosed(w.Done()))
+	require.Equal(t, 1, c.Watches())
+
+	require.NoError(t, c.Close())
+	testutil.WaitClosed(t, w.Done(), 10*time.Second, "the pending-followed exists watch, at Close")
+	assert.Equal(t, zk.EventNotWatching, w.Event().Type)
+	assert.Equal(t, 0, c.Watches())
 }
