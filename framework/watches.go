@@ -267,6 +267,13 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 		if err != nil {
 			return v, nil, err
 		}
+		if isClosed(w.done) {
+			// It fired while our read was in flight, maybe for a change the read saw: the
+			// server sends an event before the reply of a read that follows the change, and
+			// notify fires w on the receive loop before that reply reaches us. Set a new
+			// watch and read again (issue 28.19, for a caller that shares the watch).
+			continue
+		}
 		return v, w, nil
 	}
 }
