@@ -78,3 +78,47 @@ func TestReview28UnregisterReturnsWithItsContextOnAStalledConnection(t *testing.
 	assert.Less(t, took, 3*time.Second, "Unregister returns soon after its context ends (500 ms)")
 	s.proxy.Heal()
 }
+
+// A registration Unregister or Close gave up on must not stay registered: the doc promises
+// a guaranteed delete (one that fails for a connection-class reason goes on in the
+// background). With the connection stalled for the whole call, the cleanup's Sync (or
+// GetData) fails, deleteNode returns that error for a Dynamic node without deleting
+// anything and without handing the delete to the background, and the registration is
+// already forgotten: once the connection is back, the ephemeral node stays as long as the
+// client's session, every provider keeps handing the instance out, and nothing deletes it.
+func TestReview28UnregisterOrCloseDuringAStallLeavesNoNode(t *testing.T) {
+	for _, how := range []string{"Unregister", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			leakcheck.Check(t)
+			s := newStalledRegistry(t, "/disc/r28-left-"+how, "a")
+			s.proxy.Stall()
+			var err error
+			if how == "Unregister" {
+				uctx, ucancel := context.WithTimeout(s.ctx, 500*time.Millisecond)
+				err = s.d.Unregister(uctx, s.inst)
+				ucancel()
+			} else {
+				err = s.d.Close()
+			}
+			t.Logf("%s during the stall: %v", how, err)
+			s.proxy.Heal()
+			// The session lived on (30 s timeout): nothing expired the node. A background
+			// delete has 15 s to be done once the connection is back.
+			deadline := time.Now().Add(15 * time.Second)
+			var st *framework.Stat
+			for time.Now().Before(deadline) {
+				st, err = s.other.Exists(s.ctx, s.path)
+				require.NoError(t, err)
+				if st == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if st != nil {
+				assert.Failf(t, "the node is left", "%s's registration is forgotten but its node %s (owner 0x%x, the client's live session 0x%x) is still there 15 s after the connection came back",
+					how, s.path, st.EphemeralOwner, s.c.SessionID())
+			}
+			require.NoError(t, s.d.Close())
+		})
+	}
+}
