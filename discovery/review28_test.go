@@ -13,6 +13,7 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -121,4 +122,73 @@ func TestReview28UnregisterOrCloseDuringAStallLeavesNoNode(t *testing.T) {
 			require.NoError(t, s.d.Close())
 		})
 	}
+}
+
+// An Update that finds its registration between the keeper's create of the node again
+// and the keeper's read-back of it (the read failed: a connection loss) returns nil
+// without writing ("being created: the keeper writes the new data", czxid 0), and the
+// keeper, reading the node back later, finds the bytes of its create (the old data),
+// takes the node for its own and keeps it: the update is never written, although Update
+// reported success and Registered shows it. The doc promises that an Update of a node that
+// is gone or being made goes into the node "when the keeper makes it again".
+func TestReview28UpdateWhileTheKeepersReadBackFailedIsWritten(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	const base = "/disc/r28-upd-readback"
+	path := base + "/svc/a"
+	var armed, created atomic.Bool
+	held := make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		if !armed.Load() {
+			return
+		}
+		switch {
+		case op == "create":
+			created.Store(true)
+		case op == "getData" && created.Load() && armed.CompareAndSwap(true, false):
+			proxy.HoldReplies() // the keeper's read-back of the node it just made again
+			close(held)
+		}
+	})
+	once, err := retry.NewNTimes(1, 10*time.Millisecond)
+	require.NoError(t, err)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+		framework.WithRetryPolicy(once), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	defer proxy.Heal()
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "a", 1)))
+
+	armed.Store(true)
+	require.NoError(t, other.Delete(ctx, path)) // the keeper makes it again
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the keeper did not make the node again and read it back")
+	}
+	// The keeper's read-back fails: the connection drops and cannot come back for now.
+	proxy.Refuse()
+	proxy.DropConnections()
+	// Blocked on the registration's lock until the keeper's ensure failed, then no request.
+	require.NoError(t, d.Update(ctx, newInstance(t, "svc", "a", 2)), "Update (port 2)")
+	proxy.Heal()
+
+	var port int
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _, err := other.GetData(ctx, path)
+		if err == nil {
+			inst, err := discovery.Unmarshal[details](data)
+			require.NoError(t, err)
+			if port = inst.Port; port == 2 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, 2, port, "the node holds the update that returned nil, 15 s after the connection came back (Registered says port %d)", d.Registered()[0].Port)
 }
