@@ -192,3 +192,111 @@ func TestReview28UpdateWhileTheKeepersReadBackFailedIsWritten(t *testing.T) {
 	}
 	assert.Equal(t, 2, port, "the node holds the update that returned nil, 15 s after the connection came back (Registered says port %d)", d.Registered()[0].Port)
 }
+
+// Register's doc: "On error nothing is registered and any node this call created is
+// deleted." A DynamicSequential Register cancelled while its create is held (applied on
+// the server, its reply not in) has no path yet (the sequence number is in the reply):
+// its cleanup (deleteNode) returns at once on r.path == "" and deletes nothing, and the
+// ephemeral-sequential node stays for the session's life, registered by no one, and every
+// provider hands the instance out.
+func TestReview28CancelledSequentialRegisterLeavesNoNode(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.HoldReplies()
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/r28-seq-held"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = other.Create(ctx, base+"/svc", nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+
+	armed.Store(true)
+	rctx, rcancel := context.WithCancel(ctx)
+	registered := testutil.Go(rctx, func(ctx context.Context) error {
+		return d.Register(ctx, newInstance(t, "svc", "seq-", 1, discovery.WithServiceType(discovery.DynamicSequential)))
+	})
+	require.Eventually(t, func() bool {
+		kids, _, err := other.Children(ctx, base+"/svc")
+		return err == nil && len(kids) == 1
+	}, 20*time.Second, 5*time.Millisecond, "the create is applied (its reply held)")
+	rcancel()
+	assert.ErrorIs(t, testutil.Result(t, registered, 30*time.Second, "the cancelled Register"), context.Canceled)
+
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, "/") // behind the held replies
+	require.NoError(t, err)
+	require.NoError(t, other.Sync(ctx, "/"))
+	kids, _, err := other.Children(ctx, base+"/svc")
+	require.NoError(t, err)
+	assert.Empty(t, kids, "the cancelled DynamicSequential Register's node is left (session 0x%x)", c.SessionID())
+	assert.Empty(t, d.Registered())
+}
+
+// Register's doc: a node already at the path is replaced ("a persistent one is
+// overwritten"); "the registration that lost the node then watches it and takes the path
+// again only once it is free; its Unregister or Close leaves the node alone", and
+// Update's: "when ... another registration of the id holds the path (the last
+// registration wins), nothing is written". For Static (and Permanent) the second Register
+// overwrites the node with SetData and takes its czxid for its own, so both registrations
+// own the same czxid: the first one's Update writes into the winner's node, and its
+// Unregister deletes the winner's node (the winner's keeper then makes a new one).
+func TestReview28StaticLoserLeavesTheWinnersNode(t *testing.T) {
+	for _, how := range []string{"Update", "Unregister", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			leakcheck.Check(t)
+			connect := shared(t)
+			c1 := testutil.Connect(t, connect)
+			c2 := testutil.Connect(t, connect)
+			ctx := testutil.Context(t, 60*time.Second)
+			base := "/disc/r28-static-loser-" + how
+			d1, err := discovery.New[details](c1, base)
+			require.NoError(t, err)
+			defer d1.Close()
+			d2, err := discovery.New[details](c2, base)
+			require.NoError(t, err)
+			defer d2.Close()
+			static := discovery.WithServiceType(discovery.Static)
+			first := newInstance(t, "svc", "s", 1, static)
+			require.NoError(t, d1.Register(ctx, first))
+			require.NoError(t, d2.Register(ctx, newInstance(t, "svc", "s", 2, static)))
+			got, err := d2.QueryForInstance(ctx, "svc", "s")
+			require.NoError(t, err)
+			require.Equal(t, 2, got.Port, "the second Register overwrote the node (the last registration wins)")
+			before, err := c2.Exists(ctx, base+"/svc/s")
+			require.NoError(t, err)
+
+			switch how {
+			case "Update":
+				_ = d1.Update(ctx, newInstance(t, "svc", "s", 7, static))
+			case "Unregister":
+				require.NoError(t, d1.Unregister(ctx, first))
+			case "Close":
+				require.NoError(t, d1.Close())
+			}
+			var after *framework.Stat
+			require.Eventually(t, func() bool {
+				after, err = c2.Exists(ctx, base+"/svc/s")
+				return err == nil && after != nil
+			}, 10*time.Second, 5*time.Millisecond, "the winner's node is there")
+			assert.Equal(t, before.Czxid, after.Czxid, "the winner's node is still the one it had (czxid): the loser's %s deleted it", how)
+			got, err = d2.QueryForInstance(ctx, "svc", "s")
+			require.NoError(t, err)
+			assert.Equal(t, 2, got.Port, "the winner's node holds the winner's data: the loser's %s wrote into it", how)
+			require.NoError(t, d1.Close())
+			require.NoError(t, d2.Close())
+			_ = c2.Delete(ctx, base+"/svc/s")
+		})
+	}
+}
