@@ -11,6 +11,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/discovery"
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/curatortest"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/retry"
@@ -299,4 +300,32 @@ func TestReview28StaticLoserLeavesTheWinnersNode(t *testing.T) {
 			_ = c2.Delete(ctx, base+"/svc/s")
 		})
 	}
+}
+
+// The doc: the node holds "the instance's JSON exactly as Curator's JsonInstanceSerializer
+// writes it". Jackson writes U+2028 and U+2029 as they are and a control character as
+// \u00XX with upper-case hex digits (\u001F); Go's encoder escapes U+2028/U+2029 (even
+// with SetEscapeHTML(false)) and writes \u001f. A node Curator wrote with such
+// characters in its strings must be what Go writes for the same instance.
+func TestReview28InteropLineSeparatorAndControlCharactersAsJacksonWritesThem(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	ctx := testutil.Context(t, 120*time.Second)
+	java := curatortest.Start(t, connect)
+	c := testutil.Connect(t, connect)
+	const base = "/disc/r28-interop-ls"
+	_, err := java.Do(ctx, "disc.new jd %s details", base)
+	require.NoError(t, err)
+	ans, err := java.Do(ctx, "disc.register jd svc host 8080 - DYNAMIC - line\u2028para\u2029unit\x1fsep k=v")
+	require.NoError(t, err)
+	fromJava := decodeJava[details](t, ans)[0]
+	require.Equal(t, "line\u2028para\u2029unit\x1fsep", fromJava.Payload.Description, "the description reached Curator as given")
+	raw, _, err := c.GetData(ctx, base+"/svc/"+fromJava.ID)
+	require.NoError(t, err)
+	mine, err := fromJava.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(raw), string(mine), "Go writes the bytes Curator writes")
+	_, err = java.Do(ctx, "disc.close jd")
+	require.NoError(t, err)
+	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
