@@ -329,3 +329,46 @@ func TestReview28InteropLineSeparatorAndControlCharactersAsJacksonWritesThem(t *
 	require.NoError(t, err)
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
+
+// cleanupTimeout (10 s) "bounds the deletes of Unregister and Close": Close gives all its
+// unregisters one 10 s context, but each deleteNode makes a fresh 10 s bound from
+// context.WithoutCancel of it, so on a stalled connection Close with three registrations
+// blocks for 30 s, not 10.
+func TestReview28CloseOnAStalledConnectionIsBoundedOnce(t *testing.T) {
+	leakcheck.Check(t)
+	s := newStalledRegistry(t, "/disc/r28-close-bound", "a")
+	for _, id := range []string{"b", "c"} {
+		require.NoError(t, s.d.Register(s.ctx, newInstance(t, "svc", id, 1)))
+	}
+	s.proxy.Stall()
+	start := time.Now()
+	err := s.d.Close()
+	took := time.Since(start)
+	t.Logf("Close of three registrations on a stalled connection took %v: %v", took.Round(time.Millisecond), err)
+	assert.Less(t, took, 15*time.Second, "Close's deletes share one cleanupTimeout (10 s)")
+	s.proxy.Heal()
+}
+
+// A cache (and so a provider) started with a 500 ms context on a stalled connection
+// returns soon after its context ends.
+func TestReview28CacheStartReturnsWithItsContextOnAStalledConnection(t *testing.T) {
+	leakcheck.Check(t)
+	s := newStalledRegistry(t, "/disc/r28-cache-start", "a")
+	p, err := discovery.NewProvider(s.d, "svc")
+	require.NoError(t, err)
+	s.proxy.Stall()
+	sctx, scancel := context.WithTimeout(s.ctx, 500*time.Millisecond)
+	defer scancel()
+	start := time.Now()
+	err = p.Start(sctx)
+	took := time.Since(start)
+	t.Logf("Start: %v after %v", err, took.Round(time.Millisecond))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, took, 3*time.Second, "Start returns soon after its context ends (500 ms)")
+	_, err = p.GetInstance()
+	assert.Error(t, err, "a provider whose Start failed hands nothing out")
+	start = time.Now()
+	require.NoError(t, p.Close())
+	assert.Less(t, time.Since(start), 3*time.Second, "the provider's Close does not wait on the stalled connection")
+	s.proxy.Heal()
+}
