@@ -372,3 +372,75 @@ func TestReview28CacheStartReturnsWithItsContextOnAStalledConnection(t *testing.
 	assert.Less(t, time.Since(start), 3*time.Second, "the provider's Close does not wait on the stalled connection")
 	s.proxy.Heal()
 }
+
+// The replacement of this registration's node of a session given up (issue 32) deletes
+// the node by its version in the transaction (replace: DeleteOp(path, st.Version)), not by
+// the czxid it just read: when another registration of the id (another process) replaces
+// the node between the keeper's read and its transaction, the new node has version 0 as
+// ours had, and the keeper's transaction deletes the other registration's node and puts
+// its own back. The doc: the registration that lost the node (here ours: the other
+// Register came last) "watches it and takes the path again only once it is free".
+func TestReview28DeadGenerationReplacementSparesANewerRegistration(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	reached, release := make(chan struct{}), make(chan struct{})
+	multiDone := make(chan error, 1)
+	var watching atomic.Bool
+	c := testutil.ConnectFailFast(t, server.ConnectString(), framework.WithSessionTimeout(40*time.Second),
+		framework.WithSimulatedExpiry(0.05), framework.WithDialer(proxy.Dialer()),
+		framework.WithRequestHook(func(op string) {
+			if op == "multi" && armed.CompareAndSwap(true, false) {
+				watching.Store(true)
+				close(reached)
+				<-release // the keeper's replacement waits here, after its read
+			}
+		}),
+		framework.WithRequestObserver(func(ri framework.RequestInfo) {
+			if ri.Op == "multi" && watching.CompareAndSwap(true, false) {
+				multiDone <- ri.Err
+			}
+		}))
+	c2 := testutil.Connect(t, server.ConnectString())
+	states := testutil.States(c)
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/r28-deadgen-race"
+	const path = base + "/svc/x"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	d2, err := discovery.New[details](c2, base)
+	require.NoError(t, err)
+	defer d2.Close()
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "x", 1)))
+
+	armed.Store(true)
+	proxy.Refuse()
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 30*time.Second)
+	time.Sleep(1500 * time.Millisecond) // the closeSession of the session given up gets nowhere
+	proxy.Heal()
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	select {
+	case <-reached:
+	case <-time.After(20 * time.Second):
+		close(release)
+		t.Fatal("the keeper did not replace its node of the session given up")
+	}
+	// Another process registers the id now: the last registration wins.
+	require.NoError(t, d2.Register(ctx, newInstance(t, "svc", "x", 2)))
+	theirs, err := c2.Exists(ctx, path)
+	require.NoError(t, err)
+	require.Equal(t, c2.SessionID(), theirs.EphemeralOwner)
+	close(release)
+	t.Logf("the keeper's replacement: %v", <-multiDone)
+
+	now, err := c2.Exists(ctx, path)
+	require.NoError(t, err)
+	require.NotNil(t, now)
+	assert.Equal(t, theirs.Czxid, now.Czxid, "the newer registration's node is still there (owner now 0x%x, theirs 0x%x)", now.EphemeralOwner, c2.SessionID())
+	got, err := d2.QueryForInstance(ctx, "svc", "x")
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Port, "the last registration's instance is the one registered")
+}
