@@ -444,3 +444,36 @@ func TestReview28DeadGenerationReplacementSparesANewerRegistration(t *testing.T)
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Port, "the last registration's instance is the one registered")
 }
+
+// The keeper looks at its node again at each reconnection (a wake), setting a new data
+// watch each time, while the one it set before has not fired (the node did not change):
+// go-zookeeper keeps every one of them until the node changes, so a registration on a
+// flaky network holds one more watch per reconnection.
+func TestReview28KeeperWatchesDoNotGrowWithReconnections(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	states := testutil.States(c)
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/r28-watch-growth"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "x", 1)))
+	require.Eventually(t, func() bool { return testutil.ZKWatchers(t, c, base+"/svc/x").Data >= 1 }, 10*time.Second, 5*time.Millisecond)
+	for i := 0; i < 5; i++ {
+		before := c.Requests()
+		proxy.DropConnections()
+		testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+		require.Eventually(t, func() bool { return c.Requests() > before }, 10*time.Second, 5*time.Millisecond)
+		_, err := c.Exists(ctx, base+"/svc/x")
+		require.NoError(t, err)
+	}
+	time.Sleep(200 * time.Millisecond) // the keeper's look after the last wake
+	_, err = c.Exists(ctx, base+"/svc/x")
+	require.NoError(t, err)
+	w := testutil.ZKWatchers(t, c, base+"/svc/x")
+	t.Logf("watchers on the node after 5 reconnections: %+v", w)
+	assert.LessOrEqual(t, w.Data+w.Exists, 2, "the keeper's watches on its node grow with reconnections")
+}
