@@ -477,3 +477,74 @@ func TestReview28KeeperWatchesDoNotGrowWithReconnections(t *testing.T) {
 	t.Logf("watchers on the node after 5 reconnections: %+v", w)
 	assert.LessOrEqual(t, w.Data+w.Exists, 2, "the keeper's watches on its node grow with reconnections")
 }
+
+// Ownership is per registration (doc: "Unregister, Close and Update touch only the node
+// this registration made, never another registration's node of the same id, even on the
+// same client"). A cancelled Register's cleanup, which never read its node back (czxid
+// 0), takes for its own any node at the path with the bytes of its create and owned by
+// its session: a second registry on the same client that registers the same instance
+// value meanwhile replaces the node (last registration wins), and the cleanup then deletes
+// that registration's node.
+func TestReview28CancelledRegisterCleanupSparesAnotherRegistryOnTheClient(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armCreate, armSync atomic.Bool
+	syncReached, syncRelease := make(chan struct{}), make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		switch {
+		case op == "create" && armCreate.CompareAndSwap(true, false):
+			proxy.HoldReplies()
+		case op == "sync" && armSync.CompareAndSwap(true, false):
+			close(syncReached)
+			<-syncRelease // the cleanup's look at the node waits here
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/r28-cleanup-other-registry"
+	const path = base + "/svc/x"
+	dA, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer dA.Close()
+	dB, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer dB.Close()
+	_, err = other.Create(ctx, base+"/svc", nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+	inst := newInstance(t, "svc", "x", 1) // one value, registered by both registries
+
+	armCreate.Store(true)
+	actx, acancel := context.WithCancel(ctx)
+	first := testutil.Go(actx, func(ctx context.Context) error { return dA.Register(ctx, inst) })
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 20*time.Second, 5*time.Millisecond, "A's create is applied (its reply held)")
+	acancel()
+	require.ErrorIs(t, testutil.Result(t, first, 30*time.Second, "A's cancelled Register"), context.Canceled)
+
+	armSync.Store(true)
+	proxy.Heal()
+	select {
+	case <-syncReached:
+	case <-time.After(20 * time.Second):
+		close(syncRelease)
+		t.Fatal("A's cleanup did not look at the node")
+	}
+	require.NoError(t, dB.Register(ctx, inst), "B registers the same instance (the last registration wins)")
+	theirs, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	require.NotNil(t, theirs)
+	close(syncRelease)
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+
+	now, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	if assert.NotNil(t, now, "B's node was deleted by A's cleanup") {
+		assert.Equal(t, theirs.Czxid, now.Czxid, "B's node is the one B made (czxid): A's cleanup deleted it and B's keeper made another")
+	}
+}
