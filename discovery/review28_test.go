@@ -548,3 +548,35 @@ func TestReview28CancelledRegisterCleanupSparesAnotherRegistryOnTheClient(t *tes
 		assert.Equal(t, theirs.Czxid, now.Czxid, "B's node is the one B made (czxid): A's cleanup deleted it and B's keeper made another")
 	}
 }
+
+// Two registries on one client register the same DynamicSequential instance value: the
+// second Register's adopt (sweep) takes the first registration's node (this session's,
+// named after the id, with the same bytes) for its own instead of making its node, so
+// two registrations share one node, and the first one's Unregister deletes the second's
+// instance. Each registration must own its own node.
+func TestReview28SequentialSameValueTwoRegistriesOneClient(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 60*time.Second)
+	const base = "/disc/r28-seq-same-value"
+	dA, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer dA.Close()
+	dB, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer dB.Close()
+	inst := newInstance(t, "svc", "w-", 1, discovery.WithServiceType(discovery.DynamicSequential))
+	require.NoError(t, dA.Register(ctx, inst))
+	require.NoError(t, dB.Register(ctx, inst))
+	kids, _, err := c.Children(ctx, base+"/svc")
+	require.NoError(t, err)
+	assert.Len(t, kids, 2, "each registration made its own node: %v", kids)
+
+	require.NoError(t, dA.Unregister(ctx, inst))
+	kids, _, err = c.Children(ctx, base+"/svc")
+	require.NoError(t, err)
+	assert.Len(t, kids, 1, "B's node is there after A's Unregister: %v", kids)
+	require.NoError(t, dB.Close())
+	testutil.RequireNoChildren(t, connect, base+"/svc")
+}
