@@ -580,3 +580,69 @@ func TestReview28SequentialSameValueTwoRegistriesOneClient(t *testing.T) {
 	require.NoError(t, dB.Close())
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
+
+// A provider follows its service after the service's node went (a container ZooKeeper
+// reaped once its last instance left; here deleted by hand): an instance registered
+// afterwards (which makes the node again) is handed out.
+func TestReview28ProviderFollowsAServiceMadeAgain(t *testing.T) {
+	leakcheck.Check(t)
+	connect := shared(t)
+	c := testutil.Connect(t, connect)
+	other := testutil.Connect(t, connect)
+	ctx := testutil.Context(t, 60*time.Second)
+	const base = "/disc/r28-parent-again"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	od, err := discovery.New[details](other, base)
+	require.NoError(t, err)
+	defer od.Close()
+	first := newInstance(t, "svc", "x", 1)
+	require.NoError(t, od.Register(ctx, first))
+	p, err := discovery.NewProvider(d, "svc")
+	require.NoError(t, err)
+	require.NoError(t, p.Start(ctx))
+	require.NoError(t, od.Unregister(ctx, first))
+	require.Eventually(t, func() bool { all, err := p.GetAllInstances(); return err == nil && len(all) == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, other.Delete(ctx, base+"/svc"))
+	require.Eventually(t, func() bool { all, err := p.GetAllInstances(); return err == nil && len(all) == 0 }, 10*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, od.Register(ctx, newInstance(t, "svc", "y", 2)))
+	assert.Eventually(t, func() bool {
+		all, err := p.GetAllInstances()
+		return err == nil && len(all) == 1 && all[0].ID == "y"
+	}, 10*time.Second, 5*time.Millisecond, "the instance registered after the service's node was made again is handed out")
+	require.NoError(t, p.Close())
+}
+
+// A Register whose write fails for a connection loss (no retry left) before its context
+// ends cleans up in the foreground, in deleteNode, which runs on
+// context.WithoutCancel(ctx) with cleanupTimeout: on a connection still stalled, the
+// Register returns cleanupTimeout (10 s) after the failure, long past its context.
+func TestReview28RegisterReturnsWithItsContextOnAStalledConnection(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	none, err := retry.NewNTimes(0, 0)
+	require.NoError(t, err)
+	// A 3 s session: the client gives the silent connection up after 2 s and the
+	// Register's request fails then (no retry), well before its 8 s context ends.
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(3*time.Second),
+		framework.WithRetryPolicy(none))
+	ctx := testutil.Context(t, 90*time.Second)
+	d, err := discovery.New[details](c, "/disc/r28-register-ctx")
+	require.NoError(t, err)
+	defer d.Close()
+	defer proxy.Heal()
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+	proxy.Stall()
+	rctx, rcancel := context.WithTimeout(ctx, 8*time.Second)
+	defer rcancel()
+	start := time.Now()
+	err = d.Register(rctx, newInstance(t, "svc", "x", 1))
+	took := time.Since(start)
+	t.Logf("Register with an 8 s context on a stalled connection: %v after %v", err, took.Round(time.Millisecond))
+	require.Error(t, err)
+	assert.Less(t, took, 10*time.Second, "Register returns by its context's end (8 s), give or take")
+}
