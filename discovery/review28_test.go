@@ -646,3 +646,69 @@ func TestReview28RegisterReturnsWithItsContextOnAStalledConnection(t *testing.T)
 	require.Error(t, err)
 	assert.Less(t, took, 10*time.Second, "Register returns by its context's end (8 s), give or take")
 }
+
+// deleteNode, when it cannot read the node (here: the connection stalled for the whole
+// call), deletes a Static node with a guaranteed delete bound to nothing ("Not known
+// whether it is ours: delete it only if it is a persistent one"). Alone: the Static node
+// of a registration Unregister forgot must go once the connection is back. Replaced: when
+// another registration made its own node at the path meanwhile (ours was deleted, theirs
+// created: another czxid), that node must stay.
+func TestReview28StaticUnregisterDuringAStall(t *testing.T) {
+	for _, how := range []string{"alone", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			leakcheck.Check(t)
+			server := zktest.NewServer(t)
+			proxy := zktest.NewProxy(t, server.ConnectString())
+			base := "/disc/r28-static-stall-" + how
+			path := base + "/svc/s"
+			var reads atomic.Int32
+			c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+				framework.WithRequestObserver(func(ri framework.RequestInfo) {
+					if ri.Op == "getData" && ri.Path == path && ri.Err == nil {
+						reads.Add(1)
+					}
+				}))
+			other := testutil.Connect(t, server.ConnectString())
+			ctx := testutil.Context(t, 90*time.Second)
+			d, err := discovery.New[details](c, base)
+			require.NoError(t, err)
+			defer d.Close()
+			defer proxy.Heal()
+			od, err := discovery.New[details](other, base)
+			require.NoError(t, err)
+			defer od.Close()
+			static := discovery.WithServiceType(discovery.Static)
+			inst := newInstance(t, "svc", "s", 1, static)
+			require.NoError(t, d.Register(ctx, inst))
+			require.Eventually(t, func() bool { return reads.Load() >= 2 }, 20*time.Second, 5*time.Millisecond,
+				"the keeper's first read (after Register's) is answered")
+
+			proxy.Stall()
+			var theirs *framework.Stat
+			if how == "replaced" {
+				require.NoError(t, other.Delete(ctx, path))
+				require.NoError(t, od.Register(ctx, newInstance(t, "svc", "s", 2, static)))
+				theirs, err = other.Exists(ctx, path)
+				require.NoError(t, err)
+			}
+			uctx, ucancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			err = d.Unregister(uctx, inst)
+			ucancel()
+			t.Logf("Unregister during the stall: %v", err)
+			proxy.Heal()
+			require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+			_, err = c.Exists(ctx, "/")
+			require.NoError(t, err)
+			require.NoError(t, other.Sync(ctx, "/"))
+			st, err := other.Exists(ctx, path)
+			require.NoError(t, err)
+			if how == "alone" {
+				assert.Nil(t, st, "the forgotten registration's Static node is left for good")
+				return
+			}
+			if assert.NotNil(t, st, "the other registration's node was deleted") {
+				assert.Equal(t, theirs.Czxid, st.Czxid, "the other registration's node is the one it made")
+			}
+		})
+	}
+}
