@@ -712,3 +712,64 @@ func TestReview28StaticUnregisterDuringAStall(t *testing.T) {
 		})
 	}
 }
+
+// Register's doc: "On error nothing is registered and any node this call created is
+// deleted." A DynamicSequential Register whose create was applied but whose reply was
+// lost with the connection (its name never came back, so the framework cannot undo it),
+// and whose context ends before the client is back, cleans up with deleteNode, which
+// returns at once on r.path == "": no sweep for the node named after the id, and the
+// ephemeral-sequential node stays for the session's life, registered by no one.
+func TestReview28SequentialRegisterWithLostReplyGivenUpLeavesNoNode(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.DropNextCreateReply() // applied; the reply lost with the connection
+			proxy.Refuse()              // and the client cannot come back for now
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second), hook)
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/r28-seq-lost-reply"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	defer proxy.Heal()
+	_, err = other.Create(ctx, base+"/svc", nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
+
+	armed.Store(true)
+	rctx, rcancel := context.WithCancel(ctx)
+	registered := testutil.Go(rctx, func(ctx context.Context) error {
+		return d.Register(ctx, newInstance(t, "svc", "seq-", 1, discovery.WithServiceType(discovery.DynamicSequential)))
+	})
+	require.Eventually(t, func() bool {
+		kids, _, err := other.Children(ctx, base+"/svc")
+		return err == nil && len(kids) == 1
+	}, 20*time.Second, 5*time.Millisecond, "the create is applied (its reply lost)")
+	rcancel()
+	t.Logf("the cancelled Register: %v", testutil.Result(t, registered, 30*time.Second, "the cancelled Register"))
+
+	proxy.Heal()
+	_, err = c.Exists(ctx, "/") // the client is back, on the same session
+	require.NoError(t, err)
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	require.NoError(t, other.Sync(ctx, "/"))
+	var kids []string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		kids, _, err = other.Children(ctx, base+"/svc")
+		require.NoError(t, err)
+		if len(kids) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Empty(t, kids, "the given-up Register's sequential node is left under the live session 0x%x", c.SessionID())
+	assert.Empty(t, d.Registered())
+}
