@@ -5,7 +5,12 @@
 // # Layout
 //
 // Each instance of a service is one node, basePath/<name>/<id>, holding the instance's
-// JSON exactly as Curator's JsonInstanceSerializer writes it:
+// JSON as Curator's JsonInstanceSerializer writes it, strings escaped as Jackson escapes
+// them (U+2028 and U+2029 as they are, control characters as \u001F), with two
+// differences: a disabled instance has "enabled":false in Curator's default
+// (compatible) form, where Curator writes no field and Java reads the instance as
+// enabled; and a payload's map keys are in Go's order (sorted), where Jackson keeps the
+// map's own order. Java reads both. For example:
 //
 //	{"name":"orders","id":"6c1f…","address":"10.0.0.7","port":8080,"sslPort":null,
 //	 "payload":{"@class":"com.example.Details","zone":"eu"},"registrationTimeUTC":1732350000000,
@@ -41,8 +46,8 @@
 // reply was lost is told by the token; a node carrying no token of ours, or whose ACL we
 // may not read (the token needs READ or ADMIN on it), is never ours. Two registries on
 // one client share a session, and a node this registration made under a session the
-// client has since given up is still its own. Where a registration replaces a
-// node (another's at Register, or its own of a session given up) it deletes it and
+// client has since given up is still its own. Where a registration replaces a node
+// (another's at Register, or its own of a session given up) it deletes it and
 // creates its own in one transaction bound to the node it read: the transaction also
 // creates and deletes a sequential node named after the parent's child version it read,
 // so that a node made at the path since then (which a data version cannot tell apart)
@@ -53,8 +58,9 @@
 //
 // The client gives a session up when it has been cut off for longer than the session
 // timeout; the server may still hold that session (after a lost quorum or a paused
-// leader it gives every session a whole timeout more). Once the client has its new session, the registry replaces that node at
-// once, deleting it and creating the new one in one transaction, so that no reader finds
+// leader it gives every session a whole timeout more). Once the client has its new
+// session, the registry replaces that node at once, deleting it and creating the new one
+// in one transaction, so that no reader finds
 // the instance missing (a cache keeps an instance whose node was replaced until it has
 // the new node); it does not wait for the server to expire the old session. (A
 // DynamicSequential instance's node is deleted and then made under a new name: it is
@@ -96,8 +102,8 @@
 // writes whatever node is at the path). A node at the path at Register is replaced in one
 // transaction, a persistent one too (Curator deletes it, then creates its own). Instance
 // nodes carry an owner token in their ACL (getACL shows one more READ entry). Instance
-// JSON leaves &, < and > unescaped, as Jackson writes them. Unregister finds a DynamicSequential
-// instance's node by its actual path (Curator's looks for the id without the sequence
+// JSON is escaped as Jackson escapes it (&, <, >, U+2028 and U+2029 as they are).
+// Unregister finds a DynamicSequential instance's node by its actual path (Curator's looks for the id without the sequence
 // number). QueryForInstances and caches skip a node whose data is not an instance and
 // say which (Curator's cache throws).
 package discovery
