@@ -479,10 +479,12 @@ const replaceGuard = "zoocurator-replace-"
 // replace deletes the node st at r.path and creates ours in one transaction, so that no
 // reader ever finds the instance missing. The transaction is bound to the node st, not to
 // its version (a node made at the path since has version 0 too): it first creates and
-// deletes a sequential node under the parent, named after the parent's child version read
-// before the node was read again; any child deleted or created since (the node replaced)
-// changes that version, the sequential name with it, and the transaction fails as a whole.
-// A node changed or gone meanwhile fails it too: the caller looks again.
+// deletes a sequential node under the parent, named with the sequence number the parent
+// gives its next child as read before the node was read again. ZooKeeper numbers a
+// parent's sequential children by the creates of children so far: (Cversion + NumChildren)
+// / 2, as each create and each delete of a child adds one to Cversion. A child created
+// since (a node made at the path) changes the number and the transaction fails as a
+// whole; a node changed or gone meanwhile fails it too: the caller looks again.
 func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error {
 	c := r.d.c
 	parent := framework.ParentPath(r.path)
@@ -495,12 +497,27 @@ func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error
 		return err
 	}
 	guard := framework.JoinPath(parent, replaceGuard)
+	next := (int64(pst.Cversion) + int64(pst.NumChildren)) / 2
 	r.sent = true
 	_, err = c.Transaction(ctx,
 		framework.CreateOp(guard, nil, framework.EphemeralSequential, nil),
-		framework.DeleteOp(fmt.Sprintf("%s%010d", guard, pst.Cversion), -1),
+		framework.DeleteOp(fmt.Sprintf("%s%010d", guard, int32(next)), -1),
 		framework.DeleteOp(r.path, -1),
 		framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+	var te *framework.TxnError
+	if errors.As(err, &te) && te.Index == 1 {
+		// The guard's number was not the one expected: a child was created since the
+		// parent was read, or this server numbers children otherwise. Tell them apart.
+		now, rerr := c.Exists(ctx, parent)
+		if rerr == nil && now != nil && now.Cversion == pst.Cversion {
+			// Nothing changed: the numbering is not the one above. Fall back to a delete
+			// bound to the node's version (a node made at the path meanwhile with the
+			// same version would go too).
+			r.d.c.Logger().Warn("discovery: the server numbers sequential children otherwise; replacing by version", "path", r.path)
+			_, err = c.Transaction(ctx, framework.DeleteOp(r.path, cur.Version),
+				framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+		}
+	}
 	if err == nil {
 		r.czxid = 0 // learnt from the node (its token) at the next look
 		r.pending = false

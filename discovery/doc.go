@@ -49,9 +49,9 @@
 // client has since given up is still its own. Where a registration replaces a node
 // (another's at Register, or its own of a session given up) it deletes it and
 // creates its own in one transaction bound to the node it read: the transaction also
-// creates and deletes a sequential node named after the parent's child version it read,
-// so that a node made at the path since then (which a data version cannot tell apart)
-// fails it. The registration that lost its node no longer owns any. Unregister and Close
+// creates and deletes a sequential node under the parent, named with the number it read
+// the parent would give its next child, so that a node made at the path since then
+// (which a data version cannot tell apart) fails it. The registration that lost its node no longer owns any. Unregister and Close
 // delete only this registration's node, bound to its czxid; what they cannot do within
 // their context (Close: one 10 s bound for all) goes on in the background until done
 // or the client closes (Client.WaitGuaranteedDeletes waits for it).
