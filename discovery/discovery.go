@@ -6,16 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zoocurator/zoocurator/framework"
 )
 
-// cleanupTimeout bounds the deletes of Unregister and Close when the caller's context
-// has no deadline of its own (and the deletes after a failed Register).
+// cleanupTimeout bounds the delete of Unregister when the caller's context has no
+// deadline of its own (and the delete after a failed Register), and all of Close's
+// deletes together; what is not done by then goes on in the background.
 const cleanupTimeout = 10 * time.Second
 
 // retryPause is how long the keeper of a registration waits after a failed attempt
@@ -79,6 +81,12 @@ type ServiceDiscovery[T any] struct {
 	// background when its caller gives up). A Register of the same id waits for it: the
 	// removal would find that Register's node and delete it.
 	cleaning map[string]chan struct{}
+
+	// removing counts the deletes of forgotten registrations' nodes going on in the
+	// background (removeInBackground); removingIdle is closed when it drops to 0. Close
+	// waits for them within its bound.
+	removing     int
+	removingIdle chan struct{}
 
 	removeListener func()
 }
@@ -152,6 +160,11 @@ type registration[T any] struct {
 
 	shown   atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
 	creates framework.InFlight          // the node's creates not answered yet (deleteNode waits)
+	// token is in the ACL of every node this registration creates (and of none other):
+	// what proves a node its own when its czxid is not known yet (a create whose reply
+	// was lost or not read back), whoever else shares the session or the bytes.
+	token framework.OwnerToken
+	acl   []zk.ACL // the client's ACL for the node plus the token's entry (transactions)
 
 	stopped atomic.Bool // set once Unregister, Close or a failed Register forgot it
 
@@ -160,15 +173,17 @@ type registration[T any] struct {
 	data    []byte
 	path    string // the node's path; "" for a DynamicSequential node not created yet
 	created int    // creations so far
-	// czxid identifies the node this registration made (or, for a persistent node,
-	// took over at Register): 0 while not known. Ownership is per registration, not per
-	// session: two registrations on one client share the session (issue 28, 13), and a
-	// node of an earlier session of ours is still this registration's (issue 32).
+	// czxid identifies the node this registration made: 0 while not known (then the
+	// token tells). Ownership is per registration, not per session: two registrations on
+	// one client share the session (issue 28, 13), and a node this registration made
+	// under an earlier session of ours is still its own (issue 32).
 	czxid int64
-	// sent is the data of the last create (or replacement) of the node whose node was
-	// not read back yet: a node found at path with these bytes (and, when ephemeral,
-	// this session as owner) is that create's, and its czxid is learnt from it.
-	sent []byte
+	// sent is set once a create (or a replacement) was sent: only then may a node of
+	// this registration exist.
+	sent bool
+	// pending is set when Update gave the registration new data it did not write (the
+	// node's czxid was not known yet): the keeper writes it once it has read the node.
+	pending bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -188,12 +203,12 @@ func (r *registration[T]) release() { <-r.lock }
 // Register registers inst: it creates its node (ephemeral for Dynamic, persistent for
 // Static and Permanent, ephemeral-sequential for DynamicSequential, with container
 // parents) and keeps it there until Unregister or Close. A node already at the path is
-// replaced, as Curator does: another registration's ephemeral node (of another session,
-// or of this one: a second registry on the same client) is deleted and ours created in
-// one transaction, a persistent one is overwritten. The registration that lost the node
-// then watches it and takes the path again only once it is free; its Unregister or Close
-// leaves the node alone. On error nothing is registered and any node this call created
-// is deleted.
+// replaced, as Curator does: it is deleted and ours created in one transaction (another
+// registration's node, of another session or of this one: a second registry on the same
+// client). The registration that lost the node then watches it and takes the path again
+// only once it is free; its Update, Unregister and Close leave the node alone. On error
+// nothing is registered and any node this call created is deleted (in the background
+// when ctx ended or the connection failed).
 func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -206,10 +221,13 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 	if err != nil {
 		return err
 	}
-	r := &registration[T]{d: d, lock: make(chan struct{}, 1), inst: &own, data: data, done: make(chan struct{})}
+	r := &registration[T]{d: d, lock: make(chan struct{}, 1), inst: &own, data: data, done: make(chan struct{}),
+		token: framework.NewOwnerToken()}
+	nodePath := framework.JoinPath(d.basePath, own.Name, own.ID)
+	r.acl = append(d.c.ACLForPath(nodePath), r.token.ACL())
 	r.shown.Store(&own)
 	if own.ServiceType != DynamicSequential {
-		r.path = framework.JoinPath(d.basePath, own.Name, own.ID)
+		r.path = nodePath
 	}
 	// The registration is stoppable (Unregister, Close) from the moment it is listed:
 	// its cancel is set before, and its done is closed by the keeper or, when Register
@@ -253,36 +271,28 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		err = fmt.Errorf("discovery: register %s: unregistered meanwhile: %w", own.ID, ErrNotRegistered)
 	}
 	if err != nil {
-		clean := r.created > 0 || own.ServiceType.IsDynamic()
 		var cleaned chan struct{}
 		d.mu.Lock()
 		mine := d.regs[own.ID] == r // else Unregister or Close took it and deletes the node
 		if mine {
 			r.stopped.Store(true)
 			delete(d.regs, own.ID)
-			if clean && ctx.Err() != nil {
-				cleaned = make(chan struct{})
-				d.cleaning[own.ID] = cleaned
-			}
+			cleaned = make(chan struct{})
+			d.cleaning[own.ID] = cleaned
 		}
 		d.mu.Unlock()
 		close(r.done)
 		cancel()
-		// Only a node this call made (or, when ephemeral, one this session owns) goes:
-		// a node that was there before belongs to someone else.
-		// Once ctx ended the call returns now and the cleanup goes on in the background
+		// Only a node this call made goes (its token): a node that was there before
+		// belongs to someone else. Once ctx ended the cleanup goes on in the background
 		// (WaitGuaranteedDeletes waits for it): on a stalled connection it would hold the
 		// caller for its whole bound.
-		if mine && clean {
-			if cleaned == nil || !d.c.GoCleanup(func() {
-				defer d.cleanedUp(own.ID, cleaned)
-				r.waitCreates()
-				_ = r.deleteNode(context.Background())
-			}) {
-				_ = r.deleteNode(ctx)
-				if cleaned != nil {
-					d.cleanedUp(own.ID, cleaned)
-				}
+		if mine {
+			removed := func() { d.cleanedUp(own.ID, cleaned) }
+			if ctx.Err() != nil {
+				r.removeInBackground(nil, removed)
+			} else {
+				_ = r.remove(ctx, removed)
 			}
 		}
 		return err
@@ -304,6 +314,30 @@ func (d *ServiceDiscovery[T]) cleanedUp(id string, ch chan struct{}) {
 	}
 	d.mu.Unlock()
 	close(ch)
+}
+
+// mine reports whether st, the node read at r.path, is this registration's: the node of
+// its czxid or, while that is not known, a node carrying its token (then its czxid is
+// learnt). A node whose ACL we may not read is not provably ours.
+func (r *registration[T]) mine(ctx context.Context, st *framework.Stat) (bool, error) {
+	if r.czxid != 0 {
+		return st.Czxid == r.czxid, nil
+	}
+	if !r.sent {
+		return false, nil
+	}
+	ost, owned, err := r.d.c.OwnedBy(ctx, r.path, r.token)
+	if errors.Is(err, framework.ErrNoAuth) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if ost == nil || !owned || ost.Czxid != st.Czxid {
+		return false, nil // gone or replaced since the read: the caller looks again
+	}
+	r.czxid = st.Czxid
+	return true, nil
 }
 
 // ensure makes sure the node is there and this registration's (owned by this client's
@@ -351,51 +385,50 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 				continue
 			}
 			if st != nil {
-				sid := c.SessionID()
-				mine := r.czxid != 0 && st.Czxid == r.czxid
-				if !mine && r.sent != nil && readable && bytes.Equal(data, r.sent) && (!dynamic || st.EphemeralOwner == sid) {
-					mine = true // made by our create (or replacement) not read back yet
-					r.czxid = st.Czxid
-				}
-				r.sent = nil
-				if !dynamic {
-					if r.created == 0 { // Register overwrites a node left there
-						nst, err := c.SetData(ctx, r.path, r.data, -1)
-						if err != nil {
-							if errors.Is(err, framework.ErrNoNode) {
-								continue
-							}
-							return nil, err
-						}
-						r.czxid = nst.Czxid
-						r.created++
-						r.notify()
-					}
-					return w, nil
+				mine, err := r.mine(ctx, st)
+				if err != nil {
+					return nil, err
 				}
 				if mine {
-					if st.EphemeralOwner == sid {
-						return w, nil
-					}
-					// This registration's own node of a session the client has given up
-					// (a simulated Lost; after a lost quorum or a paused leader the
-					// server holds that session for a whole timeout more): replace it
-					// now, in one transaction, rather than let it vanish from every
-					// provider when the server expires that session.
-					if r.inst.ServiceType == DynamicSequential {
-						err := c.Delete(ctx, r.path, framework.WithMaxCzxid(r.czxid), framework.Guaranteed())
-						if err != nil && !errors.Is(err, framework.ErrNoNode) {
+					if dynamic && st.EphemeralOwner != c.SessionID() {
+						// This registration's own node of a session the client has given
+						// up (a simulated Lost; after a lost quorum or a paused leader the
+						// server holds that session for a whole timeout more): replace it
+						// now, in one transaction, rather than let it vanish from every
+						// provider when the server expires that session.
+						if r.inst.ServiceType == DynamicSequential {
+							err := c.Delete(ctx, r.path, framework.WithMaxCzxid(r.czxid), framework.Guaranteed())
+							if err != nil && !errors.Is(err, framework.ErrNoNode) {
+								return nil, err
+							}
+							r.path, r.czxid = "", 0
+							continue
+						}
+						if err := r.replace(ctx, st); err != nil {
 							return nil, err
 						}
-						r.path, r.czxid = "", 0
 						continue
 					}
-					if err := r.replace(ctx, st); err != nil {
-						return nil, err
+					if r.pending && readable && !bytes.Equal(data, r.data) {
+						// An Update that found the node not read back yet: its data goes in now.
+						// The write's version is that of the node just proven ours.
+						nst, err := c.SetData(ctx, r.path, r.data, st.Version)
+						if errors.Is(err, framework.ErrNoNode) || errors.Is(err, framework.ErrBadVersion) {
+							continue
+						}
+						if err != nil {
+							return nil, err
+						}
+						if nst.Czxid != r.czxid {
+							c.Logger().Warn("discovery: the instance's node was replaced by another registration's between the read and the write, which got the data", "path", r.path)
+						}
+						r.pending = false
+						continue // the write fired our watch: look again
 					}
-					continue
+					r.pending = false
+					return w, nil
 				}
-				if r.created > 0 && r.inst.ServiceType == Dynamic {
+				if r.created > 0 && r.inst.ServiceType != DynamicSequential {
 					// Another registration of our id made it after ours (Curator's last
 					// registration wins), on this client or another: watch their node,
 					// and take the path again only once it is free, instead of taking it
@@ -403,9 +436,11 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 					return w, nil
 				}
 				// Another registration's node, at Register: an instance with our id
-				// elsewhere (or on this client). Curator deletes it and creates its own.
+				// elsewhere (or on this client). Curator deletes it and creates its own;
+				// here both in one transaction, so that the node we replaced is no
+				// longer anyone's but ours.
 				if r.inst.ServiceType == DynamicSequential {
-					r.path = ""
+					r.path, r.czxid = "", 0
 					continue
 				}
 				if err := r.replace(ctx, st); err != nil {
@@ -418,12 +453,12 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 		if target == "" {
 			target = framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID)
 		}
-		r.sent = r.data
+		r.sent = true
 		p, err := c.Create(ctx, target, r.data, framework.WithMode(mode), framework.WithContainerParents(),
-			framework.WithInFlight(&r.creates))
+			framework.WithOwnerToken(r.token), framework.WithInFlight(&r.creates))
 		if err != nil {
 			if errors.Is(err, framework.ErrNodeExists) {
-				continue // look again: ours (a resent create) or someone's
+				continue // look again: someone's
 			}
 			if r.inst.ServiceType == DynamicSequential && ctx.Err() == nil {
 				continue // adopt finds the node if the create was applied
@@ -431,27 +466,61 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			return nil, err
 		}
 		r.path, r.czxid = p, 0
+		r.pending = false
 		r.created++
 		r.notify()
-		if r.inst.ServiceType == DynamicSequential {
-			// A create whose reply was lost and that the client sent again made a
-			// second node: the first is ours too, and must go.
-			if err := r.sweep(ctx); err != nil {
-				r.d.c.Logger().Warn("discovery: could not look for extra nodes of a sequential instance", "path", r.path, "err", err)
-			}
-		}
 	}
 }
 
-// replace deletes the ephemeral node st at r.path and creates ours in one transaction, so
-// that no reader ever finds the instance missing. A node changed or gone meanwhile fails
-// the transaction as a whole: the caller looks again.
+// replaceGuard names the node a replacement creates and deletes in its transaction (see
+// replace); readers never see it.
+const replaceGuard = "zoocurator-replace-"
+
+// replace deletes the node st at r.path and creates ours in one transaction, so that no
+// reader ever finds the instance missing. The transaction is bound to the node st, not to
+// its version (a node made at the path since has version 0 too): it first creates and
+// deletes a sequential node under the parent, named with the sequence number the parent
+// gives its next child as read before the node was read again. ZooKeeper numbers a
+// parent's sequential children by the creates of children so far: (Cversion + NumChildren)
+// / 2, as each create and each delete of a child adds one to Cversion. A child created
+// since (a node made at the path) changes the number and the transaction fails as a
+// whole; a node changed or gone meanwhile fails it too: the caller looks again.
 func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error {
-	r.sent = r.data
-	_, err := r.d.c.Transaction(ctx, framework.DeleteOp(r.path, st.Version),
-		framework.CreateOp(r.path, r.data, framework.Ephemeral, nil))
+	c := r.d.c
+	parent := framework.ParentPath(r.path)
+	pst, err := c.Exists(ctx, parent)
+	if err != nil || pst == nil {
+		return err
+	}
+	cur, err := c.Exists(ctx, r.path)
+	if err != nil || cur == nil || cur.Czxid != st.Czxid {
+		return err
+	}
+	guard := framework.JoinPath(parent, replaceGuard)
+	next := (int64(pst.Cversion) + int64(pst.NumChildren)) / 2
+	r.sent = true
+	_, err = c.Transaction(ctx,
+		framework.CreateOp(guard, nil, framework.EphemeralSequential, nil),
+		framework.DeleteOp(fmt.Sprintf("%s%010d", guard, int32(next)), -1),
+		framework.DeleteOp(r.path, -1),
+		framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+	var te *framework.TxnError
+	if errors.As(err, &te) && te.Index == 1 {
+		// The guard's number was not the one expected: a child was created since the
+		// parent was read, or this server numbers children otherwise. Tell them apart.
+		now, rerr := c.Exists(ctx, parent)
+		if rerr == nil && now != nil && now.Cversion == pst.Cversion {
+			// Nothing changed: the numbering is not the one above. Fall back to a delete
+			// bound to the node's version (a node made at the path meanwhile with the
+			// same version would go too).
+			r.d.c.Logger().Warn("discovery: the server numbers sequential children otherwise; replacing by version", "path", r.path)
+			_, err = c.Transaction(ctx, framework.DeleteOp(r.path, cur.Version),
+				framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+		}
+	}
 	if err == nil {
-		r.czxid = 0 // learnt from the node (sent) at the next look
+		r.czxid = 0 // learnt from the node (its token) at the next look
+		r.pending = false
 		r.created++
 		r.notify()
 		return nil
@@ -462,60 +531,34 @@ func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error
 	return err
 }
 
-// adopt looks, for a DynamicSequential instance not created yet, for a node of ours
-// (this session's, named after the id) that a create whose reply was lost made, and
-// takes it; extra ones are deleted.
-func (r *registration[T]) adopt(ctx context.Context) error { return r.sweep(ctx) }
-
-// sweep finds the nodes of this session named after the instance's id (id + 10 digits):
-// the first is the instance's node when it has none yet; every other one is deleted.
-// Ids are unique (as in Curator), so such nodes can only be this instance's: made by
-// creates whose replies were lost and which the client sent again. The listing follows a
-// sync, so that a server the client reconnected to has applied those creates.
-func (r *registration[T]) sweep(ctx context.Context) error {
-	c := r.d.c
-	parent := r.d.pathForName(r.inst.Name)
-	if err := c.Sync(ctx, parent); err != nil && !errors.Is(err, framework.ErrNoNode) {
-		return err
-	}
-	kids, _, err := c.Children(ctx, parent)
-	if errors.Is(err, framework.ErrNoNode) {
+// adopt looks, for a DynamicSequential instance not created yet, for a node this
+// registration made (its token) whose create's reply was lost, and takes it; extra ones
+// are deleted.
+func (r *registration[T]) adopt(ctx context.Context) error {
+	if !r.sent {
 		return nil
 	}
+	c := r.d.c
+	found, err := c.FindOwned(ctx, framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID), r.token)
 	if err != nil {
 		return err
 	}
-	sort.Strings(kids)
-	for _, k := range kids {
-		if !strings.HasPrefix(k, r.inst.ID) || len(k) != len(r.inst.ID)+10 {
-			continue
-		}
-		if _, err := framework.ParseSequence(framework.SequenceSuffix(k, r.inst.ID)); err != nil {
-			continue
-		}
-		p := framework.JoinPath(parent, k)
-		if p == r.path {
-			continue
-		}
-		data, st, err := c.GetData(ctx, p)
-		if errors.Is(err, framework.ErrNoNode) {
-			continue
-		}
+	for _, p := range found {
+		st, mine, err := c.OwnedBy(ctx, p, r.token)
 		if err != nil {
 			return err
 		}
-		// Ours only if this session made it with this registration's bytes: another
-		// registry on the same client may use the same id prefix.
-		if st.EphemeralOwner != c.SessionID() || !bytes.Equal(data, r.data) {
+		if st == nil || !mine {
 			continue
 		}
-		if r.path == "" {
+		if r.path == "" && st.EphemeralOwner == c.SessionID() {
 			r.path, r.czxid = p, st.Czxid
+			r.pending = false
 			r.created++
 			r.notify()
 			continue
 		}
-		_ = c.Delete(ctx, p, framework.WithVersion(st.Version), framework.Guaranteed())
+		_ = c.Delete(ctx, p, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
 	}
 	return nil
 }
@@ -529,6 +572,7 @@ func (r *registration[T]) notify() {
 // keep re-creates the node whenever it goes, until ctx ends.
 func (r *registration[T]) keep(ctx context.Context) {
 	d := r.d
+	shown := r.shown.Load() // its name and id never change
 	for {
 		wake := d.wakeChan()
 		if err := r.acquire(ctx); err != nil {
@@ -540,7 +584,7 @@ func (r *registration[T]) keep(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", r.inst.Name, "id", r.inst.ID, "err", err)
+			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", shown.Name, "id", shown.ID, "err", err)
 			t := time.NewTimer(retryPause)
 			select {
 			case <-ctx.Done():
@@ -587,57 +631,65 @@ func (r *registration[T]) waitCreates() {
 	<-done
 }
 
-// deleteNode deletes the registration's node if it is there and this registration's:
-// the node it made (its czxid), or, when that was not read back yet, one with the bytes
-// of its last create (owned by this session when ephemeral). It holds the registration's
-// lock meanwhile, so that an Update started before the registration was forgotten does
-// not write at the same time.
+// deleteNode deletes the registration's node if it is there and this registration's: the
+// node it made (its czxid) or, when that was not read back yet, the node carrying its
+// token (for a DynamicSequential node whose name never came back, every such node named
+// after the id). It holds the registration's lock meanwhile, so that an Update started
+// before the registration was forgotten does not write at the same time.
 func (r *registration[T]) deleteNode(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	if err := r.acquire(cctx); err != nil {
+	if err := r.acquire(ctx); err != nil {
 		return err
 	}
 	defer r.release()
-	if r.path == "" {
-		return nil
+	if !r.sent {
+		return nil // no create was sent: no node of ours
 	}
 	c := r.d.c
-	dynamic := r.inst.ServiceType.IsDynamic()
 	// A create given up (its caller's context ended) may still be applied: look only once
 	// it was answered, so that the look cannot overtake it.
-	if err := r.creates.Wait(cctx); err != nil {
+	if err := r.creates.Wait(ctx); err != nil {
 		return err
 	}
-	// The session may have moved to a member that has not applied that create yet: bring
-	// it up to date before looking (reads are not linearizable across members).
-	err := c.Sync(cctx, r.path)
-	var data []byte
-	var st *framework.Stat
-	if err == nil {
-		data, st, err = c.GetData(cctx, r.path)
-		if errors.Is(err, framework.ErrNoNode) {
-			return nil
+	if r.path == "" {
+		found, err := c.FindOwned(ctx, framework.JoinPath(r.d.basePath, r.inst.Name, r.inst.ID), r.token)
+		if err != nil {
+			return err
 		}
-	}
-	if err != nil {
-		// Not known whether it is ours: delete it only if it is a persistent one.
-		if !dynamic {
-			return ignoreNoNode(c.Delete(cctx, r.path, framework.Guaranteed()))
+		var errs []error
+		for _, p := range found {
+			errs = append(errs, r.deleteOwned(ctx, p, 0))
 		}
-		return err
+		return errors.Join(errs...)
 	}
-	mine := r.czxid != 0 && st.Czxid == r.czxid
-	if r.czxid == 0 && r.sent != nil && bytes.Equal(data, r.sent) && (!dynamic || st.EphemeralOwner == c.SessionID()) {
-		mine = true
+	return r.deleteOwned(ctx, r.path, r.czxid)
+}
+
+// deleteOwned deletes the node at p if it is the node of czxid or, czxid 0, if it
+// carries r's token.
+func (r *registration[T]) deleteOwned(ctx context.Context, p string, czxid int64) error {
+	c := r.d.c
+	if czxid == 0 {
+		// The session may have moved to a member that has not applied our create yet:
+		// bring it up to date before looking (reads are not linearizable across members).
+		if err := c.Sync(ctx, p); err != nil && !errors.Is(err, framework.ErrNoNode) {
+			return err
+		}
+		st, owned, err := c.OwnedBy(ctx, p, r.token)
+		if errors.Is(err, framework.ErrNoAuth) {
+			return nil // not provably ours: left alone
+		}
+		if err != nil {
+			return err
+		}
+		if st == nil || !owned {
+			return nil // gone, or another registration's node (of our id)
+		}
+		czxid = st.Czxid
 	}
-	if !mine {
-		return nil // another registration's node (of our id, on this client or another)
-	}
-	// Bounded by the node's czxid, a delete retried in the background cannot remove a node
-	// registered at the same path later (a version cannot tell them apart). No version: a
-	// write into this node meanwhile (an Update) is still this node.
-	return ignoreNoNode(c.Delete(cctx, r.path, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed()))
+	// Bound by the node's czxid, a delete cannot remove a node registered at the same
+	// path later (a version cannot tell them apart). No version: a write into this node
+	// meanwhile (an Update) is still this node.
+	return ignoreNoNode(c.Delete(ctx, p, framework.WithMaxCzxid(czxid)))
 }
 
 func ignoreNoNode(err error) error {
@@ -645,6 +697,126 @@ func ignoreNoNode(err error) error {
 		return nil
 	}
 	return err
+}
+
+// lasting reports whether a delete that failed with err may succeed when tried again: a
+// connection-class failure, or its bound running out.
+func lasting(err error) bool {
+	return errors.Is(err, framework.ErrConnectionClosed) || errors.Is(err, framework.ErrSessionMoved) ||
+		errors.Is(err, framework.ErrNoServer) || errors.Is(err, framework.ErrUnknownOutcome) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// remove deletes r's node with ctx (bounded by cleanupTimeout when it has no deadline of
+// its own); when that fails for a reason that may pass (ctx ended, the connection), the
+// delete goes on in the background (see removeInBackground). removed is called once the
+// node is gone or will not be deleted.
+func (r *registration[T]) remove(ctx context.Context, removed func()) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cleanupTimeout)
+		defer cancel()
+	}
+	err := r.deleteNode(ctx)
+	if err != nil && lasting(err) && !errors.Is(err, framework.ErrClosed) {
+		r.removeInBackground(nil, removed)
+		return err
+	}
+	if err != nil {
+		r.d.c.Logger().Warn("discovery: could not delete the instance's node", "path", r.path, "err", err)
+	}
+	removed()
+	return err
+}
+
+// removeInBackground deletes r's node on a goroutine of the client's (GoCleanup:
+// WaitGuaranteedDeletes waits for it), once before is closed (nil: at once) and the
+// node's creates were answered, trying again until it is done, it cannot be done, or the
+// client closes: a guaranteed delete bound to this registration's node.
+func (r *registration[T]) removeInBackground(before <-chan struct{}, removed func()) {
+	c := r.d.c
+	over := r.d.startRemoval()
+	removed = func(f func()) func() { return func() { f(); over() } }(removed)
+	if !c.GoCleanup(func() {
+		defer removed()
+		if before != nil {
+			select {
+			case <-before:
+			case <-c.Done():
+				return
+			}
+		}
+		r.waitCreates()
+		pause := 50 * time.Millisecond
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			go func() {
+				select {
+				case <-c.Done():
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			err := r.deleteNode(ctx)
+			cancel()
+			if err == nil || errors.Is(err, framework.ErrClosed) || isDone(c.Done()) {
+				return
+			}
+			if !lasting(err) {
+				c.Logger().Warn("discovery: could not delete the instance's node", "path", r.path, "err", err)
+				return
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-c.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			pause = min(2*pause, 2*time.Second)
+		}
+	}) {
+		removed()
+	}
+}
+
+// startRemoval counts one more background delete (see removing); the function it returns
+// ends it.
+func (d *ServiceDiscovery[T]) startRemoval() func() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removing == 0 {
+		d.removingIdle = make(chan struct{})
+	}
+	d.removing++
+	return sync.OnceFunc(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.removing--; d.removing == 0 {
+			close(d.removingIdle)
+		}
+	})
+}
+
+// removalsOver returns a channel closed once no background delete is going on.
+func (d *ServiceDiscovery[T]) removalsOver() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removing == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return d.removingIdle
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func (d *ServiceDiscovery[T]) take(id string) (*registration[T], error) {
@@ -702,11 +874,13 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 	r.inst, r.data = &own, data
 	r.shown.Store(&own)
 	if r.path == "" || r.czxid == 0 {
-		return nil // being created: the keeper writes the new data
+		r.pending = true
+		return nil // being created: the keeper writes the new data once it has read the node
 	}
 	for attempt := 0; ; attempt++ {
 		st, err := d.c.Exists(ctx, r.path)
 		if err != nil {
+			r.pending = true // the keeper writes it, should this call give up
 			return err
 		}
 		if st == nil || st.Czxid != r.czxid {
@@ -720,8 +894,10 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 			return nil // gone: the keeper creates it again, with the new data
 		}
 		if err != nil {
+			r.pending = true
 			return err
 		}
+		r.pending = false
 		if nst.Czxid != r.czxid {
 			return fmt.Errorf("%w: update %s: its node was replaced by another registration's between the read and the write, which got the data", ErrConflict, inst.ID)
 		}
@@ -730,9 +906,10 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 }
 
 // Unregister stops keeping the instance with inst's id and deletes its node (a
-// guaranteed delete: one that fails for a connection-class reason goes on in the
-// background). Another registration's node at its path (of another session, or of this
-// one) is left alone.
+// guaranteed delete, bound to this registration's node: one that fails for a
+// connection-class reason or that ctx ends goes on in the background, and Unregister
+// returns by ctx). Another registration's node at its path (of another session, or of
+// this one) is left alone.
 func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -757,8 +934,8 @@ func (d *ServiceDiscovery[T]) Unregister(ctx context.Context, inst *Instance[T])
 	return r.stop(ctx, func() { d.cleanedUp(inst.ID, cleaned) })
 }
 
-// stop stops r's keeper and deletes r's node, in the background once ctx ends; removed
-// (when not nil) is called once the delete is over.
+// stop stops r's keeper and deletes r's node (see remove); once ctx ends, the delete goes
+// on in the background. removed (when not nil) is called once the delete is over.
 func (r *registration[T]) stop(ctx context.Context, removed func()) error {
 	if removed == nil {
 		removed = func() {}
@@ -767,29 +944,12 @@ func (r *registration[T]) stop(ctx context.Context, removed func()) error {
 	r.cancel()
 	select {
 	case <-r.done:
-		defer removed()
-		return r.deleteNode(ctx)
+		return r.remove(ctx, removed)
 	case <-ctx.Done():
 	}
 	// The caller gives up, but the registration is already forgotten: delete its node
-	// once the keeper (or Register) is done with it, in the background (Close waits).
-	d := r.d
-	d.mu.Lock()
-	if d.closed { // Close is under way: it waits for this call anyway
-		d.mu.Unlock()
-		<-r.done
-		_ = r.deleteNode(context.Background())
-		removed()
-		return ctx.Err()
-	}
-	d.wg.Add(1)
-	d.mu.Unlock()
-	go func() {
-		defer d.wg.Done()
-		defer removed()
-		<-r.done
-		_ = r.deleteNode(context.Background())
-	}()
+	// once the keeper (or Register) is done with it, in the background.
+	r.removeInBackground(r.done, removed)
 	return ctx.Err()
 }
 
@@ -914,8 +1074,10 @@ func (d *ServiceDiscovery[T]) disown(x interface{ Close() error }) {
 }
 
 // Close closes the caches and providers made from d, unregisters every instance still
-// registered (deleting their nodes as Unregister does) and waits for d's goroutines.
-// It may be called more than once; the errors of the deletes are returned joined.
+// registered (deleting their nodes as Unregister does, all within one cleanupTimeout:
+// the deletes not done by then go on in the background, see Client.WaitGuaranteedDeletes)
+// and waits for d's goroutines. It may be called more than once; the errors of the
+// deletes are returned joined.
 func (d *ServiceDiscovery[T]) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -932,6 +1094,7 @@ func (d *ServiceDiscovery[T]) Close() error {
 	for _, x := range owned {
 		errs = append(errs, x.Close())
 	}
+	// One bound for all the deletes: what is not done by then goes on in the background.
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	for _, r := range regs {
@@ -942,6 +1105,12 @@ func (d *ServiceDiscovery[T]) Close() error {
 	}
 	d.cancel()
 	d.wg.Wait()
+	// The deletes that went to the background (an Unregister that gave up, say): waited
+	// for within the same bound; past it they go on (WaitGuaranteedDeletes waits).
+	select {
+	case <-d.removalsOver():
+	case <-ctx.Done():
+	}
 	d.removeListener()
 	return errors.Join(errs...)
 }

@@ -5,7 +5,12 @@
 // # Layout
 //
 // Each instance of a service is one node, basePath/<name>/<id>, holding the instance's
-// JSON exactly as Curator's JsonInstanceSerializer writes it:
+// JSON as Curator's JsonInstanceSerializer writes it, strings escaped as Jackson escapes
+// them (U+2028 and U+2029 as they are, control characters as \u001F), with two
+// differences: a disabled instance has "enabled":false in Curator's default
+// (compatible) form, where Curator writes no field and Java reads the instance as
+// enabled; and a payload's map keys are in Go's order (sorted), where Jackson keeps the
+// map's own order. Java reads both. For example:
 //
 //	{"name":"orders","id":"6c1f…","address":"10.0.0.7","port":8080,"sslPort":null,
 //	 "payload":{"@class":"com.example.Details","zone":"eu"},"registrationTimeUTC":1732350000000,
@@ -34,13 +39,28 @@
 // connected, once. While the client is cut off, the registration cannot be kept and the
 // server removes a Dynamic instance when the session expires.
 //
-// A node belongs to the registration that made it (its czxid), not to a session: two
-// registries on one client share a session, and a node this registration made under a
-// session the client has since given up is still its own. The client gives a session up
-// when it has been cut off for longer than the session timeout; the server may still hold
-// that session (after a lost quorum or a paused leader it gives every session a whole
-// timeout more). Once the client has its new session, the registry replaces that node at
-// once, deleting it and creating the new one in one transaction, so that no reader finds
+// A node belongs to the registration that made it, not to a session: each registration
+// puts a token of its own in the ACL of every node it creates (framework.WithOwnerToken:
+// one READ entry for an identity no one can authenticate as; the node's name and data are
+// Curator's), and knows the node by its czxid once it has read it. A node whose create's
+// reply was lost is told by the token; a node carrying no token of ours, or whose ACL we
+// may not read (the token needs READ or ADMIN on it), is never ours. Two registries on
+// one client share a session, and a node this registration made under a session the
+// client has since given up is still its own. Where a registration replaces a node
+// (another's at Register, or its own of a session given up) it deletes it and
+// creates its own in one transaction bound to the node it read: the transaction also
+// creates and deletes a sequential node under the parent, named with the number it read
+// the parent would give its next child, so that a node made at the path since then
+// (which a data version cannot tell apart) fails it. The registration that lost its node no longer owns any. Unregister and Close
+// delete only this registration's node, bound to its czxid; what they cannot do within
+// their context (Close: one 10 s bound for all) goes on in the background until done
+// or the client closes (Client.WaitGuaranteedDeletes waits for it).
+//
+// The client gives a session up when it has been cut off for longer than the session
+// timeout; the server may still hold that session (after a lost quorum or a paused
+// leader it gives every session a whole timeout more). Once the client has its new
+// session, the registry replaces that node at once, deleting it and creating the new one
+// in one transaction, so that no reader finds
 // the instance missing (a cache keeps an instance whose node was replaced until it has
 // the new node); it does not wait for the server to expire the old session. (A
 // DynamicSequential instance's node is deleted and then made under a new name: it is
@@ -79,9 +99,11 @@
 // created again when it is gone. Ownership is per registration (the node's czxid):
 // Unregister, Close and Update touch only the node this registration made, never another
 // registration's node of the same id, even on the same client (Curator deletes and
-// writes whatever node is at the path). Instance JSON leaves &, < and > unescaped, as
-// Jackson writes them. Unregister finds a DynamicSequential
-// instance's node by its actual path (Curator's looks for the id without the sequence
+// writes whatever node is at the path). A node at the path at Register is replaced in one
+// transaction, a persistent one too (Curator deletes it, then creates its own). Instance
+// nodes carry an owner token in their ACL (getACL shows one more READ entry). Instance
+// JSON is escaped as Jackson escapes it (&, <, >, U+2028 and U+2029 as they are).
+// Unregister finds a DynamicSequential instance's node by its actual path (Curator's looks for the id without the sequence
 // number). QueryForInstances and caches skip a node whose data is not an instance and
 // say which (Curator's cache throws).
 package discovery

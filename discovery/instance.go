@@ -316,10 +316,8 @@ func (i *Instance[T]) marshal(mode serialMode) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// jacksonJSON encodes v as json.Marshal does, but leaves &, < and > as they are, as
-// Jackson (Curator's JsonInstanceSerializer) writes them; json.Marshal escapes them as
-// \u0026, \u003c and \u003e. (Both escape U+2028 and U+2029 differently: Go writes
-// \u2028, Jackson the character itself; that difference stays.)
+// jacksonJSON encodes v as json.Marshal does, but writes its strings (keys included) as
+// Jackson (Curator's JsonInstanceSerializer) writes them: see jacksonStrings.
 func jacksonJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -327,7 +325,71 @@ func jacksonJSON(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil // Encode ends with a newline
+	return jacksonStrings(bytes.TrimSuffix(b.Bytes(), []byte("\n"))) // Encode ends with a newline
+}
+
+// jacksonStrings rewrites each string of the JSON text src (as encoding/json writes it)
+// with Jackson's escaping: '"' and '\\' escaped, the control characters as \b, \t, \n,
+// \f, \r or \u00XX (upper-case hex digits), every other character as it is (&, <, >,
+// U+2028 and U+2029 included, which encoding/json escapes). Nothing outside strings
+// changes.
+func jacksonStrings(src []byte) ([]byte, error) {
+	if bytes.IndexByte(src, '"') < 0 {
+		return src, nil
+	}
+	out := make([]byte, 0, len(src))
+	for i := 0; i < len(src); {
+		if src[i] != '"' {
+			out = append(out, src[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(src) && src[j] != '"' {
+			if src[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(src) {
+			return nil, fmt.Errorf("discovery: unterminated string in %q", src)
+		}
+		var s string
+		if err := json.Unmarshal(src[i:j+1], &s); err != nil {
+			return nil, err
+		}
+		out = appendJacksonString(out, s)
+		i = j + 1
+	}
+	return out, nil
+}
+
+// appendJacksonString appends s as a JSON string as Jackson writes it.
+func appendJacksonString(out []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c == '\b':
+			out = append(out, '\\', 'b')
+		case c == '\t':
+			out = append(out, '\\', 't')
+		case c == '\n':
+			out = append(out, '\\', 'n')
+		case c == '\f':
+			out = append(out, '\\', 'f')
+		case c == '\r':
+			out = append(out, '\\', 'r')
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
 }
 
 func nullString(s string) any {

@@ -78,8 +78,18 @@ func TestCancelledRegisterCleansUpAfterReturning(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
+	// The connection stalls as Register's create goes out (its look before it is
+	// answered: a Register that sent nothing has nothing to clean up).
+	var armed atomic.Bool
+	createSent := make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.Stall()
+			close(createSent)
+		}
+	})
 	// A long session: the stalled connection is not given up (recv timeout 40 s).
-	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second))
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
 	other := testutil.Connect(t, server.ConnectString())
 	ctx := testutil.Context(t, 90*time.Second)
 	d, err := discovery.New[details](c, "/disc/cancelled")
@@ -88,12 +98,14 @@ func TestCancelledRegisterCleansUpAfterReturning(t *testing.T) {
 	_, err = c.Exists(ctx, "/") // connected
 	require.NoError(t, err)
 
-	proxy.Stall()
-	before := c.Requests()
+	armed.Store(true)
 	rctx, rcancel := context.WithCancel(ctx)
 	registered := testutil.Go(rctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
-	require.Eventually(t, func() bool { return c.Requests() > before }, 20*time.Second, 5*time.Millisecond,
-		"Register's first request is sent (and held)")
+	select {
+	case <-createSent:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Register's create is not sent")
+	}
 	rcancel()
 	assert.ErrorIs(t, testutil.Result(t, registered, 30*time.Second, "the cancelled Register"), context.Canceled)
 
