@@ -80,3 +80,41 @@ func TestReview28CloseDuringProtectedCreate(t *testing.T) {
 		})
 	}
 }
+
+// Close while the connection is stalled: the Node's own node (made and known) cannot be
+// deleted now. A protected node's delete is handed to the guaranteed deleter and goes
+// once the connection is back; a node owned by the Node's token (unprotected) must not be
+// left for good either: its identity (the token, its czxid) is known, and the REFERENCE's
+// guaranteed delete hands a delete that failed for a connection-class reason to the
+// background. Once the connection is back and WaitGuaranteedDeletes returned, the node
+// must be gone.
+func TestReview28CloseDuringOutageLeavesNoNode(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		protected bool
+	}{
+		{"persistent", false},
+		{"persistent-protected", true}, // control: passes
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakcheck.Check(t)
+			srv := zktest.NewServer(t)
+			proxy := zktest.NewProxy(t, srv.ConnectString())
+			c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second))
+			ctx := testutil.Context(t, 120*time.Second)
+			opts := []persistentnode.Option{persistentnode.WithMode(framework.Persistent)}
+			if tc.protected {
+				opts = append(opts, persistentnode.WithProtection())
+			}
+			n, created := start(t, c, "/pn/outage/node", []byte("x"), opts...)
+			waitCreated(t, created, 10*time.Second)
+			proxy.Stall()
+			closeErr := n.Close()
+			t.Logf("Close during the outage: %v", closeErr)
+			proxy.Heal()
+			require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+			assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/pn/outage"),
+				"the Node's own node is left for good after a Close during an outage")
+		})
+	}
+}
