@@ -154,3 +154,30 @@ func TestReview28LateSequentialUndoSparesReusedName(t *testing.T) {
 	require.NotNil(t, now, "the late undo of a given-up create deleted another client's node that reused its name")
 	assert.Equal(t, st.Czxid, now.Czxid)
 }
+
+// nilACL is an ACL provider that gives no ACL (a provider's bug, or a path it does not
+// cover).
+type nilACL struct{}
+
+func (nilACL) ACLForPath(string) []zk.ACL { return nil }
+
+// An ACL provider that gives no ACL: ZooKeeper refuses the create (InvalidACL), and must
+// refuse it just the same WithOwnerToken. The token is meant to change nothing but add
+// its entry; with it, the create succeeds and makes a node whose only ACL entry is the
+// token's: no one can read it, write it or read its ACL (not even its owner, which then
+// cannot prove it its own).
+func TestReview28OwnerTokenDoesNotHideEmptyACL(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithACLProvider(nilACL{}))
+	ctx := testCtx(t)
+	_, err := c.Create(ctx, "/noacl-control", nil)
+	require.ErrorIs(t, err, zk.ErrInvalidACL, "control: no ACL, no token")
+	tok := framework.NewOwnerToken()
+	_, err = c.Create(ctx, "/noacl", nil, framework.WithOwnerToken(tok))
+	if err == nil {
+		_, _, aerr := c.OwnedBy(ctx, "/noacl", tok)
+		t.Logf("OwnedBy on the node made: %v", aerr)
+	}
+	require.ErrorIs(t, err, zk.ErrInvalidACL, "a create WithOwnerToken with no ACL made a node no one can read")
+}
