@@ -181,3 +181,30 @@ func TestReview28OwnerTokenDoesNotHideEmptyACL(t *testing.T) {
 	}
 	require.ErrorIs(t, err, zk.ErrInvalidACL, "a create WithOwnerToken with no ACL made a node no one can read")
 }
+
+// The client's ACL gives it neither READ nor ADMIN on the nodes it makes (write-only:
+// CREATE, WRITE, DELETE): it cannot read its own nodes' ACL. A sequential create
+// WithOwnerToken whose reply is lost must not make a second node: a child it cannot read
+// the ACL of may be the one its first attempt made (its own ACL refuses the read), so
+// NoAuth does not prove "not ours" here. Either one node, or an error that says the
+// outcome is unknown; never two nodes from one create.
+func TestReview28OwnedSequentialWriteOnlyACLLostReply(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	writeOnly := []zk.ACL{{Perms: zk.PermCreate | zk.PermWrite | zk.PermDelete, Scheme: "world", ID: "anyone"}}
+	c := testutil.ConnectFailFast(t, proxy.ConnectString())
+	ctx := testCtx(t)
+	require.NoError(t, c.EnsurePath(ctx, "/wo"))
+	proxy.DropNextCreateReply()
+	p, err := c.Create(ctx, "/wo/n-", nil, framework.WithMode(framework.PersistentSequential),
+		framework.WithNodeACL(writeOnly), framework.WithOwnerToken(framework.NewOwnerToken()))
+	t.Logf("create: %q, %v", p, err)
+	require.Equal(t, 2, proxy.Accepted(), "the create's connection was dropped")
+	kids, err2 := zktest.Children(ctx, srv.ConnectString(), "/wo")
+	require.NoError(t, err2)
+	assert.Len(t, kids, 1, "one create WithOwnerToken made two nodes (the lost attempt's is left)")
+	if err != nil {
+		assert.ErrorIs(t, err, framework.ErrUnknownOutcome)
+	}
+}
