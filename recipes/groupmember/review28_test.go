@@ -34,3 +34,33 @@ func TestReview28CloseDuringOutageLeavesGroup(t *testing.T) {
 	assert.Empty(t, testutil.Children(t, srv.ConnectString(), g),
 		"the closed member is still in the group (its node left) after the connection came back")
 }
+
+// Two members of one id on one client: once the first leaves (its Close deletes the
+// node), the second makes its own (doc.go), stays in the group, and its Close deletes it.
+func TestReview28SecondMemberTakesOverAfterFirstLeaves(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const g = "/services/takeover"
+	first := join(t, c, g, "a", "first")
+	st, err := other.Exists(ctx, g+"/a")
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	second := join(t, c, g, "a", "second")
+	require.NoError(t, first.Close())
+	var now *framework.Stat
+	require.Eventually(t, func() bool {
+		now, err = other.Exists(ctx, g+"/a")
+		return err == nil && now != nil && now.Czxid != st.Czxid
+	}, 20*time.Second, 20*time.Millisecond, "the second member did not make its own node after the first left")
+	data, _, err := other.GetData(ctx, g+"/a")
+	require.NoError(t, err)
+	assert.Equal(t, "second", string(data))
+	members, err := second.CurrentMembers()
+	require.NoError(t, err)
+	assert.Contains(t, members, "a")
+	require.NoError(t, second.Close())
+	testutil.RequireNoChildren(t, srv.ConnectString(), g)
+}
