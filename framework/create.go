@@ -212,6 +212,11 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		acl = c.opts.aclProvider.ACLForPath(path)
 	}
 	if !o.owner.IsZero() {
+		if len(acl) == 0 {
+			// ZooKeeper refuses a create with no ACL (InvalidACL); the token's entry, which
+			// grants no one anything, must not hide that and make a node no one can read.
+			return "", nil, opErr("create", path, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL))
+		}
 		acl = append(slices.Clip(acl), o.owner.ACL())
 	}
 	full := c.fullPath(path)
