@@ -76,6 +76,8 @@ type createOpts struct {
 	onSend     func()
 	inflight   *InFlight
 	owner      OwnerToken
+	prefix     string // WithProtectionPrefix
+	prefixSet  bool
 }
 
 // WithMode sets the node's mode. The default is Persistent.
@@ -105,6 +107,14 @@ func WithContainerParents() CreateOption {
 // and created again. If creation fails, any node with the prefix is deleted in the
 // background. The default is off.
 func WithProtection() CreateOption { return func(o *createOpts) { o.protected = true } }
+
+// WithProtectionPrefix is WithProtection with the given prefix (one from
+// NewProtectedPrefix, used for this one create) instead of a fresh one: for a caller that
+// gives the create up and must then find the node it may have made by its name. A prefix
+// not of that form is ErrInvalidArgument. The default is a fresh prefix.
+func WithProtectionPrefix(prefix string) CreateOption {
+	return func(o *createOpts) { o.protected, o.prefix, o.prefixSet = true, prefix, true }
+}
 
 // WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL node.
 func WithTTL(d time.Duration) CreateOption { return func(o *createOpts) { o.ttl = d } }
@@ -204,6 +214,9 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	if err := c.checkSize(path, len(data)); err != nil {
 		return "", nil, opErr("create", path, err)
 	}
+	if o.prefixSet && !(len(o.prefix) == 40 && IsProtectedName(o.prefix+"x")) {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: protected prefix %q is not of the form _c_<uuid>-", ErrInvalidArgument, o.prefix))
+	}
 	if o.protected && !o.owner.IsZero() {
 		return "", nil, opErr("create", path, fmt.Errorf("%w: an owner token with protection", ErrInvalidArgument))
 	}
@@ -223,7 +236,10 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
 	prefix := ""
 	if o.protected {
-		prefix = NewProtectedPrefix()
+		prefix = o.prefix
+		if !o.prefixSet {
+			prefix = NewProtectedPrefix()
+		}
 		full = JoinPath(parent, prefix+name)
 		if strings.HasSuffix(path, "/") { // sequential create of "/a/": the name is just the prefix
 			full = strings.TrimSuffix(parent, "/") + "/" + prefix

@@ -53,6 +53,7 @@
 // Close leaves it.
 //
 // Close during a create gives that create up, waits for its answer (or its connection's
-// loss) and then looks for the node it may have made (by its name or token), so a late
-// create cannot leave the node behind.
+// loss; at most 10 s) and then looks for the node it may have made (by its token, or,
+// protected, by the _c_<uuid>- prefix of its name among the parent's children), so a late
+// create cannot leave the node behind, in every mode.
 package persistentnode

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type Node struct {
 	owned    bool   // the node at path was made by this Node
 	czxid    int64  // its czxid, when known
 	inflight string // the path of a first create of an unprotected, not sequential node, until answered
+	// inflightPrefix is the protected prefix of a first create of a protected node, until
+	// answered: Close finds the node such a create given up on made by it.
+	inflightPrefix string
 	// seqLeft: a first create of an unprotected sequential node failed, and may have made
 	// its node all the same (a lost reply, then no retry succeeded): a node carrying the
 	// token may be under the parent. The next step, or Close, looks for it.
@@ -428,8 +432,10 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if !n.o.noParents {
 		opts = append(opts, framework.WithContainerParents())
 	}
+	var prefix string
 	if protected {
-		opts = append(opts, framework.WithProtection())
+		prefix = framework.NewProtectedPrefix() // fresh for each create: a sweep of one never takes another's
+		opts = append(opts, framework.WithProtectionPrefix(prefix))
 	}
 	if !n.token.IsZero() {
 		opts = append(opts, framework.WithOwnerToken(n.token))
@@ -437,22 +443,27 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if n.o.ttl > 0 {
 		opts = append(opts, framework.WithTTL(n.o.ttl))
 	}
-	// A first create of an unprotected node that is given up on (Close) may still be
-	// applied: Close then finds the node by its path and its token. A protected or
-	// sequential one the framework undoes itself.
+	// A first create that is given up on (Close) may still be applied: Close then finds
+	// the node by its path and its token, or (protected) by its name's prefix. An
+	// unprotected sequential one Close finds by its token (seqLeft).
 	// Every create is counted until answered: Close looks for the node only then (a
 	// re-creation given up on may land after a look that overtook it).
 	opts = append(opts, framework.WithInFlight(&n.creates))
 	track := !again && !protected && !sequential(mode)
-	if track {
+	trackPrefix := !again && protected
+	if track || trackPrefix {
 		n.mu.Lock()
-		n.inflight = path
+		if track {
+			n.inflight = path
+		} else {
+			n.inflightPrefix = prefix
+		}
 		n.mu.Unlock()
 	}
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
-	if track && ctx.Err() == nil {
+	if (track || trackPrefix) && ctx.Err() == nil {
 		n.mu.Lock()
-		n.inflight = ""
+		n.inflight, n.inflightPrefix = "", ""
 		n.mu.Unlock()
 	}
 	if err != nil && p == "" && !again && !protected && sequential(mode) {
@@ -675,12 +686,13 @@ func (n *Node) deleteOwn() error {
 	n.mu.Lock()
 	path, czxid := n.path, n.czxid
 	sweep := path == "" && n.seqLeft
+	var prefix string
 	if path == "" { // the first create was given up on: it may be there
-		path = n.inflight
+		path, prefix = n.inflight, n.inflightPrefix
 	}
-	n.path, n.inflight, n.seqLeft = "", "", false
+	n.path, n.inflight, n.inflightPrefix, n.seqLeft = "", "", "", false
 	n.mu.Unlock()
-	if path == "" && !sweep {
+	if path == "" && prefix == "" && !sweep {
 		return nil
 	}
 	// Wait for the answer to any create given up on (or its connection's loss) before
@@ -696,6 +708,9 @@ func (n *Node) deleteOwn() error {
 	wcancel()
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	if prefix != "" { // a first create of a protected node given up on: find it by its name
+		return n.deleteProtected(ctx, prefix)
+	}
 	if sweep { // a failed first create of an unprotected sequential node (FindOwned syncs)
 		left, err := n.leftNodes(ctx)
 		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
@@ -755,6 +770,38 @@ func (n *Node) deleteOwn() error {
 		}
 	}
 	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+}
+
+// deleteProtected deletes the node a first create of a protected node that was given up
+// on made, found by its protected prefix among the parent's children: its name proves it
+// this Node's own. It runs once that create was answered (or its wait gave up); the
+// framework's own sweep of the prefix covers what this one cannot reach.
+func (n *Node) deleteProtected(ctx context.Context, prefix string) error {
+	parent := framework.ParentPath(n.base)
+	if strings.HasSuffix(n.base, "/") { // a sequential create of "/a/": the name is the prefix
+		parent = strings.TrimSuffix(n.base, "/")
+	}
+	_ = n.client.Sync(ctx, parent) // a create answered by a connection loss: bring the member up to date
+	kids, _, err := n.client.Children(ctx, parent)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return nil
+	case errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode):
+		return nil // the client closed its session, which took the node
+	case err != nil:
+		return fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+	}
+	var errs []error
+	for _, k := range kids {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		p := framework.JoinPath(parent, k)
+		if err := n.client.Delete(ctx, p, framework.Guaranteed(), framework.Quietly()); err != nil {
+			errs = append(errs, fmt.Errorf("persistentnode: close %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // untilStopped returns a context that ends when stop or clientDone is closed, for a loop
