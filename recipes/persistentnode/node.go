@@ -564,6 +564,10 @@ func (n *Node) created(ev Created) {
 // when Close stopped waiting for it, or by a first create that failed. A node of another
 // Node, on this client or elsewhere, stays. A delete that fails for a
 // connection-class reason is retried in the background (guaranteed delete) and reported.
+// When the look itself fails (the connection is lost or stalled), a node this Node made
+// or proved its own earlier is deleted in the background all the same, bound to the czxid
+// it had (a node made at the path by someone else later stays), and Close returns nil;
+// the client's WaitGuaranteedDeletes waits for that delete.
 // The exists watch set on the node stays registered on the server until it fires or the
 // session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
 // from a listener.
@@ -747,6 +751,14 @@ func (n *Node) deleteOwn() error {
 				}
 				err = n.client.Delete(ctx, path, opts...)
 				if err == nil {
+					return nil
+				}
+			} else if czxid > 0 && !errors.Is(err, framework.ErrClosed) {
+				// The look failed (the connection is lost or stalled, say), but this Node made the
+				// node (or proved it its own) with that czxid: the node created by that
+				// transaction is its own. Hand its delete to the background retrier, bound
+				// to the czxid: a node someone else makes at the path later stays.
+				if derr := n.client.Delete(ctx, path, framework.WithMaxCzxid(czxid), framework.InBackground()); derr == nil {
 					return nil
 				}
 			}
