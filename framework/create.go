@@ -379,6 +379,16 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 		fl = &flight{f: o.inflight}
 		o.inflight.add()
 	}
+	abandoned := func(p string, err error) {
+		if err == nil && (o.protected || o.mode.sequential()) {
+			c.deleter.add(deleteJob{path: p})
+		}
+	}
+	var undo *lateUndo // an unprotected sequential node's name does not prove it ours
+	if o.mode.sequential() && !o.protected {
+		undo = newLateUndo(c, full)
+		abandoned = undo.abandoned
+	}
 	p, err := callAt(c, ctx, "create", full, func() (string, error) {
 		if fl != nil {
 			fl.ran.Store(true)
@@ -395,11 +405,10 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 		default:
 			return conn.Create(full, data, o.mode.flags(), acl)
 		}
-	}, func(p string, err error) {
-		if err == nil && (o.protected || o.mode.sequential()) {
-			c.deleter.add(deleteJob{path: p})
-		}
-	})
+	}, abandoned)
+	if undo != nil && err != nil && !errors.Is(err, ErrClosed) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		undo.gaveUp(conn) // the caller gave up while the create was in flight: bound its undo
+	}
 	if fl != nil && errors.Is(err, ErrClosed) && !fl.ran.Load() {
 		fl.finish() // never sent (the client is closed), or to be failed by the closing connection
 	}
