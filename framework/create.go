@@ -369,7 +369,9 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // createOnce sends one create. A node created by a request the caller gave up on is
 // deleted when the reply arrives only when it is provably this call's own: a protected
 // name (it carries our UUID) or a sequential node (the server gave its name to this
-// request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
+// request; the name can be reused once the node is gone, so that delete is bound to the
+// node's czxid where a read behind the create allows: see lateUndo). A plain path's late
+// create stays, as in ZooKeeper and Curator: a later call
 // may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	// The request is counted in o.inflight from before its goroutine starts until it is

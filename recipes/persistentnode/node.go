@@ -249,9 +249,12 @@ func (n *Node) Data() []byte {
 // SetData makes data the node's data: the node is written now when it exists, and every
 // later (re-)creation uses data. Unlike Curator's, it may be called before the first
 // creation (which then uses data). SetData waits for another write of this Node's data
-// (another SetData, the loop's) within ctx: when ctx ends first, it returns ctx's error
-// (wrapped) and nothing changed. Any other error means the node was not provably written
-// (the wanted data are changed all the same, and written again once the node is seen).
+// (another SetData, the loop's) within ctx: when ctx ends during that wait, it returns
+// ctx's error (wrapped, "waiting for another write") and nothing changed. When ctx ends
+// during SetData's own write, or any other error comes, the node was not provably
+// written: its data may or may not be data (a write given up on may still be applied),
+// the wanted data are data all the same, and they are written again once the node is
+// seen.
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
