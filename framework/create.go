@@ -76,6 +76,8 @@ type createOpts struct {
 	onSend     func()
 	inflight   *InFlight
 	owner      OwnerToken
+	prefix     string // WithProtectionPrefix
+	prefixSet  bool
 }
 
 // WithMode sets the node's mode. The default is Persistent.
@@ -105,6 +107,14 @@ func WithContainerParents() CreateOption {
 // and created again. If creation fails, any node with the prefix is deleted in the
 // background. The default is off.
 func WithProtection() CreateOption { return func(o *createOpts) { o.protected = true } }
+
+// WithProtectionPrefix is WithProtection with the given prefix (one from
+// NewProtectedPrefix, used for this one create) instead of a fresh one: for a caller that
+// gives the create up and must then find the node it may have made by its name. A prefix
+// not of that form is ErrInvalidArgument. The default is a fresh prefix.
+func WithProtectionPrefix(prefix string) CreateOption {
+	return func(o *createOpts) { o.protected, o.prefix, o.prefixSet = true, prefix, true }
+}
 
 // WithTTL sets the TTL of a PersistentWithTTL or PersistentSequentialWithTTL node.
 func WithTTL(d time.Duration) CreateOption { return func(o *createOpts) { o.ttl = d } }
@@ -204,6 +214,9 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	if err := c.checkSize(path, len(data)); err != nil {
 		return "", nil, opErr("create", path, err)
 	}
+	if o.prefixSet && !(len(o.prefix) == 40 && IsProtectedName(o.prefix+"x")) {
+		return "", nil, opErr("create", path, fmt.Errorf("%w: protected prefix %q is not of the form _c_<uuid>-", ErrInvalidArgument, o.prefix))
+	}
 	if o.protected && !o.owner.IsZero() {
 		return "", nil, opErr("create", path, fmt.Errorf("%w: an owner token with protection", ErrInvalidArgument))
 	}
@@ -212,13 +225,21 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		acl = c.opts.aclProvider.ACLForPath(path)
 	}
 	if !o.owner.IsZero() {
+		if len(acl) == 0 {
+			// ZooKeeper refuses a create with no ACL (InvalidACL); the token's entry, which
+			// grants no one anything, must not hide that and make a node no one can read.
+			return "", nil, opErr("create", path, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL))
+		}
 		acl = append(slices.Clip(acl), o.owner.ACL())
 	}
 	full := c.fullPath(path)
 	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
 	prefix := ""
 	if o.protected {
-		prefix = NewProtectedPrefix()
+		prefix = o.prefix
+		if !o.prefixSet {
+			prefix = NewProtectedPrefix()
+		}
 		full = JoinPath(parent, prefix+name)
 		if strings.HasSuffix(path, "/") { // sequential create of "/a/": the name is just the prefix
 			full = strings.TrimSuffix(parent, "/") + "/" + prefix
@@ -348,7 +369,9 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // createOnce sends one create. A node created by a request the caller gave up on is
 // deleted when the reply arrives only when it is provably this call's own: a protected
 // name (it carries our UUID) or a sequential node (the server gave its name to this
-// request). A plain path's late create stays, as in ZooKeeper and Curator: a later call
+// request; the name can be reused once the node is gone, so that delete is bound to the
+// node's czxid where a read behind the create allows: see lateUndo). A plain path's late
+// create stays, as in ZooKeeper and Curator: a later call
 // may have found that node (NodeExists) and relied on it.
 func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	// The request is counted in o.inflight from before its goroutine starts until it is
@@ -357,6 +380,16 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 	if o.inflight != nil {
 		fl = &flight{f: o.inflight}
 		o.inflight.add()
+	}
+	abandoned := func(p string, err error) {
+		if err == nil && (o.protected || o.mode.sequential()) {
+			c.deleter.add(deleteJob{path: p})
+		}
+	}
+	var undo *lateUndo // an unprotected sequential node's name does not prove it ours
+	if o.mode.sequential() && !o.protected {
+		undo = newLateUndo(c, full)
+		abandoned = undo.abandoned
 	}
 	p, err := callAt(c, ctx, "create", full, func() (string, error) {
 		if fl != nil {
@@ -374,11 +407,10 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 		default:
 			return conn.Create(full, data, o.mode.flags(), acl)
 		}
-	}, func(p string, err error) {
-		if err == nil && (o.protected || o.mode.sequential()) {
-			c.deleter.add(deleteJob{path: p})
-		}
-	})
+	}, abandoned)
+	if undo != nil && err != nil && !errors.Is(err, ErrClosed) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		undo.gaveUp(conn) // the caller gave up while the create was in flight: bound its undo
+	}
 	if fl != nil && errors.Is(err, ErrClosed) && !fl.ran.Load() {
 		fl.finish() // never sent (the client is closed), or to be failed by the closing connection
 	}

@@ -50,8 +50,12 @@ func (t OwnerToken) in(acl []zk.ACL) bool {
 // child of the parent with the same name, a sequence number and t) or failing with
 // NodeExists (otherwise: the node at the path, when it carries t). A node of an ephemeral
 // mode found that belongs to an older session (ours expired in between) is deleted and
-// created again. It cannot be used with WithProtection, whose name does this. The
-// default is none.
+// created again. Finding it needs READ or ADMIN on it: when a retry of a sequential
+// create meets a child of that name whose ACL it cannot read, the outcome is unknown and
+// the create fails with an error matching ErrUnknownOutcome (it is not sent again). With
+// no ACL for the node (an ACL provider that gives none), the create fails with
+// ErrInvalidArgument and ErrInvalidACL, as it would without the token. It cannot be used
+// with WithProtection, whose name does this. The default is none.
 func WithOwnerToken(t OwnerToken) CreateOption { return func(o *createOpts) { o.owner = t } }
 
 // OwnedBy reads the node at path (its ACL): its Stat, nil when there is no node, and
@@ -109,7 +113,7 @@ func (c *Client) FindOwned(ctx context.Context, path string, t OwnerToken) ([]st
 		if _, err := callAt(c, ctx, "sync", parent, func() (string, error) { return conn.Sync(parent) }, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
-		return c.eachOwned(ctx, conn, parent, name, t, func(p string, _ *zk.Stat) (bool, error) {
+		return c.eachOwned(ctx, conn, parent, name, t, nil, func(p string, _ *zk.Stat) (bool, error) {
 			found = append(found, c.relPath(p))
 			return true, nil
 		})
@@ -122,7 +126,9 @@ func (c *Client) FindOwned(ctx context.Context, path string, t OwnerToken) ([]st
 
 // eachOwned calls fn with each child of parent named name followed by a sequence number
 // that carries t, until fn returns false or an error.
-func (c *Client) eachOwned(ctx context.Context, conn *zk.Conn, parent, name string, t OwnerToken, fn func(full string, st *zk.Stat) (bool, error)) error {
+// A child whose ACL cannot be read (NoAuth) is skipped, unless unreadable is not nil:
+// then eachOwned returns unreadable (wrapping NoAuth).
+func (c *Client) eachOwned(ctx context.Context, conn *zk.Conn, parent, name string, t OwnerToken, unreadable func(error) error, fn func(full string, st *zk.Stat) (bool, error)) error {
 	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -138,7 +144,10 @@ func (c *Client) eachOwned(ctx context.Context, conn *zk.Conn, parent, name stri
 		p := JoinPath(parent, k)
 		st, mine, err := c.ownedOnce(ctx, conn, p, t)
 		if errors.Is(err, zk.ErrNoAuth) {
-			continue // its ACL cannot be read: not a node a Create WithOwnerToken(t) of ours made
+			if unreadable != nil {
+				return unreadable(err)
+			}
+			continue // its ACL cannot be read: not provably a node a Create WithOwnerToken(t) of ours made
 		}
 		if err != nil {
 			return err
@@ -175,10 +184,14 @@ func isSequentialOf(child, name string) bool {
 
 // findOwnedCreated looks, on a retry of a sequential create WithOwnerToken, for the node
 // an earlier attempt made: its path, or "" when there is none. A node of an ephemeral mode
-// owned by another session (ours expired in between) is deleted and not returned.
+// owned by another session (ours expired in between) is deleted and not returned. A
+// child named like it whose ACL cannot be read (NoAuth: the ACL the create sent may give
+// this client neither READ nor ADMIN) may be the earlier attempt's node: the outcome is
+// unknown, and the create is not sent again (an error matching ErrUnknownOutcome).
 func (c *Client) findOwnedCreated(ctx context.Context, conn *zk.Conn, parent, name string, o createOpts) (string, error) {
 	var created string
-	err := c.eachOwned(ctx, conn, parent, name, o.owner, func(p string, st *zk.Stat) (bool, error) {
+	unknown := func(err error) error { return &unknownOutcomeError{err: err} }
+	err := c.eachOwned(ctx, conn, parent, name, o.owner, unknown, func(p string, st *zk.Stat) (bool, error) {
 		if !o.mode.ephemeral() || st.EphemeralOwner == conn.SessionID() {
 			created = p
 			return false, nil

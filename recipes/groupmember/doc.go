@@ -12,7 +12,10 @@
 // that just joined elsewhere may not be in it yet.
 //
 // When the session is lost, this member's node goes with it and is created again once
-// the client has a new session; other members see it leave and come back.
+// the client has a new session; other members see it leave and come back. A Close during
+// a connection outage hands the delete of the member's node (bound to the czxid it was
+// created with) to the client's guaranteed-delete worker, which deletes it once the
+// connection is back; the client's WaitGuaranteedDeletes waits for it.
 //
 // A member's node is its own only when it carries the member's owner token (see
 // persistentnode, "Ownership"; the token is an entry of the node's ACL, so names and

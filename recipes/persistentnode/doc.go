@@ -53,6 +53,10 @@
 // Close leaves it.
 //
 // Close during a create gives that create up, waits for its answer (or its connection's
-// loss) and then looks for the node it may have made (by its name or token), so a late
-// create cannot leave the node behind.
+// loss; at most 10 s) and then looks for the node it may have made (by its token, or,
+// protected, by the _c_<uuid>- prefix of its name among the parent's children), so a late
+// create cannot leave the node behind, in every mode. Close during a connection outage
+// hands the delete of a node this Node made (by its name, or bound to the czxid it had) to
+// the client's guaranteed-delete worker: it goes once the connection is back, while the
+// client stays open (an ephemeral node goes with the session anyway).
 package persistentnode

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type Node struct {
 	owned    bool   // the node at path was made by this Node
 	czxid    int64  // its czxid, when known
 	inflight string // the path of a first create of an unprotected, not sequential node, until answered
+	// inflightPrefix is the protected prefix of a first create of a protected node, until
+	// answered: Close finds the node such a create given up on made by it.
+	inflightPrefix string
 	// seqLeft: a first create of an unprotected sequential node failed, and may have made
 	// its node all the same (a lost reply, then no retry succeeded): a node carrying the
 	// token may be under the parent. The next step, or Close, looks for it.
@@ -245,9 +249,12 @@ func (n *Node) Data() []byte {
 // SetData makes data the node's data: the node is written now when it exists, and every
 // later (re-)creation uses data. Unlike Curator's, it may be called before the first
 // creation (which then uses data). SetData waits for another write of this Node's data
-// (another SetData, the loop's) within ctx: when ctx ends first, it returns ctx's error
-// (wrapped) and nothing changed. Any other error means the node was not provably written
-// (the wanted data are changed all the same, and written again once the node is seen).
+// (another SetData, the loop's) within ctx: when ctx ends during that wait, it returns
+// ctx's error (wrapped, "waiting for another write") and nothing changed. When ctx ends
+// during SetData's own write, or any other error comes, the node was not provably
+// written: its data may or may not be data (a write given up on may still be applied),
+// the wanted data are data all the same, and they are written again once the node is
+// seen.
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
@@ -428,8 +435,10 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if !n.o.noParents {
 		opts = append(opts, framework.WithContainerParents())
 	}
+	var prefix string
 	if protected {
-		opts = append(opts, framework.WithProtection())
+		prefix = framework.NewProtectedPrefix() // fresh for each create: a sweep of one never takes another's
+		opts = append(opts, framework.WithProtectionPrefix(prefix))
 	}
 	if !n.token.IsZero() {
 		opts = append(opts, framework.WithOwnerToken(n.token))
@@ -437,22 +446,27 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	if n.o.ttl > 0 {
 		opts = append(opts, framework.WithTTL(n.o.ttl))
 	}
-	// A first create of an unprotected node that is given up on (Close) may still be
-	// applied: Close then finds the node by its path and its token. A protected or
-	// sequential one the framework undoes itself.
+	// A first create that is given up on (Close) may still be applied: Close then finds
+	// the node by its path and its token, or (protected) by its name's prefix. An
+	// unprotected sequential one Close finds by its token (seqLeft).
 	// Every create is counted until answered: Close looks for the node only then (a
 	// re-creation given up on may land after a look that overtook it).
 	opts = append(opts, framework.WithInFlight(&n.creates))
 	track := !again && !protected && !sequential(mode)
-	if track {
+	trackPrefix := !again && protected
+	if track || trackPrefix {
 		n.mu.Lock()
-		n.inflight = path
+		if track {
+			n.inflight = path
+		} else {
+			n.inflightPrefix = prefix
+		}
 		n.mu.Unlock()
 	}
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
-	if track && ctx.Err() == nil {
+	if (track || trackPrefix) && ctx.Err() == nil {
 		n.mu.Lock()
-		n.inflight = ""
+		n.inflight, n.inflightPrefix = "", ""
 		n.mu.Unlock()
 	}
 	if err != nil && p == "" && !again && !protected && sequential(mode) {
@@ -553,6 +567,10 @@ func (n *Node) created(ev Created) {
 // when Close stopped waiting for it, or by a first create that failed. A node of another
 // Node, on this client or elsewhere, stays. A delete that fails for a
 // connection-class reason is retried in the background (guaranteed delete) and reported.
+// When the look itself fails (the connection is lost or stalled), a node this Node made
+// or proved its own earlier is deleted in the background all the same, bound to the czxid
+// it had (a node made at the path by someone else later stays), and Close returns nil;
+// the client's WaitGuaranteedDeletes waits for that delete.
 // The exists watch set on the node stays registered on the server until it fires or the
 // session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
 // from a listener.
@@ -675,12 +693,13 @@ func (n *Node) deleteOwn() error {
 	n.mu.Lock()
 	path, czxid := n.path, n.czxid
 	sweep := path == "" && n.seqLeft
+	var prefix string
 	if path == "" { // the first create was given up on: it may be there
-		path = n.inflight
+		path, prefix = n.inflight, n.inflightPrefix
 	}
-	n.path, n.inflight, n.seqLeft = "", "", false
+	n.path, n.inflight, n.inflightPrefix, n.seqLeft = "", "", "", false
 	n.mu.Unlock()
-	if path == "" && !sweep {
+	if path == "" && prefix == "" && !sweep {
 		return nil
 	}
 	// Wait for the answer to any create given up on (or its connection's loss) before
@@ -696,6 +715,9 @@ func (n *Node) deleteOwn() error {
 	wcancel()
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	if prefix != "" { // a first create of a protected node given up on: find it by its name
+		return n.deleteProtected(ctx, prefix)
+	}
 	if sweep { // a failed first create of an unprotected sequential node (FindOwned syncs)
 		left, err := n.leftNodes(ctx)
 		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
@@ -734,6 +756,14 @@ func (n *Node) deleteOwn() error {
 				if err == nil {
 					return nil
 				}
+			} else if czxid > 0 && !errors.Is(err, framework.ErrClosed) {
+				// The look failed (the connection is lost or stalled, say), but this Node made the
+				// node (or proved it its own) with that czxid: the node created by that
+				// transaction is its own. Hand its delete to the background retrier, bound
+				// to the czxid: a node someone else makes at the path later stays.
+				if derr := n.client.Delete(ctx, path, framework.WithMaxCzxid(czxid), framework.InBackground()); derr == nil {
+					return nil
+				}
 			}
 			return fmt.Errorf("persistentnode: close %s: %w", path, err)
 		}
@@ -755,6 +785,38 @@ func (n *Node) deleteOwn() error {
 		}
 	}
 	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+}
+
+// deleteProtected deletes the node a first create of a protected node that was given up
+// on made, found by its protected prefix among the parent's children: its name proves it
+// this Node's own. It runs once that create was answered (or its wait gave up); the
+// framework's own sweep of the prefix covers what this one cannot reach.
+func (n *Node) deleteProtected(ctx context.Context, prefix string) error {
+	parent := framework.ParentPath(n.base)
+	if strings.HasSuffix(n.base, "/") { // a sequential create of "/a/": the name is the prefix
+		parent = strings.TrimSuffix(n.base, "/")
+	}
+	_ = n.client.Sync(ctx, parent) // a create answered by a connection loss: bring the member up to date
+	kids, _, err := n.client.Children(ctx, parent)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return nil
+	case errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode):
+		return nil // the client closed its session, which took the node
+	case err != nil:
+		return fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+	}
+	var errs []error
+	for _, k := range kids {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		p := framework.JoinPath(parent, k)
+		if err := n.client.Delete(ctx, p, framework.Guaranteed(), framework.Quietly()); err != nil {
+			errs = append(errs, fmt.Errorf("persistentnode: close %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // untilStopped returns a context that ends when stop or clientDone is closed, for a loop
