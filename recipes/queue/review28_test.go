@@ -1,0 +1,113 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/queue"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// r28Rig is a consumer's client behind a proxy whose next request of a given kind runs a
+// function of the test's as it goes out, and a peer straight to the server.
+type r28Rig struct {
+	proxy   *zktest.Proxy
+	c, peer *framework.Client
+	hooks   map[string]*atomic.Pointer[func()]
+	base    string
+}
+
+func newR28Rig(t *testing.T, opts ...framework.Option) *r28Rig {
+	t.Helper()
+	srv := server(t)
+	r := &r28Rig{
+		proxy: zktest.NewProxy(t, srv.ConnectString()),
+		base:  fmt.Sprintf("/review28/%d", time.Now().UnixNano()),
+		hooks: map[string]*atomic.Pointer[func()]{},
+	}
+	for _, op := range []string{"create", "getData", "delete", "multi", "exists"} {
+		r.hooks[op] = new(atomic.Pointer[func()])
+	}
+	all := append([]framework.Option{
+		framework.WithDialer(r.proxy.Dialer()),
+		framework.WithSessionTimeout(60 * time.Second), // replies held for a while: no read timeout meanwhile
+		framework.WithRequestHook(func(op string) {
+			if h := r.hooks[op]; h != nil {
+				if f := h.Swap(nil); f != nil {
+					(*f)()
+				}
+			}
+		}),
+	}, opts...)
+	r.c = testutil.ConnectFailFast(t, srv.ConnectString(), all...)
+	r.peer = testutil.Connect(t, srv.ConnectString())
+	t.Cleanup(func() { _ = r.peer.Delete(context.Background(), r.base, framework.WithChildren()) })
+	return r
+}
+
+// on runs f as the next request op goes out.
+func (r *r28Rig) on(op string, f func()) { r.hooks[op].Store(&f) }
+
+// A ConsumeOne with a lock path whose context ends while the connection is stalled (its
+// lock node's create applied, the answer held; or the item's read held once the lock
+// was made) must return about when its context ends: the take's only documented wait
+// past its context is the 10 s for a take's delete (no lock path) and the clean-up of a
+// handled item's removal. It returned only when the clean-up timeout (30 s) ran out:
+// lock() waits for the given-up create (creates.Wait, 30 s) and then unlock() reads the
+// lock node on a fresh 30 s context, both synchronously.
+func TestReview28LockedTakeCancelledOnStalledConnectionReturnsLate(t *testing.T) {
+	leakcheck.Check(t)
+	for _, held := range []string{"create", "getData"} {
+		t.Run(held, func(t *testing.T) {
+			r := newR28Rig(t)
+			ctx := testutil.Context(t, 3*time.Minute)
+			q, err := queue.New(r.c, r.base+"/q", queue.String{}, queue.WithLockPath(r.base+"/locks"))
+			require.NoError(t, err)
+			// Warm up: the queue and lock paths exist and are known to the consumer.
+			_, err = q.Put(ctx, "warm")
+			require.NoError(t, err)
+			require.Equal(t, []string{"warm"}, consumeN(t, ctx, q.ConsumeOne, 1))
+			p, err := q.Put(ctx, "x")
+			require.NoError(t, err)
+			name := p[len(r.base+"/q/"):]
+
+			sent := make(chan struct{})
+			stall := func() { r.proxy.HoldReplies(); close(sent) }
+			switch held {
+			case "create":
+				r.on("create", stall)
+			case "getData":
+				r.on("create", func() { r.on("getData", stall) }) // the read after the lock node's create
+			}
+			t.Cleanup(r.proxy.Heal)
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var handled atomic.Int32
+			done := testutil.Go(cctx, func(ctx context.Context) error {
+				return q.ConsumeOne(ctx, func(context.Context, string) error { handled.Add(1); return nil })
+			})
+			testutil.WaitClosed(t, sent, 20*time.Second, "the request goes out")
+			require.Eventually(t, func() bool {
+				st, err := r.peer.Exists(ctx, r.base+"/locks/"+name)
+				return err == nil && st != nil
+			}, 20*time.Second, 5*time.Millisecond, "the lock node's create is applied")
+			time.Sleep(200 * time.Millisecond)
+			cancel()
+			start := time.Now()
+			err = testutil.Result(t, done, 10*time.Second, "ConsumeOne (lock path) cancelled on a stalled connection")
+			t.Logf("returned %v after its context ended: %v", time.Since(start), err)
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Zero(t, handled.Load())
+			r.proxy.Heal()
+		})
+	}
+}
