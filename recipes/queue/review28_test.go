@@ -111,3 +111,52 @@ func TestReview28LockedTakeCancelledOnStalledConnectionReturnsLate(t *testing.T)
 		})
 	}
 }
+
+// Names are reused (REFERENCE "Consuming and owning"): the queue path deleted and made
+// again between a consumer's last look at its item and the delete that removes it, a new
+// item at the same name (sequence numbers start again, version 0 like the old one) is
+// deleted by that removal: the new item is gone, never delivered, and the consumer
+// returns nil. With a lock path the window is between finish's exists and its
+// transaction (core.go finish: "only a delete and re-create within that round trip
+// could slip through"); without one, between process's GetData and takeDelete
+// (framework.AsRead says the same). doc.go promises neither loss. The request hook makes
+// the moment: the queue is made again as the removal goes out.
+func TestReview28RemovalAfterNameReuseDeletesTheNewItem(t *testing.T) {
+	leakcheck.Check(t)
+	for _, locked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lockPath=%v", locked), func(t *testing.T) {
+			r := newR28Rig(t)
+			ctx := testutil.Context(t, time.Minute)
+			var opts []queue.Option
+			op := "delete"
+			if locked {
+				opts = append(opts, queue.WithLockPath(r.base+"/locks"))
+				op = "multi"
+			}
+			q, err := queue.New(r.c, r.base+"/q", queue.String{}, opts...)
+			require.NoError(t, err)
+			pq, err := queue.New(r.peer, r.base+"/q", queue.String{}, opts...)
+			require.NoError(t, err)
+			old, err := pq.Put(ctx, "old")
+			require.NoError(t, err)
+			var reused string
+			var reuseErr error
+			r.on(op, func() {
+				if reuseErr = r.peer.Delete(ctx, r.base+"/q", framework.WithChildren()); reuseErr == nil {
+					reused, reuseErr = pq.Put(ctx, "new")
+				}
+			})
+			var got collector
+			err = q.ConsumeOne(ctx, got.handle)
+			require.NoError(t, reuseErr)
+			require.Equal(t, old, reused, "the new item reuses the old item's name")
+			names, lerr := pq.Items(ctx)
+			require.NoError(t, lerr)
+			if len(names) == 1 {
+				return // the new item is still there
+			}
+			require.Error(t, err, "the new item %s (put after the queue was made again) is gone, never delivered (handler got %v), and ConsumeOne returned nil", reused, got.items())
+			assert.ErrorIs(t, err, queue.ErrMaybeGone, "an error that says an item may be gone")
+		})
+	}
+}
