@@ -160,3 +160,38 @@ func TestReview28RemovalAfterNameReuseDeletesTheNewItem(t *testing.T) {
 		})
 	}
 }
+
+// ErrorMode Requeue's back-off "is the consumer's own (other consumers, in this process or
+// others, may take the requeued item at once)" (options.go, README). Two consumers on one
+// Queue value (a worker pool: several goroutines calling Consume/ConsumeOne on it, as
+// "safe for concurrent use" allows) share it: the back-off lives in the queue value
+// (base.holdUntil), so one worker's failing item holds every other worker back, up to 5 s
+// per take.
+func TestReview28RequeueBackoffHoldsOtherConsumersOfTheSameQueue(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, time.Minute)
+	base := fmt.Sprintf("/review28backoff/%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
+	require.NoError(t, err)
+	_, err = q.Put(ctx, "bad")
+	require.NoError(t, err)
+	// Worker A fails the item six times in a row: its next take waits 3.2 s.
+	for range 6 {
+		err := q.ConsumeOne(ctx, func(context.Context, string) error { return fmt.Errorf("job failed") })
+		var he *queue.HandlerError
+		require.ErrorAs(t, err, &he)
+		require.True(t, he.Requeued)
+	}
+	_, err = q.Put(ctx, "good")
+	require.NoError(t, err)
+	// Worker B, another consumer of the same queue, takes an item at once.
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var got collector
+	err = q.ConsumeOne(bctx, got.handle)
+	require.NoError(t, err, "another consumer of the queue is held back by worker A's back-off")
+	assert.Len(t, got.items(), 1)
+}
