@@ -195,3 +195,38 @@ func TestReview28RequeueBackoffHoldsOtherConsumersOfTheSameQueue(t *testing.T) {
 	require.NoError(t, err, "another consumer of the queue is held back by worker A's back-off")
 	assert.Len(t, got.items(), 1)
 }
+
+// A consumer whose context ends while it removes a handled item "still finishes the
+// removal (bounded by the clean-up timeout)" (doc.go; 30 s). On a stalled connection it
+// returned after twice that: finish gives up at the clean-up timeout, then gives the item
+// back through unlock, which reads the lock node on a fresh clean-up timeout of its own.
+func TestReview28CancelledRemovalOnStalledConnectionExceedsTheCleanupBound(t *testing.T) {
+	leakcheck.Check(t)
+	r := newR28Rig(t)
+	ctx := testutil.Context(t, 3*time.Minute)
+	q, err := queue.New(r.c, r.base+"/q", queue.String{}, queue.WithLockPath(r.base+"/locks"))
+	require.NoError(t, err)
+	_, err = q.Put(ctx, "x")
+	require.NoError(t, err)
+	t.Cleanup(r.proxy.Heal)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ended atomic.Pointer[time.Time]
+	done := testutil.Go(cctx, func(ctx context.Context) error {
+		return q.ConsumeOne(ctx, func(context.Context, string) error {
+			// The handler is done; the connection stalls as the removal starts (its first
+			// request, the exists before the transaction), and the consumer is stopped.
+			r.on("exists", func() { r.proxy.HoldReplies() })
+			now := time.Now()
+			ended.Store(&now)
+			cancel()
+			return nil
+		})
+	})
+	err = testutil.Result(t, done, 45*time.Second, "ConsumeOne cancelled during the removal of a handled item on a stalled connection (the clean-up timeout is 30 s)")
+	took := time.Since(*ended.Load())
+	r.proxy.Heal()
+	assert.ErrorIs(t, err, queue.ErrNotRemoved)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, took, 35*time.Second, "returned %v after its context ended: more than the clean-up timeout", took)
+}
