@@ -230,3 +230,49 @@ func TestReview28CancelledRemovalOnStalledConnectionExceedsTheCleanupBound(t *te
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, took, 35*time.Second, "returned %v after its context ended: more than the clean-up timeout", took)
 }
+
+// IDQueue.Remove (no lock path) "returns how many it removed". Its delete is held in the
+// network, a consumer takes the item meanwhile, the connection drops: the resent delete
+// is answered NoNode (the consumer's doing) and Remove counts the item as removed by it,
+// with no error: a result the server did not give (issue 28's defect 3, seen from
+// Remove). idqueue.go remove counts an ErrUnknownOutcome as removed.
+func TestReview28IDQueueRemoveCountsAResentNoNodeAsRemoved(t *testing.T) {
+	leakcheck.Check(t)
+	r := newR28Rig(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	q, err := queue.NewID(r.c, r.base+"/q", queue.String{})
+	require.NoError(t, err)
+	pq, err := queue.NewID(r.peer, r.base+"/q", queue.String{})
+	require.NoError(t, err)
+	_, err = pq.Put(ctx, "x", "job-1")
+	require.NoError(t, err)
+	sent := make(chan struct{})
+	r.on("delete", func() { r.proxy.StallToServers(); close(sent) })
+	t.Cleanup(r.proxy.Heal)
+	type res struct {
+		n   int
+		err error
+	}
+	out := make(chan res, 1)
+	go func() {
+		n, err := q.Remove(ctx, "job-1")
+		out <- res{n, err}
+	}()
+	testutil.WaitClosed(t, sent, 20*time.Second, "Remove's delete goes out")
+	var got collector
+	require.NoError(t, pq.ConsumeOne(ctx, got.handle), "a consumer takes the item")
+	require.Equal(t, []string{"x"}, got.items())
+	r.proxy.DropConnections() // Remove's delete, held, goes with the connection
+	r.proxy.Heal()
+	var rr res
+	select {
+	case rr = <-out:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Remove: no result after 60s")
+	}
+	if rr.err == nil {
+		assert.Zero(t, rr.n, "Remove says it removed the item a consumer took (and delivered)")
+	} else {
+		assert.ErrorIs(t, rr.err, framework.ErrUnknownOutcome, "an error, if any, says the outcome is unknown")
+	}
+}
