@@ -547,11 +547,17 @@ func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours b
 	}
 	// The create may have been applied (the context ended while it was in flight):
 	// remove the lock node if it is ours, looking only once the create was answered (a
-	// look sent at once may overtake it, find nothing, and the create land after).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	_ = creates.Wait(wctx)
-	cancel()
-	b.unlock(ctx, lockPath, tok)
+	// look sent at once may overtake it, find nothing, and the create land after). That
+	// is done in the background (framework.Client.GoCleanup, which WaitGuaranteedDeletes
+	// counts), bounded by the clean-up timeout: the caller returns at once.
+	b.c.GoCleanup(func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		_ = creates.Wait(wctx)
+		cancel()
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		b.unlockNow(uctx, lockPath, tok)
+	})
 	return false, err
 }
 
@@ -588,17 +594,43 @@ func stat(ctx context.Context, c *framework.Client, p string) (*framework.Stat, 
 	return st, err
 }
 
-// unlock deletes our lock node (guaranteed), with a context of its own.
+// unlock deletes our lock node (guaranteed). While ctx lasts it does so before it returns
+// (bounded by the clean-up timeout too); once ctx has ended (before or meanwhile), what is
+// left of it goes on in the background (framework.Client.GoCleanup, counted by
+// WaitGuaranteedDeletes) on a clean-up timeout of its own, and unlock returns at once. A
+// caller past its own context passes the context bounding its clean-up (finish's), so
+// that the clean-up has one bound overall.
 func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	st, err := b.ownLockStat(cctx, lockPath, tok)
-	if err != nil || st == nil {
-		return
+	if ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		done := b.unlockNow(cctx, lockPath, tok)
+		cancel()
+		if done {
+			return
+		}
+	}
+	b.c.GoCleanup(func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		b.unlockNow(cctx, lockPath, tok)
+	})
+}
+
+// unlockNow deletes our lock node (guaranteed: a delete whose outcome is unknown goes on
+// in the client's background worker) and says whether it is done with it: false when it
+// could not read the node (ctx ended, a ZooKeeper error).
+func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bool {
+	st, err := b.ownLockStat(ctx, lockPath, tok)
+	if err != nil {
+		return false
+	}
+	if st == nil {
+		return true
 	}
 	// Bounded by the node's czxid: a retry in the background after our session ended
 	// must not delete a lock node another consumer made at the same path.
-	_ = b.c.Delete(cctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
+	_ = b.c.Delete(ctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
+	return true
 }
 
 // finishCancellable runs finish, which goes to its end (bounded by the clean-up timeout)
@@ -646,7 +678,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	lost := func() error {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(ctx, lockPath, tok)
+		b.unlock(cctx, lockPath, tok)
 		return &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
 	}
 	for {
@@ -675,8 +707,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 			// Give the item back (it is delivered again) rather than keep it locked for
-			// as long as our session lives.
-			b.unlock(ctx, lockPath, tok)
+			// as long as our session lives. (Within what is left of the clean-up
+			// timeout, or in the background: one bound overall.)
+			b.unlock(cctx, lockPath, tok)
 			return &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
