@@ -69,12 +69,11 @@ type base[T any] struct {
 	left     []string
 	leftZxid int64 // the queue node's pzxid when left was listed
 
-	// requeues counts, per item this consumer requeued (by its name prefix and data),
-	// its handler's failures in a row; holdUntil is when this consumer's next take may
-	// start (see noteRequeue).
+	// requeues counts, per item a consumer of this value requeued (by its name prefix
+	// and data), its handler's failures in a row (see noteRequeue). When a consumer's next
+	// take may start is its own (each Consume or ConsumeOne call's hold).
 	requeueMu sync.Mutex
 	requeues  map[[32]byte]int
-	holdUntil time.Time
 }
 
 // The back-off of a requeued item: the consumer that requeued it waits requeueBackoff
@@ -87,9 +86,10 @@ const (
 )
 
 // noteRequeue records the outcome of a handled item (its node name and data): a success
-// forgets its failures; a requeue counts one more and holds this consumer's next take
-// back for the item's back-off.
-func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
+// forgets its failures; a requeue counts one more and sets *hold (the consumer's own: one
+// Consume or ConsumeOne call's) to when its next take may start, after the item's
+// back-off.
+func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *time.Time) {
 	h := sha256.New()
 	h.Write([]byte(requeuePrefix(name)))
 	h.Write([]byte{0})
@@ -111,14 +111,15 @@ func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
 	if n <= 16 {
 		d = min(requeueBackoff<<(n-1), maxRequeueBackoff)
 	}
-	b.holdUntil = time.Now().Add(d)
+	if hold != nil {
+		*hold = time.Now().Add(d)
+	}
 }
 
-// waitHold waits (honouring ctx) until this consumer may take again after a requeue.
-func (b *base[T]) waitHold(ctx context.Context) error {
-	b.requeueMu.Lock()
-	d := time.Until(b.holdUntil)
-	b.requeueMu.Unlock()
+// waitHold waits (honouring ctx) until hold, when the consumer may take again after a
+// requeue.
+func (b *base[T]) waitHold(ctx context.Context, hold time.Time) error {
+	d := time.Until(hold)
 	if d <= 0 {
 		return nil
 	}
@@ -420,9 +421,9 @@ func (lw *lockWait) wake() (<-chan struct{}, func()) {
 // listZxid (0: no check) is the queue node's pzxid when name was listed: a node created
 // after it is not the one listed but a new one at a reused name (the queue was deleted
 // and made again, and its sequence numbers started again): stale.
-func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
+func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64, hold *time.Time) (outcome, error) {
 	if b.o.lockPath != "" {
-		return b.processLocked(ctx, name, h, lw, listZxid)
+		return b.processLocked(ctx, name, h, lw, listZxid, hold)
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	data, st, err := b.c.GetData(ctx, itemPath)
@@ -462,7 +463,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 }
 
 // processLocked is process with Curator's lock safety.
-func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
+func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64, hold *time.Time) (outcome, error) {
 	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return skipped, err
 	}
@@ -507,7 +508,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		return taken, errors.Join(err, herr)
 	}
 	if herr == nil || requeue {
-		b.noteRequeue(name, data, requeue)
+		b.noteRequeue(name, data, requeue, hold)
 	}
 	if herr != nil {
 		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
@@ -743,6 +744,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
 	}
 	bad := map[string]bool{}
+	var hold time.Time // this call's back-off after a requeue (noteRequeue)
 	var firstBad error // ConsumeOne returns it with ctx's error when nothing was taken
 	ctxErr := func() error {
 		if one && firstBad != nil {
@@ -754,7 +756,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		if ctx.Err() != nil {
 			return ctxErr()
 		}
-		if err := b.waitHold(ctx); err != nil { // after a requeue: back off
+		if err := b.waitHold(ctx, hold); err != nil { // after a requeue: back off
 			if ctx.Err() != nil {
 				return ctxErr()
 			}
@@ -825,7 +827,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			if tried != nil {
 				tried[i] = true
 			}
-			res, err := b.process(ctx, name, h, &lw, listZxid)
+			res, err := b.process(ctx, name, h, &lw, listZxid, &hold)
 			if errors.Is(err, ErrMaybeGone) {
 				if one {
 					return err
@@ -889,6 +891,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			if res == taken {
 				if one {
+					// A requeue's back-off is waited out before ConsumeOne returns (the
+					// item is requeued already; ctx ending cuts the wait short): the
+					// caller's next take comes after it.
+					_ = b.waitHold(ctx, hold)
 					return err
 				}
 				took = true
