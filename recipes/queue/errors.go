@@ -40,7 +40,8 @@ var (
 	// The item is not delivered by this call and may be gone from the queue: it is
 	// delivered at most once, perhaps never. The error is a *MaybeGoneError, which names
 	// the node; it matches framework.ErrUnknownOutcome too, and the context's error when
-	// the context ended.
+	// the context ended. IDQueue.Remove without a lock path returns it in the same case
+	// (the item is not counted as removed: a consumer may have taken it).
 	ErrMaybeGone = errors.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered")
 )
 
