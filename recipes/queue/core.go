@@ -35,9 +35,50 @@ const (
 // made since at the same name after the queue was deleted and made again), and says
 // whether it was applied (nil), not applied (NoNode or BadVersion: another consumer took
 // it; ctx's error) or unknown (framework.ErrUnknownOutcome): see framework.AwaitOutcome.
-// Applied after ctx ended is applied: the item is the caller's.
+// Applied after ctx ended is applied: the item is the caller's. A delete applied while
+// the queue path was deleted and made again since the read (a first attempt is bound to
+// the node's version only, and a new item at the reused name has the same) is unknown
+// too: see notRemade.
 func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
-	return c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
+	defer cancel()
+	return notRemade(cctx, c, parentOf(p), st.Czxid)
+}
+
+// notRemade is called once a delete of the item node that had czxid (or a transaction
+// with it) was applied, by the version read. A multi cannot check a czxid: when the
+// queue path was deleted and made again between that read and the delete, with a new
+// item at the same name (sequence numbers start again; version 0 like the old item), the
+// delete removed the new item. Then the queue path, made after the item, has a later
+// czxid than it: notRemade returns an error matching framework.ErrUnknownOutcome, as it
+// does when it cannot read the queue path. It costs a read per take. A queue path made
+// again just after the delete says the same (that cannot be told apart): the item may be
+// gone, not delivered. A queue path gone is taken for one deleted after the delete (a
+// container queue path the server removes once the take emptied it, the common case):
+// left is a queue path deleted, made again with a new item at the name, that item taken
+// by the delete, and the queue path deleted again, all before the read.
+func notRemade(ctx context.Context, c *framework.Client, queuePath string, czxid int64) error {
+	st, err := stat(ctx, c, queuePath)
+	if err != nil {
+		return fmt.Errorf("%w: the queue path could not be read after the removal, to tell the item from a new one at its name: %w", framework.ErrUnknownOutcome, err)
+	}
+	if st != nil && st.Czxid > czxid {
+		return fmt.Errorf("%w: the queue path was deleted and made again while the item was being removed: the removal may have deleted a new item at its reused name", framework.ErrUnknownOutcome)
+	}
+	return nil
+}
+
+// parentOf returns the parent of the node path p (not the root).
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
@@ -655,7 +696,8 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // left to it. czxid is the item node's, as read before the handler ran: a node at its
 // name with another czxid is another item (the queue path was deleted and made again
 // meanwhile, and its sequence numbers started again), which is left alone: the item
-// handled is gone already.
+// handled is gone already. A removal that may have taken such a node (the queue was made
+// again while it was in flight) returns a *MaybeGoneError.
 func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -687,8 +729,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			return lost()
 		}
 		// The transaction deletes the node at the version just read, once its czxid says
-		// it is the item handled (a multi cannot check a czxid): only a delete and
-		// re-create within that round trip could slip through.
+		// it is the item handled (a multi cannot check a czxid): a delete and re-create
+		// of the queue within that round trip would take a new item at the reused name,
+		// which notRemade then reports (ErrMaybeGone).
 		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
@@ -703,6 +746,11 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 				return lost()
 			}
 			if err == nil {
+				// Applied: of the item handled, unless the queue was made again between
+				// the exists and the transaction (a new item at the reused name went).
+				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
+					return &MaybeGoneError{Path: itemPath, Err: rerr}
+				}
 				return nil
 			}
 		}
@@ -984,5 +1032,7 @@ func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.co
 // errors as they come; bad items are skipped (and reported to the error listener).
 // Without a lock path, a take whose removal's outcome is unknown returns a
 // *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
-// calls h, also when ctx ended while the removal was in flight.
+// calls h, also when ctx ended while the removal was in flight. A removal applied while
+// the queue path was deleted and made again returns a *MaybeGoneError too: it may have
+// removed a new item at the reused name (see the package doc).
 func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }
