@@ -46,7 +46,13 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
 	defer cancel()
-	return notRemade(cctx, c, parentOf(p), st.Czxid)
+	if err := notRemade(cctx, c, parentOf(p), st.Czxid); err != nil {
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err()) // as AwaitOutcome's unknown outcome
+		}
+		return err
+	}
+	return nil
 }
 
 // notRemade is called once a delete of the item node that had czxid (or a transaction
