@@ -35,9 +35,56 @@ const (
 // made since at the same name after the queue was deleted and made again), and says
 // whether it was applied (nil), not applied (NoNode or BadVersion: another consumer took
 // it; ctx's error) or unknown (framework.ErrUnknownOutcome): see framework.AwaitOutcome.
-// Applied after ctx ended is applied: the item is the caller's.
+// Applied after ctx ended is applied: the item is the caller's. A delete applied while
+// the queue path was deleted and made again since the read (a first attempt is bound to
+// the node's version only, and a new item at the reused name has the same) is unknown
+// too: see notRemade.
 func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
-	return c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
+	defer cancel()
+	if err := notRemade(cctx, c, parentOf(p), st.Czxid); err != nil {
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err()) // as AwaitOutcome's unknown outcome
+		}
+		return err
+	}
+	return nil
+}
+
+// notRemade is called once a delete of the item node that had czxid (or a transaction
+// with it) was applied, by the version read. A multi cannot check a czxid: when the
+// queue path was deleted and made again between that read and the delete, with a new
+// item at the same name (sequence numbers start again; version 0 like the old item), the
+// delete removed the new item. Then the queue path, made after the item, has a later
+// czxid than it: notRemade returns an error matching framework.ErrUnknownOutcome, as it
+// does when it cannot read the queue path. It costs a read per take. A queue path made
+// again just after the delete says the same (that cannot be told apart): the item may be
+// gone, not delivered. A queue path gone is taken for one deleted after the delete (a
+// container queue path the server removes once the take emptied it, the common case):
+// left is a queue path deleted, made again with a new item at the name, that item taken
+// by the delete, and the queue path deleted again, all before the read.
+func notRemade(ctx context.Context, c *framework.Client, queuePath string, czxid int64) error {
+	st, err := stat(ctx, c, queuePath)
+	if err != nil {
+		return fmt.Errorf("%w: the queue path could not be read after the removal, to tell the item from a new one at its name: %w", framework.ErrUnknownOutcome, err)
+	}
+	if st != nil && st.Czxid > czxid {
+		return fmt.Errorf("%w: the queue path was deleted and made again while the item was being removed: the removal may have deleted a new item at its reused name", framework.ErrUnknownOutcome)
+	}
+	return nil
+}
+
+// parentOf returns the parent of the node path p (not the root).
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
@@ -69,12 +116,11 @@ type base[T any] struct {
 	left     []string
 	leftZxid int64 // the queue node's pzxid when left was listed
 
-	// requeues counts, per item this consumer requeued (by its name prefix and data),
-	// its handler's failures in a row; holdUntil is when this consumer's next take may
-	// start (see noteRequeue).
+	// requeues counts, per item a consumer of this value requeued (by its name prefix
+	// and data), its handler's failures in a row (see noteRequeue). When a consumer's next
+	// take may start is its own (each Consume or ConsumeOne call's hold).
 	requeueMu sync.Mutex
 	requeues  map[[32]byte]int
-	holdUntil time.Time
 }
 
 // The back-off of a requeued item: the consumer that requeued it waits requeueBackoff
@@ -87,9 +133,10 @@ const (
 )
 
 // noteRequeue records the outcome of a handled item (its node name and data): a success
-// forgets its failures; a requeue counts one more and holds this consumer's next take
-// back for the item's back-off.
-func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
+// forgets its failures; a requeue counts one more and sets *hold (the consumer's own: one
+// Consume or ConsumeOne call's) to when its next take may start, after the item's
+// back-off.
+func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *time.Time) {
 	h := sha256.New()
 	h.Write([]byte(requeuePrefix(name)))
 	h.Write([]byte{0})
@@ -111,14 +158,15 @@ func (b *base[T]) noteRequeue(name string, data []byte, requeued bool) {
 	if n <= 16 {
 		d = min(requeueBackoff<<(n-1), maxRequeueBackoff)
 	}
-	b.holdUntil = time.Now().Add(d)
+	if hold != nil {
+		*hold = time.Now().Add(d)
+	}
 }
 
-// waitHold waits (honouring ctx) until this consumer may take again after a requeue.
-func (b *base[T]) waitHold(ctx context.Context) error {
-	b.requeueMu.Lock()
-	d := time.Until(b.holdUntil)
-	b.requeueMu.Unlock()
+// waitHold waits (honouring ctx) until hold, when the consumer may take again after a
+// requeue.
+func (b *base[T]) waitHold(ctx context.Context, hold time.Time) error {
+	d := time.Until(hold)
 	if d <= 0 {
 		return nil
 	}
@@ -420,9 +468,9 @@ func (lw *lockWait) wake() (<-chan struct{}, func()) {
 // listZxid (0: no check) is the queue node's pzxid when name was listed: a node created
 // after it is not the one listed but a new one at a reused name (the queue was deleted
 // and made again, and its sequence numbers started again): stale.
-func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
+func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64, hold *time.Time) (outcome, error) {
 	if b.o.lockPath != "" {
-		return b.processLocked(ctx, name, h, lw, listZxid)
+		return b.processLocked(ctx, name, h, lw, listZxid, hold)
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	data, st, err := b.c.GetData(ctx, itemPath)
@@ -462,7 +510,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 }
 
 // processLocked is process with Curator's lock safety.
-func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64) (outcome, error) {
+func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], lw *lockWait, listZxid int64, hold *time.Time) (outcome, error) {
 	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return skipped, err
 	}
@@ -507,7 +555,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		return taken, errors.Join(err, herr)
 	}
 	if herr == nil || requeue {
-		b.noteRequeue(name, data, requeue)
+		b.noteRequeue(name, data, requeue, hold)
 	}
 	if herr != nil {
 		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
@@ -547,11 +595,17 @@ func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours b
 	}
 	// The create may have been applied (the context ended while it was in flight):
 	// remove the lock node if it is ours, looking only once the create was answered (a
-	// look sent at once may overtake it, find nothing, and the create land after).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	_ = creates.Wait(wctx)
-	cancel()
-	b.unlock(ctx, lockPath, tok)
+	// look sent at once may overtake it, find nothing, and the create land after). That
+	// is done in the background (framework.Client.GoCleanup, which WaitGuaranteedDeletes
+	// counts), bounded by the clean-up timeout: the caller returns at once.
+	b.c.GoCleanup(func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		_ = creates.Wait(wctx)
+		cancel()
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		b.unlockNow(uctx, lockPath, tok)
+	})
 	return false, err
 }
 
@@ -588,17 +642,43 @@ func stat(ctx context.Context, c *framework.Client, p string) (*framework.Stat, 
 	return st, err
 }
 
-// unlock deletes our lock node (guaranteed), with a context of its own.
+// unlock deletes our lock node (guaranteed). While ctx lasts it does so before it returns
+// (bounded by the clean-up timeout too); once ctx has ended (before or meanwhile), what is
+// left of it goes on in the background (framework.Client.GoCleanup, counted by
+// WaitGuaranteedDeletes) on a clean-up timeout of its own, and unlock returns at once. A
+// caller past its own context passes the context bounding its clean-up (finish's), so
+// that the clean-up has one bound overall.
 func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	st, err := b.ownLockStat(cctx, lockPath, tok)
-	if err != nil || st == nil {
-		return
+	if ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		done := b.unlockNow(cctx, lockPath, tok)
+		cancel()
+		if done {
+			return
+		}
+	}
+	b.c.GoCleanup(func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		b.unlockNow(cctx, lockPath, tok)
+	})
+}
+
+// unlockNow deletes our lock node (guaranteed: a delete whose outcome is unknown goes on
+// in the client's background worker) and says whether it is done with it: false when it
+// could not read the node (ctx ended, a ZooKeeper error).
+func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bool {
+	st, err := b.ownLockStat(ctx, lockPath, tok)
+	if err != nil {
+		return false
+	}
+	if st == nil {
+		return true
 	}
 	// Bounded by the node's czxid: a retry in the background after our session ended
 	// must not delete a lock node another consumer made at the same path.
-	_ = b.c.Delete(cctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
+	_ = b.c.Delete(ctx, lockPath, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
+	return true
 }
 
 // finishCancellable runs finish, which goes to its end (bounded by the clean-up timeout)
@@ -622,7 +702,8 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // left to it. czxid is the item node's, as read before the handler ran: a node at its
 // name with another czxid is another item (the queue path was deleted and made again
 // meanwhile, and its sequence numbers started again), which is left alone: the item
-// handled is gone already.
+// handled is gone already. A removal that may have taken such a node (the queue was made
+// again while it was in flight) returns a *MaybeGoneError.
 func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -646,7 +727,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	lost := func() error {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(ctx, lockPath, tok)
+		b.unlock(cctx, lockPath, tok)
 		return &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
 	}
 	for {
@@ -654,8 +735,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			return lost()
 		}
 		// The transaction deletes the node at the version just read, once its czxid says
-		// it is the item handled (a multi cannot check a czxid): only a delete and
-		// re-create within that round trip could slip through.
+		// it is the item handled (a multi cannot check a czxid): a delete and re-create
+		// of the queue within that round trip would take a new item at the reused name,
+		// which notRemade then reports (ErrMaybeGone).
 		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
@@ -670,13 +752,19 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 				return lost()
 			}
 			if err == nil {
+				// Applied: of the item handled, unless the queue was made again between
+				// the exists and the transaction (a new item at the reused name went).
+				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
+					return &MaybeGoneError{Path: itemPath, Err: rerr}
+				}
 				return nil
 			}
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
 			// Give the item back (it is delivered again) rather than keep it locked for
-			// as long as our session lives.
-			b.unlock(ctx, lockPath, tok)
+			// as long as our session lives. (Within what is left of the clean-up
+			// timeout, or in the background: one bound overall.)
+			b.unlock(cctx, lockPath, tok)
 			return &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
@@ -710,6 +798,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
 	}
 	bad := map[string]bool{}
+	var hold time.Time // this call's back-off after a requeue (noteRequeue)
 	var firstBad error // ConsumeOne returns it with ctx's error when nothing was taken
 	ctxErr := func() error {
 		if one && firstBad != nil {
@@ -721,7 +810,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		if ctx.Err() != nil {
 			return ctxErr()
 		}
-		if err := b.waitHold(ctx); err != nil { // after a requeue: back off
+		if err := b.waitHold(ctx, hold); err != nil { // after a requeue: back off
 			if ctx.Err() != nil {
 				return ctxErr()
 			}
@@ -792,7 +881,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			if tried != nil {
 				tried[i] = true
 			}
-			res, err := b.process(ctx, name, h, &lw, listZxid)
+			res, err := b.process(ctx, name, h, &lw, listZxid, &hold)
 			if errors.Is(err, ErrMaybeGone) {
 				if one {
 					return err
@@ -856,6 +945,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			if res == taken {
 				if one {
+					// A requeue's back-off is waited out before ConsumeOne returns (the
+					// item is requeued already; ctx ending cuts the wait short): the
+					// caller's next take comes after it.
+					_ = b.waitHold(ctx, hold)
 					return err
 				}
 				took = true
@@ -945,5 +1038,7 @@ func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.co
 // errors as they come; bad items are skipped (and reported to the error listener).
 // Without a lock path, a take whose removal's outcome is unknown returns a
 // *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
-// calls h, also when ctx ended while the removal was in flight.
+// calls h, also when ctx ended while the removal was in flight. A removal applied while
+// the queue path was deleted and made again returns a *MaybeGoneError too: it may have
+// removed a new item at the reused name (see the package doc).
 func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }

@@ -42,7 +42,17 @@
 // "no node", which another consumer's take may explain) delivers nothing and returns an
 // error matching ErrMaybeGone: the item may be gone. (Curator takes such a resend's
 // answer for another consumer's take, and the item may be lost with no error.) The same
-// holds for SimpleQueue. With a lock
+// holds for SimpleQueue. Names are reused: a queue path deleted and made again starts its
+// sequence numbers again, and a delete bound to the version its taker read (a multi
+// cannot check a czxid) removes a new item at the same name made between that read and
+// the delete. Each take (and a lock path's removal of a handled item) therefore reads the
+// queue path after its delete was applied: one made after the item returns an error
+// matching ErrMaybeGone rather than nil (also when the queue path was made again only
+// after the removal, which cannot be told apart); without a lock path the item read is
+// then not delivered. Not covered: a queue path gone at that read is taken for one
+// deleted after the removal (a container queue path emptied by it), so a new item is
+// still lost with no error if the queue path was deleted, made again with it, the item
+// removed, and the queue path deleted again, all within the take's two round trips. With a lock
 // path an item is delivered at least once: a consumer that dies mid-item leaves the item
 // and its lock node goes with its session, and another consumer takes it. An item is
 // delivered twice only when its consumer lost its session after its handler ran and

@@ -36,11 +36,16 @@ var (
 	// lock path) whose delete went out but whose outcome is unknown: its answer was lost
 	// with the connection (the retry policy then gave up, or the context had ended), did
 	// not come within the wait after the context ended, or a resend was answered "no
-	// node" (the first attempt may have removed the item, or another consumer took it).
-	// The item is not delivered by this call and may be gone from the queue: it is
-	// delivered at most once, perhaps never. The error is a *MaybeGoneError, which names
+	// node" (the first attempt may have removed the item, or another consumer took it);
+	// or its delete was applied while the queue path was deleted and made again (a new
+	// item reusing the name: the delete, bound to the version read, may have removed that
+	// one). The item is not delivered by this call and may be gone from the
+	// queue: it is delivered at most once, perhaps never. With a lock path, a consumer's
+	// removal of a handled item that was applied while the queue path was deleted and
+	// made again returns it too (the handler has run; a new item at the reused name may be gone). The error is a *MaybeGoneError, which names
 	// the node; it matches framework.ErrUnknownOutcome too, and the context's error when
-	// the context ended.
+	// the context ended. IDQueue.Remove without a lock path returns it in the same case
+	// (the item is not counted as removed: a consumer may have taken it).
 	ErrMaybeGone = errors.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered")
 )
 

@@ -34,7 +34,10 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 }
 
 // Remove removes the queued items with id that no consumer holds, and returns how many it
-// removed. The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
+// removed. Without a lock path, a removal whose outcome is unknown (its answer lost with
+// the connection, or a resend answered "no node", which a consumer's take may explain) is
+// not counted: Remove stops there with an error matching ErrMaybeGone (and
+// framework.ErrUnknownOutcome). The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
 // Remove finds what Put("a/b") queued; Curator 5.4's remove compares the id as given and
 // finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
 func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
@@ -66,12 +69,21 @@ func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 	itemPath := framework.JoinPath(q.path, name)
 	if q.o.lockPath == "" {
-		err := q.c.Delete(ctx, itemPath)
-		if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
-			return false, nil
+		// As a take does (takeDelete): the delete is bound to the node read, and its
+		// outcome is applied, not applied, or unknown; an unknown one (a resend answered
+		// NoNode may be a consumer's take) is not counted but returned, as ErrMaybeGone.
+		st, err := stat(ctx, q.c, itemPath)
+		if err != nil || st == nil {
+			return false, err
 		}
-		if err == nil || errors.Is(err, framework.ErrUnknownOutcome) {
+		err = takeDelete(ctx, q.c, itemPath, st)
+		switch {
+		case err == nil:
 			return true, nil
+		case errors.Is(err, framework.ErrUnknownOutcome):
+			return false, &MaybeGoneError{Path: itemPath, Err: err}
+		case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrBadVersion):
+			return false, nil // a consumer took it, or it was removed
 		}
 		return false, err
 	}

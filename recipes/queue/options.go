@@ -11,8 +11,11 @@ const (
 	// The default, as in Curator. Unlike Curator, a consumer that requeued an item backs
 	// off before its next take: 100 ms after the item's first failure, doubling with each
 	// failure of the same item (same name prefix and data) in a row, up to 5 s; a success
-	// of that item forgets its failures. The back-off is the consumer's own (other
-	// consumers, in this process or others, may take the requeued item at once), and
+	// of that item forgets its failures (counted per queue value). The back-off is the
+	// consumer's own: a Consume call waits it out before its next take, a ConsumeOne that
+	// requeued an item before it returns (its context ending cuts the wait short); other
+	// consumers, other calls on the same queue value among them, in this process or
+	// others, may take the requeued item at once; and
 	// there is no bound on the number of requeues: a handler that must give up on an
 	// item returns nil (or uses ErrorMode Delete).
 	Requeue ErrorMode = iota

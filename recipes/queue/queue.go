@@ -27,7 +27,10 @@ func New[T any](c *framework.Client, path string, ser Serializer[T], opts ...Opt
 // Put adds item at the end of the queue and returns its node's path. With WithMaxItems it
 // first waits, honouring ctx, while the queue is full. An item too large for ZooKeeper's
 // packet limit is refused with an error matching framework.ErrDataTooLarge. An error
-// matching ErrMaybeTwice comes with a valid path: the item is queued, perhaps twice.
+// matching ErrMaybeTwice comes with a valid path: the item is queued, perhaps twice. A Put
+// whose context ended (or whose retries gave up after a connection loss) while its create
+// was in flight returns that error alone, with no path, and the item may be queued all
+// the same: a caller that puts it again may queue it twice, with no ErrMaybeTwice.
 func (q *Queue[T]) Put(ctx context.Context, item T) (string, error) {
 	return q.put(ctx, itemPrefix, []T{item})
 }
