@@ -31,11 +31,18 @@ var (
 var (
 	// ErrUnknownOutcome is matched, together with the server's answer, by the error of a
 	// write that the client sent again after a connection loss and whose answer the first
-	// attempt may explain: a plain create answered NodeExists, a versioned setData answered
-	// BadVersion, a transaction that failed. The first attempt may have been applied and
+	// attempt may explain: a plain create answered NodeExists, a setData answered
+	// BadVersion (versioned) or NoNode, a delete answered NoNode or BadVersion (with
+	// AwaitOutcome), a transaction that failed. The first attempt may have been applied and
 	// made that answer; ZooKeeper cannot say. errors.Is(err, ErrNodeExists) (or
 	// ErrBadVersion, ...) still holds, so callers that treat "already there" as success
 	// are unaffected. Curator returns the bare answer in these cases.
+	//
+	// It is the one sentinel for "may or may not have been applied" across the library:
+	// the recipes' own unknown-outcome errors (atomic, sharedcount, queue.ErrMaybeGone, a
+	// versioned write that went to a node made again) match it too, also when the caller's
+	// context ended while the write was in flight (their error then matches the
+	// context's error as well).
 	ErrUnknownOutcome = errors.New("framework: the outcome is unknown: an earlier attempt of this write may have been applied")
 	// ErrClosed is returned by every operation on a client after Close.
 	ErrClosed = errors.New("framework: client closed")
