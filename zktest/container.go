@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -44,7 +45,7 @@ func startContainerServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := waitServing(addr, time.Minute, nil); err != nil {
+	if err := waitServing(context.Background(), addr, time.Minute, nil); err != nil {
 		_ = stop()
 		return nil, fmt.Errorf("zktest: container at %s: %w", addr, err)
 	}

@@ -25,6 +25,10 @@
 // When none is available, NewServer and NewEnsemble fail the test with a message that says
 // how to get one; under `go test -short` they skip it instead.
 //
+// A program without a testing.T — an example, a demo, a benchmark — starts its server with
+// StartStandalone, which honours its context, and with UseServers takes the servers the
+// user named (a -connect flag) instead of starting one; StartProxyFor is its proxy.
+//
 // Servers started here use settings made for tests: a short tickTime, no fsync, a container
 // check interval of one second, every four-letter word allowed, extended types (TTL nodes)
 // enabled, a small JVM heap, and logs (warnings, and the quorum's account of its elections)

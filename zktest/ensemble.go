@@ -157,7 +157,7 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		}
 	}
 	for _, m := range e.members {
-		if err := waitServing(m.clientAt, startTimeout, m.exited()); err != nil {
+		if err := waitServing(context.Background(), m.clientAt, startTimeout, m.exited()); err != nil {
 			err = fmt.Errorf("%w\n%s", err, m.logTail())
 			e.Close()
 			return nil, err

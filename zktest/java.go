@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -227,14 +228,16 @@ func writeConfig(path, dataDir string, clientPort int, extra ...string) error {
 }
 
 // waitServing polls srvr until the server says it serves requests (a Mode line), the
-// process exits, or the timeout passes.
-func waitServing(addr string, timeout time.Duration, exited <-chan struct{}) error {
+// process exits, the timeout passes or ctx ends.
+func waitServing(ctx context.Context, addr string, timeout time.Duration, exited <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
 			return errors.New("zktest: server process exited during start-up")
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: %s not serving yet: %w", addr, ctx.Err())
 		default:
 		}
 		out, err := FourLetterWord(addr, "srvr", time.Second)

@@ -37,6 +37,7 @@ type Proxy struct {
 	byTarget  map[string]string // server address -> proxy address
 	targetOf  map[string]string // server address, as given or resolved -> target as given
 	raw       bool              // carries bytes as they come, not ZooKeeper client frames
+	chroot    string            // the chroot of the connect string it was started for, kept by ConnectString
 
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -101,11 +102,28 @@ func startProxy(raw bool, targets ...string) (*Proxy, error) {
 	return p, nil
 }
 
-// NewProxy starts a proxy in front of the servers of a connect string, closed at the
-// test's cleanup.
+// StartProxyFor starts a proxy in front of the servers of a client's connect string
+// (host:port[,host:port...][/chroot]); its ConnectString keeps the chroot. Close it when
+// done. It is the entry point for a program that has no testing.T; NewProxy is the same
+// for a test.
+func StartProxyFor(connect string) (*Proxy, error) {
+	hosts, chroot := connect, ""
+	if i := strings.IndexByte(connect, '/'); i >= 0 {
+		hosts, chroot = connect[:i], connect[i:]
+	}
+	p, err := StartProxy(strings.Split(hosts, ",")...)
+	if err != nil {
+		return nil, err
+	}
+	p.chroot = chroot
+	return p, nil
+}
+
+// NewProxy starts a proxy in front of the servers of a connect string (StartProxyFor),
+// closed at the test's cleanup.
 func NewProxy(t testing.TB, connect string) *Proxy {
 	t.Helper()
-	p, err := StartProxy(strings.Split(connect, ",")...)
+	p, err := StartProxyFor(connect)
 	if err != nil {
 		t.Fatalf("zktest: start proxy: %v", err)
 	}
@@ -114,13 +132,14 @@ func NewProxy(t testing.TB, connect string) *Proxy {
 }
 
 // ConnectString returns the proxy's addresses, comma-separated, in the order of the
-// targets: a client given this connect string goes through the proxy.
+// targets, followed by the chroot of the connect string given to StartProxyFor or
+// NewProxy, if any: a client given this connect string goes through the proxy.
 func (p *Proxy) ConnectString() string {
 	var addrs []string
 	for _, ln := range p.listeners {
 		addrs = append(addrs, ln.Addr().String())
 	}
-	return strings.Join(addrs, ",")
+	return strings.Join(addrs, ",") + p.chroot
 }
 
 // resolve returns the addresses a client may dial for target (host:port): go-zookeeper

@@ -29,27 +29,20 @@ type Server struct {
 }
 
 // StartServer starts a standalone server (or finds one, see the package doc) and waits
-// until it answers. The caller must Close it. It is the entry point for programs that
-// have no testing.T: examples, benchmarks, demos.
+// until it answers. The caller must Close it. It is StartStandalone with no options and
+// no deadline but the start-up's own (a minute an attempt).
 func StartServer() (*Server, error) {
-	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
-		return &Server{connect: connect, external: true}, nil
-	}
-	inst, err := findInstall()
-	if err == nil {
-		return startLocalServer(inst)
-	}
-	if s, cerr := startContainerServer(); cerr == nil {
-		return s, nil
-	} else if !errors.Is(cerr, ErrUnavailable) {
-		return nil, cerr
-	}
-	return nil, fmt.Errorf("%w (%v)\n%s", ErrUnavailable, err, howToGet)
+	return StartStandalone(context.Background())
 }
 
-func startLocalServer(inst *javaInstall) (*Server, error) {
+// startLocalServer starts a server from inst; a failed attempt (most likely a port taken
+// in between) is tried again twice. It gives up when ctx ends.
+func startLocalServer(ctx context.Context, inst *javaInstall) (*Server, error) {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		dir, err := os.MkdirTemp("", "zktest-server-")
 		if err != nil {
 			return nil, err
@@ -71,8 +64,11 @@ func startLocalServer(inst *javaInstall) (*Server, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		if err := waitServing(s.connect, startTimeout, s.proc.exited()); err != nil {
+		if err := waitServing(ctx, s.connect, startTimeout, s.proc.exited()); err != nil {
 			last = fmt.Errorf("%w\n%s", err, s.proc.logTail())
+			if ctx.Err() != nil {
+				last = fmt.Errorf("zktest: start of a server given up: %w", ctx.Err())
+			}
 			s.proc.kill()
 			os.RemoveAll(dir)
 			continue // most likely the port was taken in between: try another
@@ -89,7 +85,7 @@ func StartLocalServer() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (a controllable server needs a local install)\n%s", err, howToGet)
 	}
-	return startLocalServer(inst)
+	return startLocalServer(context.Background(), inst)
 }
 
 // NewLocalServer is StartLocalServer for a test, stopped at the test's cleanup: for tests
@@ -168,7 +164,7 @@ func (s *Server) Restart(ctx context.Context) error {
 		if err := s.proc.start(); err != nil {
 			return err
 		}
-		if last = waitServing(s.connect, deadline, s.proc.exited()); last == nil {
+		if last = waitServing(ctx, s.connect, deadline, s.proc.exited()); last == nil {
 			return nil
 		}
 		s.proc.kill()

@@ -1,0 +1,79 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// StandaloneOption configures StartStandalone.
+type StandaloneOption func(*standaloneOptions)
+
+type standaloneOptions struct {
+	use    string    // servers to use instead of starting one ("": start one)
+	notice io.Writer // where to say that a server is being started (nil: nowhere)
+}
+
+// UseServers makes StartStandalone start nothing when connect is not empty: the Server it
+// returns names those servers (connect is a client's connect string,
+// host:port[,host:port...][/chroot], returned as is by ConnectString), is not
+// Controllable, and its Close leaves them running. It is what a program's -connect flag
+// needs: given, the user's ZooKeeper; empty, one started for the run.
+func UseServers(connect string) StandaloneOption {
+	return func(o *standaloneOptions) { o.use = strings.TrimSpace(connect) }
+}
+
+// WithStartNotice makes StartStandalone write one line to w when it starts a server (not
+// when it uses servers named by UseServers or ZK_TEST_CONNECT), so that the user of a
+// program knows where the ZooKeeper it talks to comes from.
+func WithStartNotice(w io.Writer) StandaloneOption {
+	return func(o *standaloneOptions) { o.notice = w }
+}
+
+// StartStandalone starts a standalone server (or finds one, see the package doc) and
+// waits until it answers, or until ctx ends. The caller must Close it. It is the entry
+// point for a program that has no testing.T — an example, a demo, a benchmark:
+//
+//	connect := flag.String("connect", "", "ZooKeeper host:port; empty: start one for this run")
+//	flag.Parse()
+//	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect))
+//	if err != nil { ... }
+//	defer srv.Close()
+//	client, err := framework.Connect(ctx, srv.ConnectString())
+//
+// StartServer is StartStandalone without options or deadline; NewServer is the same for
+// a test, closed at the test's end.
+func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, error) {
+	var o standaloneOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.use != "" {
+		return &Server{connect: o.use, external: true}, nil
+	}
+	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
+		return &Server{connect: connect, external: true}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	inst, err := findInstall()
+	if err == nil {
+		if o.notice != nil {
+			fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one for this run)")
+		}
+		return startLocalServer(ctx, inst)
+	}
+	if o.notice != nil {
+		fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one in a container for this run)")
+	}
+	if s, cerr := startContainerServer(); cerr == nil {
+		return s, nil
+	} else if !errors.Is(cerr, ErrUnavailable) {
+		return nil, cerr
+	}
+	return nil, fmt.Errorf("%w (%v)\n%s", ErrUnavailable, err, howToGet)
+}
