@@ -10,14 +10,19 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log"
+	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/barrier"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 const (
@@ -25,7 +30,22 @@ const (
 	workers  = 3
 )
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
 // default is 60 s, as Curator's). It is how long the server keeps the session of a client
@@ -46,7 +66,7 @@ func newClient(ctx context.Context, connect string) (*framework.Client, error) {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 	coord, err := newClient(ctx, connect)
 	if err != nil {
 		return err

@@ -17,9 +17,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log"
 	"maps"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +39,22 @@ const (
 	waitForEvent = 15 * time.Second // how long the service waits to hear of a change
 )
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
 // default is 60 s, as Curator's). It is how long the server keeps the session of a client
@@ -56,7 +75,7 @@ func newClient(ctx context.Context, connect string) (*framework.Client, error) {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 
 	// The operator's client: it writes the configuration.
 	op, err := newClient(ctx, connect)
@@ -75,10 +94,11 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 	defer op.Delete(context.WithoutCancel(ctx), configPath, framework.WithChildren(), framework.Quietly())
 
 	// The service's client reaches ZooKeeper through a proxy, so that we can cut it off.
-	proxy, viaProxy, err := startProxy(connect)
+	proxy, err := zktest.StartProxyFor(connect)
 	if err != nil {
 		return err
 	}
+	viaProxy := proxy.ConnectString()
 	defer proxy.Close()
 	svc, err := newClient(ctx, viaProxy)
 	if err != nil {
@@ -152,7 +172,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 
 // cutOff cuts the service's client off, changes a setting meanwhile, heals the network
 // and checks that the service hears of the change.
-func cutOff(ctx context.Context, out *printer, proxy *zktest.Proxy,
+func cutOff(ctx context.Context, out *log.Logger, proxy *zktest.Proxy,
 	op *framework.Client, config *cache.TreeCache, heard <-chan cache.Event) error {
 	out.Printf("== the service's client is cut off from ZooKeeper ==")
 	proxy.Stall() // a network partition: the service hears nothing from now on
@@ -239,7 +259,7 @@ func view(config *cache.TreeCache) map[string]string {
 	return settings
 }
 
-func printView(out *printer, title string, config *cache.TreeCache) {
+func printView(out *log.Logger, title string, config *cache.TreeCache) {
 	settings := view(config)
 	names := make([]string, 0, len(settings))
 	for name := range settings {

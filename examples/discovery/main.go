@@ -21,10 +21,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strconv"
 	"time"
 
@@ -40,7 +44,22 @@ const (
 	waitForCache = 30 * time.Second // how long the client waits for its cache to see a change
 )
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for. A crashed
 // instance's node stays until the server expires its session: that long.
@@ -85,11 +104,12 @@ func startGreeter(ctx context.Context, connect, name, zone string) (*greeter, er
 	})}
 	go func() { defer close(g.served); _ = g.http.Serve(ln) }()
 
-	proxy, viaProxy, err := startProxy(connect)
+	proxy, err := zktest.StartProxyFor(connect)
 	if err != nil {
 		g.stop()
 		return nil, err
 	}
+	viaProxy := proxy.ConnectString()
 	g.proxy = proxy
 	if g.client, err = newClient(ctx, viaProxy); err != nil {
 		g.stop()
@@ -141,7 +161,7 @@ func (g *greeter) stop() {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 	out.Printf("== two greeter instances register under %s/%s ==", basePath, service)
 	var greeters []*greeter
 	defer func() {
@@ -226,7 +246,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 
 // call makes one request, to the instance the provider picks; when an instance fails,
 // it notes the error and tries the next one.
-func call(ctx context.Context, out *printer, p *discovery.ServiceProvider[Details], httpc *http.Client) error {
+func call(ctx context.Context, out *log.Logger, p *discovery.ServiceProvider[Details], httpc *http.Client) error {
 	for attempt := 0; attempt < 5; attempt++ {
 		inst, err := p.GetInstance()
 		if err != nil {

@@ -18,13 +18,18 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
+	"os"
+	"os/signal"
 	"sync"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 const lockPath = "/examples/fencing/ledger-lock"
@@ -60,7 +65,22 @@ func (s *storage) Records() []string {
 	return append([]string(nil), s.records...)
 }
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
 // default is 60 s, as Curator's). It is how long the server keeps the session of a client
@@ -81,14 +101,15 @@ func newClient(ctx context.Context, connect string) (*framework.Client, error) {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 	store := &storage{}
 
 	// A reaches ZooKeeper through a proxy, so that we can "pause" it.
-	proxy, viaProxy, err := startProxy(connect)
+	proxy, err := zktest.StartProxyFor(connect)
 	if err != nil {
 		return err
 	}
+	viaProxy := proxy.ConnectString()
 	defer proxy.Close()
 	ca, err := framework.Connect(ctx, viaProxy, framework.WithSessionTimeout(2*time.Second))
 	if err != nil {

@@ -27,8 +27,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
+	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +40,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/leader"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 const (
@@ -48,7 +53,22 @@ const (
 
 var instances = []string{"A", "B", "C"}
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
 // default is 60 s, as Curator's). It is how long the server keeps the session of a client
@@ -97,7 +117,7 @@ func (s *store) write(token int64, report string) error {
 // job is the periodic job and its bookkeeping: who ran it, and whether two instances
 // ever ran it or led at the same time. It is safe for concurrent use.
 type job struct {
-	out        *printer
+	out        *log.Logger
 	store      store
 	running    atomic.Int32 // instances running the job now
 	leading    atomic.Int32 // instances working as leader now
@@ -129,7 +149,7 @@ func (j *job) run(name string, token int64) error {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 	j := &job{out: out, runs: map[string]int{}, tokensUp: true}
 
 	out.Printf("== %d instances, one periodic job, run only on the leader ==", len(instances))

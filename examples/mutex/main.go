@@ -17,14 +17,19 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
+	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 const (
@@ -37,7 +42,22 @@ const (
 	cutSessionTimeout = 2 * time.Second
 )
 
-func main() { mainWith(run) }
+func main() {
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
 // default is 60 s, as Curator's). It is how long the server keeps the session of a client
@@ -58,7 +78,7 @@ func newClient(ctx context.Context, connect string) (*framework.Client, error) {
 }
 
 func run(ctx context.Context, connect string, w io.Writer) error {
-	out := newPrinter(w)
+	out := log.New(w, "", 0)
 	cs := make([]*framework.Client, clients)
 	ms := make([]*mutex.Mutex, clients)
 	for i := range cs {
@@ -87,7 +107,7 @@ func run(ctx context.Context, connect string, w io.Writer) error {
 
 // orderNumbers has the workers take order numbers under the lock and checks that none
 // came out twice.
-func orderNumbers(ctx context.Context, out *printer, cs []*framework.Client, ms []*mutex.Mutex) error {
+func orderNumbers(ctx context.Context, out *log.Logger, cs []*framework.Client, ms []*mutex.Mutex) error {
 	out.Printf("== order numbers: %d goroutines in %d clients, one lock ==", workers, len(cs))
 	if err := cs[0].Delete(ctx, counterPath, framework.Quietly()); err != nil {
 		return err
@@ -169,7 +189,7 @@ func nextOrderNumber(ctx context.Context, c *framework.Client, m *mutex.Mutex) (
 
 // reentrancy re-enters the lock through the holder's lease; a context carrying the lease
 // lets nobody in.
-func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
+func reentrancy(ctx context.Context, out *log.Logger, m *mutex.Mutex) error {
 	out.Printf("== re-entrancy ==")
 	lease, err := m.Acquire(ctx)
 	if err != nil {
@@ -208,7 +228,7 @@ func reentrancy(ctx context.Context, out *printer, m *mutex.Mutex) error {
 }
 
 // tryAndDeadline shows what a contender sees while another client holds the lock.
-func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mutex, otherClient *framework.Client) error {
+func tryAndDeadline(ctx context.Context, out *log.Logger, holder, other *mutex.Mutex, otherClient *framework.Client) error {
 	out.Printf("== TryAcquire and deadlines ==")
 	lease, err := holder.Acquire(ctx)
 	if err != nil {
@@ -251,12 +271,13 @@ func tryAndDeadline(ctx context.Context, out *printer, holder, other *mutex.Mute
 
 // doneOnCut cuts a holder off from ZooKeeper through a proxy: its lease's Done closes,
 // and once the server expires its session another client gets the lock.
-func doneOnCut(ctx context.Context, out *printer, connect string, other *mutex.Mutex) error {
+func doneOnCut(ctx context.Context, out *log.Logger, connect string, other *mutex.Mutex) error {
 	out.Printf("== a lease's Done when the network is cut ==")
-	proxy, viaProxy, err := startProxy(connect)
+	proxy, err := zktest.StartProxyFor(connect)
 	if err != nil {
 		return err
 	}
+	viaProxy := proxy.ConnectString()
 	defer proxy.Close()
 	c, err := framework.Connect(ctx, viaProxy, framework.WithSessionTimeout(cutSessionTimeout))
 	if err != nil {
