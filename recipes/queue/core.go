@@ -386,15 +386,11 @@ func (b *base[T]) namesZxid(ctx context.Context, watch bool) ([]string, *framewo
 	return out, w, pzxid, nil
 }
 
-// Items returns the names of the queue's item nodes in the order consumers take them
-// (a delay queue's items in order of due time, due or not).
-func (b *base[T]) Items(ctx context.Context) ([]string, error) {
+// items returns the names of the queue's item nodes in the order consumers take them.
+func (b *base[T]) items(ctx context.Context) ([]string, error) {
 	names, _, err := b.names(ctx, false)
 	return names, err
 }
-
-// Path returns the queue's path.
-func (b *base[T]) Path() string { return b.path }
 
 // decode turns node data into items; its error is a *BadItemError.
 func (b *base[T]) decode(name string, data []byte) ([]T, error) {
@@ -1024,21 +1020,3 @@ func (b *base[T]) report(err error) {
 func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 	return locks.SleepBeforeRetry(ctx, b.c, d)
 }
-
-// Consume takes items until ctx ends, calling h for each, in the queue's order; several
-// consumers (in this process or others, Go or Java) may consume one queue. It returns
-// ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
-// failed handler, a take whose outcome is unknown (ErrMaybeGone), a ZooKeeper error
-// after the retry policy gave up) go to the function given with WithErrorListener; a bad
-// item's node is left in place and skipped.
-func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, false) }
-
-// ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
-// handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
-// errors as they come; bad items are skipped (and reported to the error listener).
-// Without a lock path, a take whose removal's outcome is unknown returns a
-// *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
-// calls h, also when ctx ended while the removal was in flight. A removal applied while
-// the queue path was deleted and made again returns a *MaybeGoneError too: it may have
-// removed a new item at the reused name (see the package doc).
-func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }
