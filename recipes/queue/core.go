@@ -548,7 +548,13 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
 	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
-		return taken, errors.Join(err, herr)
+		if herr != nil {
+			// Both: the removal's error and the handler's, as the *HandlerError it is
+			// reported as otherwise (requeued when the transaction was applied: a
+			// *MaybeGoneError says so).
+			return taken, errors.Join(err, &HandlerError{Path: itemPath, Requeued: requeue && errors.Is(err, ErrMaybeGone), Err: herr})
+		}
+		return taken, err
 	}
 	if herr == nil || requeue {
 		b.noteRequeue(name, data, requeue, hold)

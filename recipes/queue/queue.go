@@ -53,7 +53,10 @@ func (q *Queue[T]) Consume(ctx context.Context, h Handler[T]) error {
 
 // ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
 // handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
-// errors as they come; bad items are skipped (and reported to the error listener).
+// errors as they come; bad items are skipped (and reported to the error listener). With a
+// lock path, a failed item whose removal (or requeue) failed, or was applied while the
+// queue path was made again, returns both, joined: the *HandlerError and an error
+// matching ErrNotRemoved or ErrMaybeGone (errors.As and errors.Is find each).
 // Without a lock path, a take whose removal's outcome is unknown returns a
 // *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
 // calls h, also when ctx ended while the removal was in flight. A removal applied while
