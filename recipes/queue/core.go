@@ -105,6 +105,7 @@ type base[T any] struct {
 
 	pathReady atomic.Bool
 	lockReady atomic.Bool
+	deadReady atomic.Bool
 
 	contention atomic.Int32 // takes left during which a node gone when read counts as a lost race
 
@@ -137,12 +138,7 @@ const (
 // Consume or ConsumeOne call's) to when its next take may start, after the item's
 // back-off.
 func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *time.Time) {
-	h := sha256.New()
-	h.Write([]byte(requeuePrefix(name)))
-	h.Write([]byte{0})
-	h.Write(data)
-	var key [32]byte
-	h.Sum(key[:0])
+	key := requeueKey(name, data)
 	b.requeueMu.Lock()
 	defer b.requeueMu.Unlock()
 	if !requeued {
@@ -161,6 +157,27 @@ func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *tim
 	if hold != nil {
 		*hold = time.Now().Add(d)
 	}
+}
+
+// requeueKey is an item's identity across its requeues (each makes a new node): its node
+// name without the sequence number, and its data.
+func requeueKey(name string, data []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(requeuePrefix(name)))
+	h.Write([]byte{0})
+	h.Write(data)
+	var key [32]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// failures returns how many times in a row a consumer of this value requeued the item
+// (its node name and data) after its handler failed.
+func (b *base[T]) failures(name string, data []byte) int {
+	key := requeueKey(name, data)
+	b.requeueMu.Lock()
+	defer b.requeueMu.Unlock()
+	return b.requeues[key]
 }
 
 // waitHold waits (honouring ctx) until hold, when the consumer may take again after a
@@ -227,6 +244,27 @@ func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind,
 	}
 	if b.o.errorMode != Requeue && b.o.errorMode != Delete {
 		return nil, fmt.Errorf("%w: error mode %d", ErrInvalidArgument, b.o.errorMode)
+	}
+	if b.o.maxAttemptsSet {
+		switch {
+		case b.o.maxAttempts < 1:
+			return nil, fmt.Errorf("%w: max attempts %d (at least 1)", ErrInvalidArgument, b.o.maxAttempts)
+		case b.o.lockPath == "":
+			return nil, fmt.Errorf("%w: max attempts without a lock path (the item is removed before its handler runs)", ErrInvalidArgument)
+		case b.o.errorMode != Requeue:
+			return nil, fmt.Errorf("%w: max attempts with ErrorMode Delete (a failed item is removed at once)", ErrInvalidArgument)
+		}
+	}
+	if b.o.deadLetterSet {
+		if !b.o.maxAttemptsSet {
+			return nil, fmt.Errorf("%w: a dead-letter path without WithMaxAttempts", ErrInvalidArgument)
+		}
+		if err := checkPath("dead-letter", b.o.deadLetter); err != nil {
+			return nil, err
+		}
+		if b.o.deadLetter == path || b.o.deadLetter == b.o.lockPath {
+			return nil, fmt.Errorf("%w: the dead-letter path cannot be the queue path or the lock path", ErrInvalidArgument)
+		}
 	}
 	return b, nil
 }
@@ -547,20 +585,48 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
-		if herr != nil {
+	var dest string // where the transaction makes the node again ("": nowhere)
+	var he *HandlerError
+	if herr != nil {
+		he = &HandlerError{Path: itemPath, Err: herr}
+	}
+	if requeue {
+		dest = framework.JoinPath(b.path, requeuePrefix(name))
+		if b.o.maxAttempts > 0 {
+			he.Attempts = b.failures(name, data) + 1
+			if he.Attempts >= b.o.maxAttempts {
+				// Given up: to the dead-letter path, or left where it is.
+				requeue, he.GaveUp = false, true
+				b.noteRequeue(name, data, false, nil) // the count starts again
+				if b.o.deadLetter == "" {
+					b.unlock(ctx, lockPath, tok)
+					return taken, he
+				}
+				dest = framework.JoinPath(b.o.deadLetter, requeuePrefix(name))
+			}
+		}
+	}
+	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, tok)
+	if err != nil {
+		if he != nil {
 			// Both: the removal's error and the handler's, as the *HandlerError it is
-			// reported as otherwise (requeued when the transaction was applied: a
-			// *MaybeGoneError says so).
-			return taken, errors.Join(err, &HandlerError{Path: itemPath, Requeued: requeue && errors.Is(err, ErrMaybeGone), Err: herr})
+			// reported as otherwise (requeued or moved when the transaction was applied:
+			// a *MaybeGoneError says so).
+			applied := errors.Is(err, ErrMaybeGone)
+			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
+			return taken, errors.Join(err, he)
 		}
 		return taken, err
 	}
 	if herr == nil || requeue {
 		b.noteRequeue(name, data, requeue, hold)
 	}
-	if herr != nil {
-		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
+	if he != nil {
+		he.Requeued, he.DeadLettered = requeue, he.GaveUp
+		if he.GaveUp {
+			he.DeadLetterNode = created
+		}
+		return taken, he
 	}
 	return taken, nil
 }
@@ -689,12 +755,12 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
-	err := b.finish(ctx, name, data, czxid, requeue, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
+	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-		return errors.Join(err, ctx.Err())
+		return "", errors.Join(err, ctx.Err())
 	}
-	return err
+	return created, err
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
@@ -706,14 +772,24 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
 	ops := []framework.Op{framework.DeleteOp(itemPath, -1)}
-	if requeue {
-		ops = append(ops, framework.CreateOp(framework.JoinPath(b.path, requeuePrefix(name)), data, framework.PersistentSequential, nil))
+	// The dead-letter path is made when first needed (and again if deleted meanwhile).
+	deadLetter := dest != "" && parentOf(dest) != b.path
+	ensureDest := func() error { return nil }
+	if deadLetter {
+		ensureDest = func() error { return b.ensure(cctx, parentOf(dest), &b.deadReady) }
+		if err := ensureDest(); err != nil {
+			b.unlock(cctx, lockPath, tok)
+			return "", &NotRemovedError{Path: itemPath, Err: err}
+		}
+	}
+	if dest != "" {
+		ops = append(ops, framework.CreateOp(dest, data, framework.PersistentSequential, nil))
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
@@ -726,11 +802,11 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 	})
 	defer remove()
-	lost := func() error {
+	lost := func() (string, error) {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
 		b.unlock(cctx, lockPath, tok)
-		return &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
+		return "", &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
 	}
 	for {
 		if b.c.Generation() != lockGen {
@@ -744,10 +820,11 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
 				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-				return nil
+				return "", nil
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
-			_, err = b.c.Transaction(tctx, ops...)
+			var res []framework.OpResult
+			res, err = b.c.Transaction(tctx, ops...)
 			if b.c.Generation() != lockGen {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
@@ -757,9 +834,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 				// Applied: of the item handled, unless the queue was made again between
 				// the exists and the transaction (a new item at the reused name went).
 				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
-					return &MaybeGoneError{Path: itemPath, Err: rerr}
+					return "", &MaybeGoneError{Path: itemPath, Err: rerr}
 				}
-				return nil
+				if dest != "" && len(res) > 1 {
+					return res[1].Path, nil
+				}
+				return "", nil
 			}
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
@@ -767,7 +847,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
 			b.unlock(cctx, lockPath, tok)
-			return &NotRemovedError{Path: itemPath, Err: err}
+			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
 		st, serr := stat(cctx, b.c, itemPath)
@@ -776,19 +856,29 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		if st == nil || st.Czxid != czxid {
 			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-			return nil
+			return "", nil
 		}
 		ours, lerr := b.ownLock(cctx, lockPath, tok)
 		if lerr != nil {
 			continue
 		}
 		if !ours {
-			return &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
+			return "", &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
+		}
+		var te *framework.TxnError
+		if deadLetter && errors.As(err, &te) && te.Index == 1 && errors.Is(err, framework.ErrNoNode) {
+			// The dead-letter path was deleted since it was made: make it again.
+			b.deadReady.Store(false)
+			if eerr := ensureDest(); eerr != nil {
+				err = eerr
+			} else {
+				continue
+			}
 		}
 		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
 			// Sending it again fails the same way: give the item back now.
 			b.unlock(cctx, lockPath, tok)
-			return &NotRemovedError{Path: itemPath, Err: err}
+			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
@@ -939,6 +1029,8 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				if !bad[name] {
 					b.report(err)
 				}
+			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
+				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
 				if errors.Is(err, framework.ErrClosed) || one {
 					return err

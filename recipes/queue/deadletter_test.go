@@ -250,6 +250,7 @@ func TestDeadLetterMoveConservedWhenLost(t *testing.T) {
 			var he *queue.HandlerError
 			require.ErrorAs(t, err, &he)
 			assert.True(t, he.DeadLettered, "moved: %v", err)
+			t.Logf("ConsumeOne: %v", err)
 			dead := nodesWith(t, r.peer, r.base+"/dead", bytes)
 			require.Len(t, dead, 1, "the item is in the dead-letter path exactly once")
 			if he.DeadLetterNode != "" {

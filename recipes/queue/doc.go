@@ -30,7 +30,14 @@
 // goes). The item node and the lock node are then deleted together, in one transaction,
 // after the handler returned; in ErrorMode Requeue a failed item is re-created at the end
 // of the queue in the same transaction, under its old name prefix (its priority, id or
-// due time kept; Curator 5.4 requeues under plain "queue-").
+// due time kept; Curator 5.4 requeues under plain "queue-"). A consumer that requeued an
+// item backs off before its next take (100 ms, doubling for each failure of the same item
+// in a row, up to 5 s). With WithMaxAttempts(n) it gives up on an item whose handler
+// failed n times in a row in this process (the count is the consuming process's own:
+// Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
+// one transaction, to <deadLetterPath>/<its name prefix><seq> with the same bytes (the
+// dead-letter path is a queue of the same kind); without one it is left in the queue and
+// Consume returns the handler's error, matching ErrAttemptsExhausted.
 //
 // # Delivery guarantees
 //
@@ -58,7 +65,13 @@
 // delivered twice only when its consumer lost its session after its handler ran and
 // before the item was removed (the consumer's error matches ErrNotRemoved), when a failed
 // item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
-// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
+// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). The
+// move of an item given up on to the dead-letter path neither loses nor duplicates it:
+// the transaction that creates it there deletes it from the queue, bound to the node
+// read, and a resend after a lost answer finds it gone and applies nothing; a move whose
+// outcome is unknown at the clean-up timeout, or cut by the end of the session, reports
+// ErrNotRemoved as a removal does (the item is then in the queue or in the dead-letter
+// path, once). A
 // consumer whose session ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)

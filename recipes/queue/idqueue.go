@@ -101,7 +101,8 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 		return false, err
 	}
-	return true, b.finish(ctx, name, nil, st.Czxid, false, lockGen, tok)
+	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, tok)
+	return true, err
 }
 
 // Consume takes items until ctx ends, calling h for each, in put order; see Queue.Consume.

@@ -46,7 +46,9 @@ func (q *Queue[T]) PutMulti(ctx context.Context, items []T) (string, error) {
 // ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
 // failed handler, a take whose outcome is unknown (ErrMaybeGone), a ZooKeeper error
 // after the retry policy gave up) go to the function given with WithErrorListener; a bad
-// item's node is left in place and skipped.
+// item's node is left in place and skipped. With WithMaxAttempts and no dead-letter path,
+// an item given up on ends Consume: it returns the item's *HandlerError (matching
+// ErrAttemptsExhausted and the handler's error), the item left in the queue.
 func (q *Queue[T]) Consume(ctx context.Context, h Handler[T]) error {
 	return q.b.consume(ctx, h, false)
 }
