@@ -1,7 +1,8 @@
 // Package queue is Curator's queues in Go: DistributedQueue (Queue), DistributedIdQueue
 // (IDQueue), DistributedPriorityQueue (PriorityQueue), DistributedDelayQueue
 // (DelayQueue) and SimpleDistributedQueue (SimpleQueue), generic over the item type with
-// a Serializer the caller supplies (Bytes{} for []byte). They are wire-compatible with
+// a Serializer the caller supplies: Bytes{} for []byte, String{} for string, JSON[T]{}
+// for any T as JSON, or one of the caller's own. They are wire-compatible with
 // Curator 5.x: Go and Java producers and consumers can share a queue path.
 //
 // ZooKeeper is not a high-volume queue (Curator's tech note 4 says so): every item is a
