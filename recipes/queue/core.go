@@ -113,9 +113,10 @@ type base[T any] struct {
 	// ConsumeOne to work through before it lists again (queues ordered by sequence only:
 	// a node created since sorts after all of them). Nil when there is none, or while a
 	// ConsumeOne works through it.
-	leftMu   sync.Mutex
-	left     []string
-	leftZxid int64 // the queue node's pzxid when left was listed
+	leftMu    sync.Mutex
+	left      []string
+	leftZxid  int64              // the queue node's pzxid when left was listed
+	leftLocks []*framework.Watch // watches on the lock nodes of items passed over before left
 
 	// requeues counts, per item a consumer of this value requeued (by its name prefix
 	// and data), its handler's failures in a row (see noteRequeue). When a consumer's next
@@ -470,6 +471,18 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 type lockWait struct {
 	ws   []*framework.Watch
 	gone bool
+}
+
+// fired reports whether any of the watches has fired.
+func (lw *lockWait) fired() bool {
+	for _, w := range lw.ws {
+		select {
+		case <-w.Done():
+			return true
+		default:
+		}
+	}
+	return false
 }
 
 // wake returns a channel that gets a value when any of the watches fired, and a func
@@ -911,13 +924,20 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var names []string
 		var w *framework.Watch
 		var err error
+		var lw lockWait
 		cached := false
 		var listZxid int64
 		if one && b.kind.bySequence() {
 			b.leftMu.Lock()
 			names, listZxid, b.left = b.left, b.leftZxid, nil
+			lw.ws, b.leftLocks = b.leftLocks, nil
 			b.leftMu.Unlock()
 			cached = len(names) > 0
+			if cached && lw.fired() {
+				// An item passed over because another consumer held it is free (its
+				// holder gone): it comes before what is left of the listing.
+				names, lw.ws, cached = nil, nil, false
+			}
 		}
 		if !cached {
 			names, w, listZxid, err = b.namesZxid(ctx, true)
@@ -939,7 +959,6 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			continue
 		}
 		stillBad := map[string]bool{}
-		var lw lockWait
 		var wake *time.Timer
 		took := false
 		// Consumers that lose the race for a node to another (their versioned delete
@@ -991,7 +1010,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// Nodes jumped over come back with the listing after the next few takes.
 					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
 				}
-				b.keepLeft(rest, restTried, listZxid, stillBad, bad)
+				b.keepLeft(rest, restTried, listZxid, lw.ws, stillBad, bad)
 			}
 			if res == gone {
 				b.contention.Store(contendedTakes)
@@ -1055,6 +1074,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// priority queue does when the children change.
 					break
 				}
+				if lw.fired() {
+					// An item passed over because another consumer held it is free (its
+					// holder finished, or died and its session ended): list again, so
+					// that it is taken next rather than after the rest of the listing.
+					break
+				}
 			}
 		}
 		bad = stillBad
@@ -1095,7 +1120,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // kept some meanwhile. Nodes it jumped over are not kept: other consumers are taking them,
 // and the next listing shows those still there (the caller keeps no more than maxAhead
 // nodes then, so that the next listing comes soon).
-func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, bad ...map[string]bool) {
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks []*framework.Watch, bad ...map[string]bool) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
 		if !tried[i] && !bad[0][n] && !bad[1][n] {
@@ -1104,7 +1129,7 @@ func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, bad ...
 	}
 	b.leftMu.Lock()
 	if b.left == nil && len(kept) > 0 {
-		b.left, b.leftZxid = kept, listZxid
+		b.left, b.leftZxid, b.leftLocks = kept, listZxid, locks
 	}
 	b.leftMu.Unlock()
 }

@@ -27,8 +27,13 @@
 // are.
 //
 // With a lock path (WithLockPath), a consumer first creates the ephemeral node
-// <lockPath>/<item node name>; a consumer that finds it taken moves on (and wakes when it
-// goes). The item node and the lock node are then deleted together, in one transaction,
+// <lockPath>/<item node name>; a consumer that finds it taken moves on, watching it. When
+// it goes (its holder finished, or died and the server ended its session: a session
+// timeout or more after the death), the consumer lists the queue again (Consume after
+// the item in hand, ConsumeOne at its next call), so that the item is taken in its place
+// in the queue's order, not after the rest of a backlog listed earlier; an idle consumer
+// wakes for it. The item node and the lock node are then
+// deleted together, in one transaction,
 // after the handler returned; in ErrorMode Requeue a failed item is re-created at the end
 // of the queue in the same transaction, under its old name prefix (its priority, id or
 // due time kept; Curator 5.4 requeues under plain "queue-"). A consumer that requeued an

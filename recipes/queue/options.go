@@ -41,8 +41,9 @@ type options struct {
 // WithLockPath makes consumption safe, as Curator's QueueBuilder.lockPath does: before
 // handling a node a consumer creates the ephemeral node lockPath/<item node name>, and
 // removes the item only after its handler returned. A consumer that dies mid-item leaves
-// the item in the queue (its lock node goes with its session) and another consumer takes
-// it: an item is delivered at least once. The default is no lock path: the item node is
+// the item in the queue (its lock node goes with its session, a session timeout or more
+// after its death) and another consumer takes it, as its next item: an item is delivered
+// at least once. The default is no lock path: the item node is
 // deleted before the handler runs (at most once: an item whose consumer dies is lost).
 func WithLockPath(lockPath string) Option { return func(o *options) { o.lockPath = lockPath } }
 
