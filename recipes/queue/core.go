@@ -116,7 +116,7 @@ type base[T any] struct {
 	leftMu    sync.Mutex
 	left      []string
 	leftZxid  int64              // the queue node's pzxid when left was listed
-	leftLocks []*framework.Watch // watches on the lock nodes of items passed over before left
+	leftLocks lockWait // the lock nodes of items passed over before left, watched
 
 	// requeues counts, per item a consumer of this value requeued (by its name prefix
 	// and data), its handler's failures in a row (see noteRequeue). When a consumer's next
@@ -469,18 +469,36 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 // them going, when its consumer finished or died, may make an item available again);
 // gone says one vanished before its watch was set.
 type lockWait struct {
-	ws   []*framework.Watch
-	gone bool
+	ws    []*framework.Watch
+	items []string // the item node of each watch's lock node
+	gone  bool
 }
 
-// fired reports whether any of the watches has fired.
-func (lw *lockWait) fired() bool {
-	for _, w := range lw.ws {
+// add records the watch w on the lock node of the item node item.
+func (lw *lockWait) add(w *framework.Watch, item string) {
+	lw.ws = append(lw.ws, w)
+	lw.items = append(lw.items, item)
+}
+
+// freed reports whether an item whose lock node was watched is free: its lock node went
+// and the item is still there (its holder died, or gave it back). A lock node that went
+// with its item (the holder finished it: the common case) is forgotten, so that
+// consumers busy beside each other do not list the queue again after every item. A
+// read that fails says yes: the caller lists again.
+func (lw *lockWait) freed(ctx context.Context, c *framework.Client) bool {
+	for i := 0; i < len(lw.ws); i++ {
 		select {
-		case <-w.Done():
-			return true
+		case <-lw.ws[i].Done():
 		default:
+			continue
 		}
+		st, err := stat(ctx, c, lw.items[i])
+		if err != nil || st != nil {
+			return true
+		}
+		lw.ws = append(lw.ws[:i:i], lw.ws[i+1:]...)
+		lw.items = append(lw.items[:i:i], lw.items[i+1:]...)
+		i--
 	}
 	return false
 }
@@ -572,7 +590,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			_, _, w, werr := b.c.GetDataW(ctx, lockPath)
 			switch {
 			case werr == nil:
-				lw.ws = append(lw.ws, w)
+				lw.add(w, itemPath)
 			case errors.Is(werr, framework.ErrNoNode):
 				lw.gone = true
 			}
@@ -930,13 +948,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		if one && b.kind.bySequence() {
 			b.leftMu.Lock()
 			names, listZxid, b.left = b.left, b.leftZxid, nil
-			lw.ws, b.leftLocks = b.leftLocks, nil
+			lw, b.leftLocks = b.leftLocks, lockWait{}
 			b.leftMu.Unlock()
 			cached = len(names) > 0
-			if cached && lw.fired() {
+			if cached && lw.freed(ctx, b.c) {
 				// An item passed over because another consumer held it is free (its
 				// holder gone): it comes before what is left of the listing.
-				names, lw.ws, cached = nil, nil, false
+				names, lw, cached = nil, lockWait{}, false
 			}
 		}
 		if !cached {
@@ -1010,7 +1028,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// Nodes jumped over come back with the listing after the next few takes.
 					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
 				}
-				b.keepLeft(rest, restTried, listZxid, lw.ws, stillBad, bad)
+				b.keepLeft(rest, restTried, listZxid, lw, stillBad, bad)
 			}
 			if res == gone {
 				b.contention.Store(contendedTakes)
@@ -1074,7 +1092,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// priority queue does when the children change.
 					break
 				}
-				if lw.fired() {
+				if lw.freed(ctx, b.c) {
 					// An item passed over because another consumer held it is free (its
 					// holder finished, or died and its session ended): list again, so
 					// that it is taken next rather than after the rest of the listing.
@@ -1119,8 +1137,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // try (less the bad nodes it already reported) for the next ConsumeOne, unless another has
 // kept some meanwhile. Nodes it jumped over are not kept: other consumers are taking them,
 // and the next listing shows those still there (the caller keeps no more than maxAhead
-// nodes then, so that the next listing comes soon).
-func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks []*framework.Watch, bad ...map[string]bool) {
+// nodes then, so that the next listing comes soon). locks, the lock nodes of items passed
+// over (held by other consumers), goes with them: the next ConsumeOne lists again instead
+// when one of those items is free.
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...map[string]bool) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
 		if !tried[i] && !bad[0][n] && !bad[1][n] {
