@@ -115,7 +115,7 @@ type base[T any] struct {
 	// ConsumeOne works through it.
 	leftMu    sync.Mutex
 	left      []string
-	leftZxid  int64              // the queue node's pzxid when left was listed
+	leftZxid  int64    // the queue node's pzxid when left was listed
 	leftLocks lockWait // the lock nodes of items passed over before left, watched
 
 	// requeues counts, per item a consumer of this value requeued (by its name prefix

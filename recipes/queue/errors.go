@@ -122,13 +122,13 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 // holder of its lock node removes it, unless someone removed it without the lock, as
 // IDQueue.Remove without a lock path or a Curator consumer without one does).
 type HandlerError struct {
-	Path           string
-	Requeued       bool
-	Err            error
-	Attempts       int
-	GaveUp         bool
-	DeadLettered   bool
-	DeadLetterNode string
+	Path           string // the item's node
+	Requeued       bool   // put back at the end of the queue
+	Err            error  // the handler's error
+	Attempts       int    // with WithMaxAttempts: the item's failures in a row here, this one included
+	GaveUp         bool   // with WithMaxAttempts: the last attempt (matches ErrAttemptsExhausted)
+	DeadLettered   bool   // moved to the dead-letter path
+	DeadLetterNode string // the node it was moved to, when the move's answer came
 }
 
 // Error names the node, the outcome and the handler's error.
