@@ -105,6 +105,7 @@ type base[T any] struct {
 
 	pathReady atomic.Bool
 	lockReady atomic.Bool
+	deadReady atomic.Bool
 
 	contention atomic.Int32 // takes left during which a node gone when read counts as a lost race
 
@@ -112,9 +113,10 @@ type base[T any] struct {
 	// ConsumeOne to work through before it lists again (queues ordered by sequence only:
 	// a node created since sorts after all of them). Nil when there is none, or while a
 	// ConsumeOne works through it.
-	leftMu   sync.Mutex
-	left     []string
-	leftZxid int64 // the queue node's pzxid when left was listed
+	leftMu    sync.Mutex
+	left      []string
+	leftZxid  int64    // the queue node's pzxid when left was listed
+	leftLocks lockWait // the lock nodes of items passed over before left, watched
 
 	// requeues counts, per item a consumer of this value requeued (by its name prefix
 	// and data), its handler's failures in a row (see noteRequeue). When a consumer's next
@@ -137,12 +139,7 @@ const (
 // Consume or ConsumeOne call's) to when its next take may start, after the item's
 // back-off.
 func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *time.Time) {
-	h := sha256.New()
-	h.Write([]byte(requeuePrefix(name)))
-	h.Write([]byte{0})
-	h.Write(data)
-	var key [32]byte
-	h.Sum(key[:0])
+	key := requeueKey(name, data)
 	b.requeueMu.Lock()
 	defer b.requeueMu.Unlock()
 	if !requeued {
@@ -161,6 +158,27 @@ func (b *base[T]) noteRequeue(name string, data []byte, requeued bool, hold *tim
 	if hold != nil {
 		*hold = time.Now().Add(d)
 	}
+}
+
+// requeueKey is an item's identity across its requeues (each makes a new node): its node
+// name without the sequence number, and its data.
+func requeueKey(name string, data []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(requeuePrefix(name)))
+	h.Write([]byte{0})
+	h.Write(data)
+	var key [32]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// failures returns how many times in a row a consumer of this value requeued the item
+// (its node name and data) after its handler failed.
+func (b *base[T]) failures(name string, data []byte) int {
+	key := requeueKey(name, data)
+	b.requeueMu.Lock()
+	defer b.requeueMu.Unlock()
+	return b.requeues[key]
 }
 
 // waitHold waits (honouring ctx) until hold, when the consumer may take again after a
@@ -227,6 +245,27 @@ func newBase[T any](c *framework.Client, path string, ser Serializer[T], k kind,
 	}
 	if b.o.errorMode != Requeue && b.o.errorMode != Delete {
 		return nil, fmt.Errorf("%w: error mode %d", ErrInvalidArgument, b.o.errorMode)
+	}
+	if b.o.maxAttemptsSet {
+		switch {
+		case b.o.maxAttempts < 1:
+			return nil, fmt.Errorf("%w: max attempts %d (at least 1)", ErrInvalidArgument, b.o.maxAttempts)
+		case b.o.lockPath == "":
+			return nil, fmt.Errorf("%w: max attempts without a lock path (the item is removed before its handler runs)", ErrInvalidArgument)
+		case b.o.errorMode != Requeue:
+			return nil, fmt.Errorf("%w: max attempts with ErrorMode Delete (a failed item is removed at once)", ErrInvalidArgument)
+		}
+	}
+	if b.o.deadLetterSet {
+		if !b.o.maxAttemptsSet {
+			return nil, fmt.Errorf("%w: a dead-letter path without WithMaxAttempts", ErrInvalidArgument)
+		}
+		if err := checkPath("dead-letter", b.o.deadLetter); err != nil {
+			return nil, err
+		}
+		if b.o.deadLetter == path || b.o.deadLetter == b.o.lockPath {
+			return nil, fmt.Errorf("%w: the dead-letter path cannot be the queue path or the lock path", ErrInvalidArgument)
+		}
 	}
 	return b, nil
 }
@@ -386,15 +425,11 @@ func (b *base[T]) namesZxid(ctx context.Context, watch bool) ([]string, *framewo
 	return out, w, pzxid, nil
 }
 
-// Items returns the names of the queue's item nodes in the order consumers take them
-// (a delay queue's items in order of due time, due or not).
-func (b *base[T]) Items(ctx context.Context) ([]string, error) {
+// items returns the names of the queue's item nodes in the order consumers take them.
+func (b *base[T]) items(ctx context.Context) ([]string, error) {
 	names, _, err := b.names(ctx, false)
 	return names, err
 }
-
-// Path returns the queue's path.
-func (b *base[T]) Path() string { return b.path }
 
 // decode turns node data into items; its error is a *BadItemError.
 func (b *base[T]) decode(name string, data []byte) ([]T, error) {
@@ -434,8 +469,38 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 // them going, when its consumer finished or died, may make an item available again);
 // gone says one vanished before its watch was set.
 type lockWait struct {
-	ws   []*framework.Watch
-	gone bool
+	ws    []*framework.Watch
+	items []string // the item node of each watch's lock node
+	gone  bool
+}
+
+// add records the watch w on the lock node of the item node item.
+func (lw *lockWait) add(w *framework.Watch, item string) {
+	lw.ws = append(lw.ws, w)
+	lw.items = append(lw.items, item)
+}
+
+// freed reports whether an item whose lock node was watched is free: its lock node went
+// and the item is still there (its holder died, or gave it back). A lock node that went
+// with its item (the holder finished it: the common case) is forgotten, so that
+// consumers busy beside each other do not list the queue again after every item. A
+// read that fails says yes: the caller lists again.
+func (lw *lockWait) freed(ctx context.Context, c *framework.Client) bool {
+	for i := 0; i < len(lw.ws); i++ {
+		select {
+		case <-lw.ws[i].Done():
+		default:
+			continue
+		}
+		st, err := stat(ctx, c, lw.items[i])
+		if err != nil || st != nil {
+			return true
+		}
+		lw.ws = append(lw.ws[:i:i], lw.ws[i+1:]...)
+		lw.items = append(lw.items[:i:i], lw.items[i+1:]...)
+		i--
+	}
+	return false
 }
 
 // wake returns a channel that gets a value when any of the watches fired, and a func
@@ -525,7 +590,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			_, _, w, werr := b.c.GetDataW(ctx, lockPath)
 			switch {
 			case werr == nil:
-				lw.ws = append(lw.ws, w)
+				lw.add(w, itemPath)
 			case errors.Is(werr, framework.ErrNoNode):
 				lw.gone = true
 			}
@@ -551,14 +616,48 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
-	if err := b.finishCancellable(ctx, name, data, st.Czxid, requeue, lockGen, tok); err != nil {
-		return taken, errors.Join(err, herr)
+	var dest string // where the transaction makes the node again ("": nowhere)
+	var he *HandlerError
+	if herr != nil {
+		he = &HandlerError{Path: itemPath, Err: herr}
+	}
+	if requeue {
+		dest = framework.JoinPath(b.path, requeuePrefix(name))
+		if b.o.maxAttempts > 0 {
+			he.Attempts = b.failures(name, data) + 1
+			if he.Attempts >= b.o.maxAttempts {
+				// Given up: to the dead-letter path, or left where it is.
+				requeue, he.GaveUp = false, true
+				b.noteRequeue(name, data, false, nil) // the count starts again
+				if b.o.deadLetter == "" {
+					b.unlock(ctx, lockPath, tok)
+					return taken, he
+				}
+				dest = framework.JoinPath(b.o.deadLetter, requeuePrefix(name))
+			}
+		}
+	}
+	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, tok)
+	if err != nil {
+		if he != nil {
+			// Both: the removal's error and the handler's, as the *HandlerError it is
+			// reported as otherwise (requeued or moved when the transaction was applied:
+			// a *MaybeGoneError says so).
+			applied := errors.Is(err, ErrMaybeGone)
+			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
+			return taken, errors.Join(err, he)
+		}
+		return taken, err
 	}
 	if herr == nil || requeue {
 		b.noteRequeue(name, data, requeue, hold)
 	}
-	if herr != nil {
-		return taken, &HandlerError{Path: itemPath, Requeued: requeue, Err: herr}
+	if he != nil {
+		he.Requeued, he.DeadLettered = requeue, he.GaveUp
+		if he.GaveUp {
+			he.DeadLetterNode = created
+		}
+		return taken, he
 	}
 	return taken, nil
 }
@@ -687,12 +786,12 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
-	err := b.finish(ctx, name, data, czxid, requeue, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
+	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-		return errors.Join(err, ctx.Err())
+		return "", errors.Join(err, ctx.Err())
 	}
-	return err
+	return created, err
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
@@ -704,14 +803,24 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, requeue bool, lockGen uint64, tok []byte) error {
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
 	ops := []framework.Op{framework.DeleteOp(itemPath, -1)}
-	if requeue {
-		ops = append(ops, framework.CreateOp(framework.JoinPath(b.path, requeuePrefix(name)), data, framework.PersistentSequential, nil))
+	// The dead-letter path is made when first needed (and again if deleted meanwhile).
+	deadLetter := dest != "" && parentOf(dest) != b.path
+	ensureDest := func() error { return nil }
+	if deadLetter {
+		ensureDest = func() error { return b.ensure(cctx, parentOf(dest), &b.deadReady) }
+		if err := ensureDest(); err != nil {
+			b.unlock(cctx, lockPath, tok)
+			return "", &NotRemovedError{Path: itemPath, Err: err}
+		}
+	}
+	if dest != "" {
+		ops = append(ops, framework.CreateOp(dest, data, framework.PersistentSequential, nil))
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
@@ -724,11 +833,11 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 	})
 	defer remove()
-	lost := func() error {
+	lost := func() (string, error) {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
 		b.unlock(cctx, lockPath, tok)
-		return &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
+		return "", &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
 	}
 	for {
 		if b.c.Generation() != lockGen {
@@ -742,10 +851,11 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
 				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-				return nil
+				return "", nil
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
-			_, err = b.c.Transaction(tctx, ops...)
+			var res []framework.OpResult
+			res, err = b.c.Transaction(tctx, ops...)
 			if b.c.Generation() != lockGen {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
@@ -755,9 +865,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 				// Applied: of the item handled, unless the queue was made again between
 				// the exists and the transaction (a new item at the reused name went).
 				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
-					return &MaybeGoneError{Path: itemPath, Err: rerr}
+					return "", &MaybeGoneError{Path: itemPath, Err: rerr}
 				}
-				return nil
+				if dest != "" && len(res) > 1 {
+					return res[1].Path, nil
+				}
+				return "", nil
 			}
 		}
 		if cctx.Err() != nil || errors.Is(err, framework.ErrClosed) {
@@ -765,7 +878,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
 			b.unlock(cctx, lockPath, tok)
-			return &NotRemovedError{Path: itemPath, Err: err}
+			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
 		st, serr := stat(cctx, b.c, itemPath)
@@ -774,19 +887,29 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		if st == nil || st.Czxid != czxid {
 			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-			return nil
+			return "", nil
 		}
 		ours, lerr := b.ownLock(cctx, lockPath, tok)
 		if lerr != nil {
 			continue
 		}
 		if !ours {
-			return &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
+			return "", &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
+		}
+		var te *framework.TxnError
+		if deadLetter && errors.As(err, &te) && te.Index == 1 && errors.Is(err, framework.ErrNoNode) {
+			// The dead-letter path was deleted since it was made: make it again.
+			b.deadReady.Store(false)
+			if eerr := ensureDest(); eerr != nil {
+				err = eerr
+			} else {
+				continue
+			}
 		}
 		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
 			// Sending it again fails the same way: give the item back now.
 			b.unlock(cctx, lockPath, tok)
-			return &NotRemovedError{Path: itemPath, Err: err}
+			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
@@ -819,13 +942,20 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		var names []string
 		var w *framework.Watch
 		var err error
+		var lw lockWait
 		cached := false
 		var listZxid int64
 		if one && b.kind.bySequence() {
 			b.leftMu.Lock()
 			names, listZxid, b.left = b.left, b.leftZxid, nil
+			lw, b.leftLocks = b.leftLocks, lockWait{}
 			b.leftMu.Unlock()
 			cached = len(names) > 0
+			if cached && lw.freed(ctx, b.c) {
+				// An item passed over because another consumer held it is free (its
+				// holder gone): it comes before what is left of the listing.
+				names, lw, cached = nil, lockWait{}, false
+			}
 		}
 		if !cached {
 			names, w, listZxid, err = b.namesZxid(ctx, true)
@@ -847,7 +977,6 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			continue
 		}
 		stillBad := map[string]bool{}
-		var lw lockWait
 		var wake *time.Timer
 		took := false
 		// Consumers that lose the race for a node to another (their versioned delete
@@ -899,7 +1028,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// Nodes jumped over come back with the listing after the next few takes.
 					rest, restTried = rest[:maxAhead], restTried[:maxAhead]
 				}
-				b.keepLeft(rest, restTried, listZxid, stillBad, bad)
+				b.keepLeft(rest, restTried, listZxid, lw, stillBad, bad)
 			}
 			if res == gone {
 				b.contention.Store(contendedTakes)
@@ -937,6 +1066,8 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				if !bad[name] {
 					b.report(err)
 				}
+			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
+				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
 				if errors.Is(err, framework.ErrClosed) || one {
 					return err
@@ -959,6 +1090,12 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 					// A node put since (a lower priority value, an earlier due time)
 					// may come before the rest of this listing: list again, as Curator's
 					// priority queue does when the children change.
+					break
+				}
+				if lw.freed(ctx, b.c) {
+					// An item passed over because another consumer held it is free (its
+					// holder finished, or died and its session ended): list again, so
+					// that it is taken next rather than after the rest of the listing.
 					break
 				}
 			}
@@ -1000,8 +1137,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // try (less the bad nodes it already reported) for the next ConsumeOne, unless another has
 // kept some meanwhile. Nodes it jumped over are not kept: other consumers are taking them,
 // and the next listing shows those still there (the caller keeps no more than maxAhead
-// nodes then, so that the next listing comes soon).
-func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, bad ...map[string]bool) {
+// nodes then, so that the next listing comes soon). locks, the lock nodes of items passed
+// over (held by other consumers), goes with them: the next ConsumeOne lists again instead
+// when one of those items is free.
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...map[string]bool) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
 		if !tried[i] && !bad[0][n] && !bad[1][n] {
@@ -1010,7 +1149,7 @@ func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, bad ...
 	}
 	b.leftMu.Lock()
 	if b.left == nil && len(kept) > 0 {
-		b.left, b.leftZxid = kept, listZxid
+		b.left, b.leftZxid, b.leftLocks = kept, listZxid, locks
 	}
 	b.leftMu.Unlock()
 }
@@ -1024,21 +1163,3 @@ func (b *base[T]) report(err error) {
 func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 	return locks.SleepBeforeRetry(ctx, b.c, d)
 }
-
-// Consume takes items until ctx ends, calling h for each, in the queue's order; several
-// consumers (in this process or others, Go or Java) may consume one queue. It returns
-// ctx's error when ctx ends, or framework.ErrClosed. Errors it gets over (a bad item, a
-// failed handler, a take whose outcome is unknown (ErrMaybeGone), a ZooKeeper error
-// after the retry policy gave up) go to the function given with WithErrorListener; a bad
-// item's node is left in place and skipped.
-func (b *base[T]) Consume(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, false) }
-
-// ConsumeOne waits until it has taken one node of the queue (one Put or PutMulti) and
-// handled its items with h. It returns h's error as a *HandlerError, and ZooKeeper's
-// errors as they come; bad items are skipped (and reported to the error listener).
-// Without a lock path, a take whose removal's outcome is unknown returns a
-// *MaybeGoneError (see ErrMaybeGone) and h is not called; one whose removal was applied
-// calls h, also when ctx ended while the removal was in flight. A removal applied while
-// the queue path was deleted and made again returns a *MaybeGoneError too: it may have
-// removed a new item at the reused name (see the package doc).
-func (b *base[T]) ConsumeOne(ctx context.Context, h Handler[T]) error { return b.consume(ctx, h, true) }

@@ -1,7 +1,8 @@
 // Package queue is Curator's queues in Go: DistributedQueue (Queue), DistributedIdQueue
 // (IDQueue), DistributedPriorityQueue (PriorityQueue), DistributedDelayQueue
 // (DelayQueue) and SimpleDistributedQueue (SimpleQueue), generic over the item type with
-// a Serializer the caller supplies (Bytes{} for []byte). They are wire-compatible with
+// a Serializer the caller supplies: Bytes{} for []byte, String{} for string, JSON[T]{}
+// for any T as JSON, or one of the caller's own. They are wire-compatible with
 // Curator 5.x: Go and Java producers and consumers can share a queue path.
 //
 // ZooKeeper is not a high-volume queue (Curator's tech note 4 says so): every item is a
@@ -26,11 +27,23 @@
 // are.
 //
 // With a lock path (WithLockPath), a consumer first creates the ephemeral node
-// <lockPath>/<item node name>; a consumer that finds it taken moves on (and wakes when it
-// goes). The item node and the lock node are then deleted together, in one transaction,
+// <lockPath>/<item node name>; a consumer that finds it taken moves on, watching it. When
+// it goes (its holder finished, or died and the server ended its session: a session
+// timeout or more after the death), the consumer lists the queue again (Consume after
+// the item in hand, ConsumeOne at its next call), so that the item is taken in its place
+// in the queue's order, not after the rest of a backlog listed earlier; an idle consumer
+// wakes for it. The item node and the lock node are then
+// deleted together, in one transaction,
 // after the handler returned; in ErrorMode Requeue a failed item is re-created at the end
 // of the queue in the same transaction, under its old name prefix (its priority, id or
-// due time kept; Curator 5.4 requeues under plain "queue-").
+// due time kept; Curator 5.4 requeues under plain "queue-"). A consumer that requeued an
+// item backs off before its next take (100 ms, doubling for each failure of the same item
+// in a row, up to 5 s). With WithMaxAttempts(n) it gives up on an item whose handler
+// failed n times in a row in this process (the count is the consuming process's own:
+// Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
+// one transaction, to <deadLetterPath>/<its name prefix><seq> with the same bytes (the
+// dead-letter path is a queue of the same kind); without one it is left in the queue and
+// Consume returns the handler's error, matching ErrAttemptsExhausted.
 //
 // # Delivery guarantees
 //
@@ -58,7 +71,13 @@
 // delivered twice only when its consumer lost its session after its handler ran and
 // before the item was removed (the consumer's error matches ErrNotRemoved), when a failed
 // item is requeued (ErrorMode Requeue), or when a put was sent twice after a connection
-// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). A
+// loss (Put's error matches ErrMaybeTwice, and the node path it returns is valid). The
+// move of an item given up on to the dead-letter path neither loses nor duplicates it:
+// the transaction that creates it there deletes it from the queue, bound to the node
+// read, and a resend after a lost answer finds it gone and applies nothing; a move whose
+// outcome is unknown at the clean-up timeout, or cut by the end of the session, reports
+// ErrNotRemoved as a removal does (the item is then in the queue or in the dead-letter
+// path, once). A
 // consumer whose session ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)

@@ -31,6 +31,11 @@ var (
 	// been applied after all, and the item is not delivered again. The error is a
 	// *NotRemovedError, which names the item's node.
 	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
+	// ErrAttemptsExhausted is matched by the *HandlerError of an item that failed its
+	// handler for the WithMaxAttempts time in a row in this consumer: it was moved to the
+	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue,
+	// and Consume returned the error.
+	ErrAttemptsExhausted = errors.New("queue: the item's handler failed the maximum number of attempts")
 	// ErrMaybeGone is matched by the error of a take that removes the item before it
 	// delivers it (SimpleQueue's Take, Poll and Remove; Consume and ConsumeOne without a
 	// lock path) whose delete went out but whose outcome is unknown: its answer was lost
@@ -109,21 +114,42 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 
 // HandlerError reports that a consumer's handler returned an error for an item of the
 // node at Path. Requeued says whether the node was put back (ErrorMode Requeue with a
-// lock path) or removed.
+// lock path) or removed. With WithMaxAttempts, Attempts counts the item's failures in a
+// row in this consumer, this one included, and GaveUp says this was the last: the error
+// then matches ErrAttemptsExhausted, and DeadLettered says whether the item was moved to
+// the dead-letter path (as DeadLetterNode, when the move's answer came; empty when it
+// was lost with the connection and the item was found gone: moved, since only the
+// holder of its lock node removes it, unless someone removed it without the lock, as
+// IDQueue.Remove without a lock path or a Curator consumer without one does).
 type HandlerError struct {
-	Path     string
-	Requeued bool
-	Err      error
+	Path           string // the item's node
+	Requeued       bool   // put back at the end of the queue
+	Err            error  // the handler's error
+	Attempts       int    // with WithMaxAttempts: the item's failures in a row here, this one included
+	GaveUp         bool   // with WithMaxAttempts: the last attempt (matches ErrAttemptsExhausted)
+	DeadLettered   bool   // moved to the dead-letter path
+	DeadLetterNode string // the node it was moved to, when the move's answer came
 }
 
 // Error names the node, the outcome and the handler's error.
 func (e *HandlerError) Error() string {
 	what := "removed"
-	if e.Requeued {
+	switch {
+	case e.Requeued:
 		what = "requeued"
+	case e.DeadLettered && e.DeadLetterNode != "":
+		what = fmt.Sprintf("given up after %d attempts, moved to %s", e.Attempts, e.DeadLetterNode)
+	case e.DeadLettered:
+		what = fmt.Sprintf("given up after %d attempts, moved to the dead-letter path", e.Attempts)
+	case e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, left in the queue", e.Attempts)
 	}
 	return fmt.Sprintf("queue: handler failed on %s (%s): %v", e.Path, what, e.Err)
 }
+
+// Is reports whether target is ErrAttemptsExhausted and the consumer gave up on the
+// item.
+func (e *HandlerError) Is(target error) bool { return e.GaveUp && target == ErrAttemptsExhausted }
 
 // Unwrap returns the handler's error.
 func (e *HandlerError) Unwrap() error { return e.Err }

@@ -2,8 +2,10 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,3 +65,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// runs numbers the paths of tests that run more than once in one process (-count=N):
+// the server is the package's, and what a run leaves must not meet the next run.
+var runs atomic.Int64
+
+// uniq returns base with a suffix no other call in this process returns.
+func uniq(base string) string { return fmt.Sprintf("%s-%d", base, runs.Add(1)) }

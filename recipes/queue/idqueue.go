@@ -12,7 +12,7 @@ import (
 // (<path>/queue-|<id>|<seq>), so that items can be removed by id before they are taken.
 // Items are taken in put order. It is safe for concurrent use.
 type IDQueue[T any] struct {
-	*base[T]
+	b *base[T]
 }
 
 // NewID returns an id queue of T at path; see New.
@@ -21,7 +21,7 @@ func NewID[T any](c *framework.Client, path string, ser Serializer[T], opts ...O
 	if err != nil {
 		return nil, err
 	}
-	return &IDQueue[T]{b}, nil
+	return &IDQueue[T]{b: b}, nil
 }
 
 // Put adds item with id (not empty; "/" and "|" in it become "_", as in Curator); see
@@ -45,7 +45,7 @@ func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 		return 0, fmt.Errorf("%w: empty id", ErrInvalidArgument)
 	}
 	want, _, _ := idOf(IDName(id))
-	names, _, err := q.names(ctx, false)
+	names, _, err := q.b.names(ctx, false)
 	if err != nil {
 		return 0, err
 	}
@@ -54,7 +54,7 @@ func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 		if got, _, ok := idOf(name); !ok || got != want {
 			continue
 		}
-		removed, err := q.remove(ctx, name)
+		removed, err := q.b.removeID(ctx, name)
 		if err != nil {
 			return n, err
 		}
@@ -66,17 +66,17 @@ func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 }
 
 // remove deletes one item node without handling it (under its lock, with a lock path).
-func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
-	itemPath := framework.JoinPath(q.path, name)
-	if q.o.lockPath == "" {
+func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
+	itemPath := framework.JoinPath(b.path, name)
+	if b.o.lockPath == "" {
 		// As a take does (takeDelete): the delete is bound to the node read, and its
 		// outcome is applied, not applied, or unknown; an unknown one (a resend answered
 		// NoNode may be a consumer's take) is not counted but returned, as ErrMaybeGone.
-		st, err := stat(ctx, q.c, itemPath)
+		st, err := stat(ctx, b.c, itemPath)
 		if err != nil || st == nil {
 			return false, err
 		}
-		err = takeDelete(ctx, q.c, itemPath, st)
+		err = takeDelete(ctx, b.c, itemPath, st)
 		switch {
 		case err == nil:
 			return true, nil
@@ -87,19 +87,41 @@ func (q *IDQueue[T]) remove(ctx context.Context, name string) (bool, error) {
 		}
 		return false, err
 	}
-	if err := q.ensure(ctx, q.o.lockPath, &q.lockReady); err != nil {
+	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return false, err
 	}
-	lockGen, _ := q.c.Session()
+	lockGen, _ := b.c.Session()
 	tok := newLockToken()
-	ours, err := q.lock(ctx, framework.JoinPath(q.o.lockPath, name), tok)
+	ours, err := b.lock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 	if err != nil || !ours {
 		return false, err
 	}
-	st, err := stat(ctx, q.c, itemPath)
+	st, err := stat(ctx, b.c, itemPath)
 	if err != nil || st == nil {
-		q.unlock(ctx, framework.JoinPath(q.o.lockPath, name), tok)
+		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 		return false, err
 	}
-	return true, q.finish(ctx, name, nil, st.Czxid, false, lockGen, tok)
+	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, tok)
+	return true, err
+}
+
+// Consume takes items until ctx ends, calling h for each, in put order; see Queue.Consume.
+func (q *IDQueue[T]) Consume(ctx context.Context, h Handler[T]) error {
+	return q.b.consume(ctx, h, false)
+}
+
+// ConsumeOne waits until it has taken one node of the queue (one Put) and handled its
+// items with h; see Queue.ConsumeOne.
+func (q *IDQueue[T]) ConsumeOne(ctx context.Context, h Handler[T]) error {
+	return q.b.consume(ctx, h, true)
+}
+
+// Items returns the names of the queue's item nodes in the order consumers take them.
+func (q *IDQueue[T]) Items(ctx context.Context) ([]string, error) { return q.b.items(ctx) }
+
+// Path returns the queue's path.
+func (q *IDQueue[T]) Path() string { return q.b.path }
+
+func (q *IDQueue[T]) put(ctx context.Context, name string, items []T) (string, error) {
+	return q.b.put(ctx, name, items)
 }

@@ -15,9 +15,8 @@ const (
 	// consumer's own: a Consume call waits it out before its next take, a ConsumeOne that
 	// requeued an item before it returns (its context ending cuts the wait short); other
 	// consumers, other calls on the same queue value among them, in this process or
-	// others, may take the requeued item at once; and
-	// there is no bound on the number of requeues: a handler that must give up on an
-	// item returns nil (or uses ErrorMode Delete).
+	// others, may take the requeued item at once. There is no bound on the number of
+	// requeues unless WithMaxAttempts sets one.
 	Requeue ErrorMode = iota
 	// Delete removes the node anyway; its remaining items are still handed to the
 	// handler.
@@ -32,13 +31,19 @@ type options struct {
 	maxItems  int
 	errorMode ErrorMode
 	onError   func(error)
+
+	maxAttempts    int
+	maxAttemptsSet bool
+	deadLetter     string
+	deadLetterSet  bool
 }
 
 // WithLockPath makes consumption safe, as Curator's QueueBuilder.lockPath does: before
 // handling a node a consumer creates the ephemeral node lockPath/<item node name>, and
 // removes the item only after its handler returned. A consumer that dies mid-item leaves
-// the item in the queue (its lock node goes with its session) and another consumer takes
-// it: an item is delivered at least once. The default is no lock path: the item node is
+// the item in the queue (its lock node goes with its session, a session timeout or more
+// after its death) and another consumer takes it, as its next item: an item is delivered
+// at least once. The default is no lock path: the item node is
 // deleted before the handler runs (at most once: an item whose consumer dies is lost).
 func WithLockPath(lockPath string) Option { return func(o *options) { o.lockPath = lockPath } }
 
@@ -57,3 +62,38 @@ func WithErrorMode(m ErrorMode) Option { return func(o *options) { o.errorMode =
 // ErrNotRemoved or ErrMaybeGone, a ZooKeeper error they retry after. The default drops
 // them.
 func WithErrorListener(fn func(error)) Option { return func(o *options) { o.onError = fn } }
+
+// WithMaxAttempts bounds the requeues of a failing item (ErrorMode Requeue, with a lock
+// path; the constructor refuses it otherwise): when its handler has failed n times in a
+// row in this consumer, the item goes to the dead-letter path (WithDeadLetterPath) or,
+// without one, is left in the queue where it is (its lock node deleted; another consumer
+// may take it) and Consume returns the handler's error. Either way the *HandlerError
+// matches ErrAttemptsExhausted, and the item's count starts again.
+//
+// The count is per consuming process (per queue value): Curator's item format carries
+// no count, and a Go consumer shares the queue with Curator's and with other processes,
+// so each process counts the failures it saw. An item is known across its requeues
+// (each makes a new node) by its node name without the sequence number and its data:
+// two items put with the same bytes (and the same id, priority or due time) share a
+// count. A success of the item forgets its count, and up to 1024 failing items are
+// remembered (more start the counts again). Another consumer that takes the requeued
+// item meanwhile is not counted here, so an item may run more than n times overall.
+// n must be at least 1 (1: no requeue). The default is no bound.
+func WithMaxAttempts(n int) Option {
+	return func(o *options) { o.maxAttempts, o.maxAttemptsSet = n, true }
+}
+
+// WithDeadLetterPath sets where WithMaxAttempts puts an item it gives up on: the item's
+// node is deleted (bound to the node read before the handler ran) and created under path
+// as a persistent sequential node with the same name prefix and the same bytes, and the
+// lock node deleted, in one transaction, so that the item is never lost or duplicated by
+// the move, also when its request or answer is lost with the connection (a resend finds
+// the item gone and applies nothing). The dead-letter path is thus a queue of the same
+// kind, in Curator's format: New (NewID, ...) on it reads or consumes what was put there,
+// and so does a Curator queue. It is made (with its parents, as containers) when first
+// needed. Consume reports each move (a *HandlerError with DeadLettered set, matching
+// ErrAttemptsExhausted) to the WithErrorListener function and goes on. It needs
+// WithMaxAttempts, and differs from the queue and lock paths. The default is none.
+func WithDeadLetterPath(path string) Option {
+	return func(o *options) { o.deadLetter, o.deadLetterSet = path, true }
+}

@@ -296,14 +296,15 @@ func TestBadItems(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
+	base := uniq("/bad")
 	var mu sync.Mutex
 	var reported []error
-	q, err := queue.New(c, "/bad/q", queue.String{}, queue.WithLockPath("/bad/locks"),
+	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"),
 		queue.WithErrorListener(func(err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }))
 	require.NoError(t, err)
-	junk, err := c.Create(ctx, "/bad/q/queue-", []byte("not an item"), framework.WithMode(framework.PersistentSequential), framework.WithParents())
+	junk, err := c.Create(ctx, base+"/q/queue-", []byte("not an item"), framework.WithMode(framework.PersistentSequential), framework.WithParents())
 	require.NoError(t, err)
-	_, err = c.Create(ctx, "/bad/q/foreign", nil)
+	_, err = c.Create(ctx, base+"/q/foreign", nil)
 	require.NoError(t, err)
 	_, err = q.Put(ctx, "good")
 	require.NoError(t, err)
@@ -316,12 +317,12 @@ func TestBadItems(t *testing.T) {
 	assert.ErrorIs(t, reported[0], queue.ErrNotAnItem)
 	assert.Contains(t, reported[0].Error(), junk)
 	mu.Unlock()
-	assert.ElementsMatch(t, []string{framework.NodeName(junk), "foreign"}, testutil.Children(t, srv.ConnectString(), "/bad/q"))
-	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/bad/locks"))
+	assert.ElementsMatch(t, []string{framework.NodeName(junk), "foreign"}, testutil.Children(t, srv.ConnectString(), base+"/q"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), base+"/locks"))
 
 	_, err = q.Put(ctx, strings.Repeat("x", 1<<20))
 	assert.ErrorIs(t, err, framework.ErrDataTooLarge)
-	s, err := queue.NewSimple(c, "/bad/simple", queue.String{})
+	s, err := queue.NewSimple(c, base+"/simple", queue.String{})
 	require.NoError(t, err)
 	_, err = s.Offer(ctx, strings.Repeat("x", 1<<20))
 	assert.ErrorIs(t, err, framework.ErrDataTooLarge)

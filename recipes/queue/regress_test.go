@@ -63,9 +63,10 @@ func TestSimpleQueueBadItem(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
-	q, err := queue.NewSimple(c, "/sbad/q", intSerializer{})
+	path := uniq("/sbad") + "/q"
+	q, err := queue.NewSimple(c, path, intSerializer{})
 	require.NoError(t, err)
-	raw, err := queue.NewSimple(c, "/sbad/q", queue.Bytes{})
+	raw, err := queue.NewSimple(c, path, queue.Bytes{})
 	require.NoError(t, err)
 	junk, err := raw.Offer(ctx, []byte("seven"))
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestSimpleQueueBadItem(t *testing.T) {
 	_, ok, err := q.Poll(ctx)
 	assert.False(t, ok)
 	assert.ErrorAs(t, err, &be, "Poll reports the bad node it skipped")
-	assert.Equal(t, []string{junk[len("/sbad/q/"):]}, testutil.Children(t, srv.ConnectString(), "/sbad/q"), "left in place")
+	assert.Equal(t, []string{junk[len(path+"/"):]}, testutil.Children(t, srv.ConnectString(), path), "left in place")
 }
 
 // A consumer whose session expired while its handler ran must not remove the item with

@@ -1,5 +1,12 @@
 package queue
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
 // Serializer turns items into bytes and back. Curator's QueueSerializer is the same
 // contract: the bytes are one item's payload inside Curator's item format (or a simple
 // queue's whole node), so a Go and a Java queue sharing a path must agree on them.
@@ -27,3 +34,34 @@ func (String) Serialize(item string) ([]byte, error) { return []byte(item), nil 
 
 // Deserialize returns data as a string.
 func (String) Deserialize(data []byte) (string, error) { return string(data), nil }
+
+// JSON is a Serializer of T as JSON (encoding/json): use JSON[Job]{} for a queue of Job.
+// It writes what json.Marshal writes, except that "<", ">" and "&" are written as they
+// are, as Java's Jackson writes them (json.Marshal escapes them as \u003c and the like,
+// which Jackson reads all the same), so that a Curator queue whose QueueSerializer uses
+// Jackson reads and writes the same items. Reading is json.Unmarshal's: fields not in T
+// are ignored, and bytes that are not one JSON value of T's shape (another writer's, say)
+// are refused with an error that names T; a consumer then reports the node as a
+// *BadItemError (matching ErrNotAnItem), skips it and leaves it in place.
+type JSON[T any] struct{}
+
+// Serialize returns item's JSON.
+func (JSON[T]) Serialize(item T) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(item); err != nil {
+		return nil, fmt.Errorf("queue: JSON: %v: %w", reflect.TypeFor[T](), err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Deserialize reads data as one JSON value of T.
+func (JSON[T]) Deserialize(data []byte) (T, error) {
+	var item T
+	if err := json.Unmarshal(data, &item); err != nil {
+		var zero T
+		return zero, fmt.Errorf("queue: JSON: not a %v: %w", reflect.TypeFor[T](), err)
+	}
+	return item, nil
+}
