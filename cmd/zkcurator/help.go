@@ -48,7 +48,11 @@ Commands:
 Global flags (also accepted after the command):
   --connect host:port[,host:port...][/chroot]
         ZooKeeper to use (default $ZK_CONNECT, else 127.0.0.1:2181)
-  --session-timeout D   ZooKeeper session timeout (default 30s)
+  --session-timeout D   ZooKeeper session timeout (default: the zoocurator library's
+                        default, "go doc framework.WithSessionTimeout"; the server may
+                        negotiate it into its bounds). A crashed holder keeps its lock
+                        or leadership for up to this long; a shorter one ends sooner
+                        on a GC pause or a slow network
   --connect-timeout D   give up connecting after D (default 15s)
   --namespace NS        prefix every path with /NS (Curator's namespace)
 

@@ -87,7 +87,7 @@ type app struct {
 	stdout, stderr io.Writer
 
 	connect        string
-	sessionTimeout time.Duration
+	sessionTimeout optDuration // unset: the library's default
 	connectTimeout time.Duration
 	namespace      string
 }
@@ -98,8 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if connect == "" {
 		connect = "127.0.0.1:2181"
 	}
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect,
-		sessionTimeout: 30 * time.Second, connectTimeout: 15 * time.Second}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect, connectTimeout: 15 * time.Second}
 	err := a.dispatch(ctx, args)
 	var se *statusError
 	var ue *usageError
@@ -212,7 +211,7 @@ func (a *app) newFlagSet(topic string) *flag.FlagSet {
 	fs.Usage = func() {}
 	// Defaults are the current values, so that a flag given before the command stays.
 	fs.StringVar(&a.connect, "connect", a.connect, "ZooKeeper connect string `host:port[,host:port...][/chroot]` (default $ZK_CONNECT, else 127.0.0.1:2181)")
-	fs.DurationVar(&a.sessionTimeout, "session-timeout", a.sessionTimeout, "ZooKeeper session timeout")
+	fs.Var(&a.sessionTimeout, "session-timeout", "ZooKeeper session timeout (default: the library's, framework.WithSessionTimeout)")
 	fs.DurationVar(&a.connectTimeout, "connect-timeout", a.connectTimeout, "give up connecting to ZooKeeper after this long")
 	fs.StringVar(&a.namespace, "namespace", a.namespace, "prefix every path with /`ns` (Curator's namespace)")
 	return fs
@@ -268,12 +267,12 @@ func (a *app) parseArgs(fs *flag.FlagSet, topic string, args []string, names []s
 
 // client connects to ZooKeeper with the global settings.
 func (a *app) client(ctx context.Context) (*framework.Client, error) {
-	if a.sessionTimeout <= 0 || a.connectTimeout <= 0 {
+	if (a.sessionTimeout.set && a.sessionTimeout.d <= 0) || a.connectTimeout <= 0 {
 		return nil, usagef("", "--session-timeout and --connect-timeout must be positive")
 	}
-	opts := []framework.Option{
-		framework.WithSessionTimeout(a.sessionTimeout),
-		framework.WithConnectionTimeout(a.connectTimeout),
+	opts := []framework.Option{framework.WithConnectionTimeout(a.connectTimeout)}
+	if a.sessionTimeout.set { // else the library's default, which zkcurator does not repeat
+		opts = append(opts, framework.WithSessionTimeout(a.sessionTimeout.d))
 	}
 	if a.namespace != "" {
 		opts = append(opts, framework.WithNamespace(strings.Trim(a.namespace, "/")))
@@ -292,6 +291,28 @@ func (a *app) client(ctx context.Context) (*framework.Client, error) {
 			a.connect, a.connectTimeout, err)
 	}
 	return c, nil
+}
+
+// optDuration is a duration flag that remembers whether it was given.
+type optDuration struct {
+	d   time.Duration
+	set bool
+}
+
+func (o *optDuration) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	o.d, o.set = d, true
+	return nil
 }
 
 // checkPath validates a recipe path given on the command line.
