@@ -61,8 +61,8 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
   0    barrier, holders, revoke, counter and sharedcount commands succeeded
-  1    error: ZooKeeper unreachable, a request failed, holders of a path that does
-       not exist or is not that recipe's, ...
+  1    error: ZooKeeper unreachable, a request failed, holders or list of a path
+       that does not exist or is not that recipe's, ...
   2    usage error
   3    counter set --expect, sharedcount set --version: the value or version was
        another; nothing was written
@@ -231,7 +231,11 @@ register makes the command an instance of <name> while it runs: the node is crea
 if someone deletes it or the session expires, and deleted when the command ends (or goes
 with the session when zkcurator is gone); it exits with the command's status. list prints
 the service names, or one line per instance of <name>, "<id> <uri>" (the URI spec built,
-else address:port). get prints one instance picked by the strategy.
+else address:port); a service with no instances (or a registry with no services) prints
+nothing, says so on stderr and exits 0, one that does not exist is reported on stderr
+with exit status 1, as "queue list" does for a queue. (A service's node is a container:
+the server deletes it a while after its last instance went.) get prints one instance
+picked by the strategy.
 
   --base P       the registry's base path (default /services), every subcommand
   --address A    the instance's address (default: this host's first non-loopback address)
