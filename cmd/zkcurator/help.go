@@ -40,8 +40,9 @@ Commands:
         read, add to or set a distributed counter (Curator's DistributedAtomicLong/Integer)
   sharedcount get|set <path> [<n>] [--with-version] [--version V]
         read or set a shared count (Curator's SharedCount)
-  queue put|take|list <path> [<data>] [flags]
-        put an item into a queue (Curator's DistributedQueue and kin), take one, list them
+  queue put|take|list <path> [<data>] [--kind K] [flags]
+        put an item into a queue (Curator's DistributedQueue and kin; --kind simple:
+        SimpleDistributedQueue), take one, list them
   help [command]
         show this help, or a command's ("zkcurator help lock run")
 
@@ -268,21 +269,27 @@ A write whose connection was lost while it was in flight may or may not have bee
 applied: the command says so and exits 1; it does not try again (that could add twice).
 `
 
-const helpQueue = `Usage: zkcurator queue put <path> <data> [--priority N | --delay D | --id ID]
+const helpQueue = `Usage: zkcurator queue put <path> <data> [--priority N | --delay D | --id ID | --kind simple]
        zkcurator queue take <path> [--timeout D] [--lock-path P] [--kind K]
        zkcurator queue list <path> [--kind K]
 
 A distributed queue (Curator's DistributedQueue, or with the flags its priority, delay
 and id queues): items in persistent sequential nodes <path>/queue-..., in Curator's item
-format. Go, Curator and zkcurator producers and consumers share it.
+format. With --kind simple, Curator's SimpleDistributedQueue: nodes <path>/qn-..., each
+holding one item's bytes as they are. Go, Curator and zkcurator producers and consumers
+share it.
 
   put    queues <data> and prints the item's node; --priority N (lowest first), --delay D
-         (due after D) or --id ID name the kind of queue
-  take   waits for the first item (in the order of --kind: plain, id, priority or delay;
-         default plain), removes it and prints it (a node put with several items prints
-         each on a line); with --lock-path, the queue's lock path, it takes the item as
-         Curator's safe consumers do. --timeout D: exit 75 if nothing came within D
-  list   prints the queued items in order, "<node> <item>" a line
+         (due after D) or --id ID name the kind of queue; --kind may say it too (plain,
+         id, priority, delay), and must for a simple queue
+  take   waits for the first item (in the order of --kind: plain, id, priority, delay or
+         simple; default plain), removes it and prints it (a node put with several items
+         prints each on a line); with --lock-path, the queue's lock path, it takes the
+         item as Curator's safe consumers do (not for a simple queue, which takes an item
+         by deleting it: a take that dies then loses it). --timeout D: exit 75 if nothing
+         came within D
+  list   prints the queued items in order, "<node> <item>" a line; a queue with no items
+         says so on stderr (exit 0), a path that does not exist is an error (exit 1)
 
 Items are printed as they are when they are one line of printable text, else Go-quoted.
 ZooKeeper is not a high-volume queue: keep queues short (see the README's numbers).
