@@ -1,12 +1,16 @@
 // Command zkcurator runs Apache Curator's ZooKeeper recipes from a shell, for batch jobs
 // and operators: a command under a distributed lock (like flock(1), but across machines)
-// or a semaphore, barriers that hold and release jobs, and a look at who holds a lock.
-// Locks, semaphores and barriers made here are wire-compatible with Curator's and with
-// this module's Go packages on the same paths.
+// or a semaphore, or only while it leads an election (Curator's LeaderSelector); barriers
+// that hold and release jobs; queues, service discovery, counters; and a look at who
+// holds a lock or leads. What it makes is wire-compatible with Curator's recipes and with
+// this module's Go packages on the same paths. It asks for the library's default session
+// timeout unless --session-timeout says otherwise.
 //
 //	zkcurator lock run /locks/nightly-report -- ./report.sh
 //	zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate
 //	zkcurator lock holders /locks/nightly-report
+//	zkcurator leader run /leaders/scheduler -- ./scheduler.sh
+//	zkcurator leader who /leaders/scheduler
 //	zkcurator semaphore run /sem/api --leases 3 -- ./call-api.sh
 //	zkcurator barrier set /jobs/nightly/start
 //	zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
@@ -16,6 +20,7 @@
 //	zkcurator discovery get orders
 //	zkcurator counter add /counters/jobs-done 1
 //	zkcurator sharedcount set /config/workers 8
+//	zkcurator queue put /queues/jobs '{"id": 7}' --kind simple
 //
 // Run `zkcurator help` for the commands, flags, environment and exit statuses.
 package main
@@ -151,6 +156,10 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return a.lockHolders(ctx, rest)
 	case "revoke":
 		return a.lockRevoke(ctx, rest)
+	case "leader":
+		return a.sub(ctx, "leader", rest, map[string]func(context.Context, []string) error{
+			"run": a.leaderRun, "who": a.leaderWho,
+		})
 	case "semaphore":
 		return a.sub(ctx, "semaphore", rest, map[string]func(context.Context, []string) error{
 			"run": a.semaphoreRun, "holders": a.semaphoreHolders,
