@@ -158,3 +158,22 @@ func TestLeaderUsage(t *testing.T) {
 	assert.Equal(t, 0, p.code)
 	assert.Contains(t, p.stdout.String(), "ZK_LEADER_TOKEN")
 }
+
+// leader run --revocable: the command gets its election node, which leader who -v lists,
+// and is stopped (exit 70) when someone revokes it.
+func TestLeaderRunRevocable(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	const path = "/cli/revleader"
+	ready := filepath.Join(t.TempDir(), "ready")
+	script := fmt.Sprintf(`echo "$ZK_LEADER_NODE" > %[1]s.tmp && mv %[1]s.tmp %[1]s; n=0; `+
+		`while [ $n -lt 1200 ]; do n=$((n+1)); sleep 0.05; done; exit 99`, ready)
+	p := start(t, c, "leader", "run", path, "--revocable", "--id", "rev", "--", "sh", "-c", script)
+	waitFile(t, ready, 20*time.Second)
+	node := strings.TrimSpace(read(t, ready))
+	assert.Equal(t, "leader   "+node+"  rev", out(t, c, "leader", "who", "-v", path))
+
+	assert.Equal(t, 0, zkc(t, c, "lock", "revoke", node, "--wait", "10s").code)
+	assert.Equal(t, 70, p.wait(t, 20*time.Second))
+	assert.Contains(t, p.stderr.String(), "revoked")
+}
