@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -176,4 +177,26 @@ func TestLeaderRunRevocable(t *testing.T) {
 	assert.Equal(t, 0, zkc(t, c, "lock", "revoke", node, "--wait", "10s").code)
 	assert.Equal(t, 70, p.wait(t, 20*time.Second))
 	assert.Contains(t, p.stderr.String(), "revoked")
+}
+
+// leader who on a path whose children are not election nodes (here a semaphore's) says
+// so and exits 1, rather than listing those children as participants.
+func TestLeaderWhoNotAnElection(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := zktest.Dial(ctx, c, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, p := range []string{"/cli", "/cli/sem", "/cli/sem/leases", "/cli/sem/locks"} {
+		_, err = conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	for _, args := range [][]string{{"leader", "who", "/cli/sem"}, {"leader", "who", "-v", "/cli/sem"}} {
+		p := zkc(t, c, args...)
+		assert.Equal(t, 1, p.code, "%q", args)
+		assert.Empty(t, p.stdout.String(), "%q", args)
+		assert.Contains(t, p.stderr.String(), "/cli/sem is not a leader election", "%q", args)
+	}
 }
