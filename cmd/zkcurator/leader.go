@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,7 +161,9 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 	// A LeaderLatch's nodes are "latch-", a LeaderSelector's (a mutex's) "lock-".
 	const whoID = "zkcurator-who" // never started: only lists
 	var parts []leader.Participant
+	marker := "lock-"
 	if hasMarker(kids, "latch-") {
+		marker = "latch-"
 		l, err := leader.NewLatch(c, path, whoID)
 		if err != nil {
 			return err
@@ -179,6 +182,11 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	// Participants lists every child; only the election's nodes take part (as Observe
+	// has it), and the first of those leads.
+	parts = slices.DeleteFunc(parts, func(p leader.Participant) bool {
+		return !strings.Contains(framework.NodeName(p.Node), marker)
+	})
 	if len(parts) == 0 {
 		if len(kids) > 0 {
 			return exitWith(exitError, "%s is not a leader election: none of its %d children is a latch- or lock- node", path, len(kids))
@@ -190,9 +198,9 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, printable([]byte(parts[0].ID)))
 		return nil
 	}
-	for _, p := range parts {
+	for i, p := range parts {
 		role := "waiting"
-		if p.Leader {
+		if i == 0 {
 			role = "leader"
 		}
 		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, p.Node, printable([]byte(p.ID)))
