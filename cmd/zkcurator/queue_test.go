@@ -116,6 +116,13 @@ func TestQueueSimple(t *testing.T) {
 	assert.Equal(t, 0, p.code)
 	assert.Contains(t, p.stderr.String(), path+" is empty")
 
+	// Listed as another kind, a simple queue's items are not the kind's: say so.
+	out(t, c, "queue", "put", path, "third", "--kind", "simple")
+	p = zkc(t, c, "queue", "list", path)
+	assert.Equal(t, 0, p.code)
+	assert.Empty(t, p.stdout.String())
+	assert.Contains(t, p.stderr.String(), path+" has no plain items; it has 1 qn- node (a simple queue: --kind simple)")
+
 	for _, args := range [][]string{
 		{"queue", "put", path, "x", "--kind", "simple", "--priority", "1"},
 		{"queue", "put", path, "x", "--kind", "fifo"},
