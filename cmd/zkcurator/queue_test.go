@@ -113,8 +113,13 @@ func TestQueueSimple(t *testing.T) {
 	p := zkc(t, c, "queue", "take", path, "--kind", "simple", "--timeout", "200ms")
 	assert.Equal(t, 75, p.code, "nothing to take: %s", p.stderr)
 	p = zkc(t, c, "queue", "list", path, "--kind", "simple")
-	assert.Equal(t, 0, p.code)
-	assert.Contains(t, p.stderr.String(), path+" is empty")
+	assert.Empty(t, p.stdout.String())
+	if p.code == 0 { // the queue's path is a container: the server deletes it soon after
+		assert.Contains(t, p.stderr.String(), path+" is empty")
+	} else {
+		assert.Equal(t, 1, p.code)
+		assert.Contains(t, p.stderr.String(), path+": no queue there")
+	}
 
 	// Listed as another kind, a simple queue's items are not the kind's: say so.
 	out(t, c, "queue", "put", path, "third", "--kind", "simple")
