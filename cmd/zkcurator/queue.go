@@ -279,9 +279,34 @@ func (a *app) queueList(ctx context.Context, args []string) error {
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(a.stderr, "zkcurator: %s is empty\n", pos[0])
+		fmt.Fprintf(a.stderr, "zkcurator: %s\n", emptyQueue(ctx, c, pos[0], *kind))
 	}
 	return nil
+}
+
+// emptyQueue says that the queue at path has no items of kind, and names the nodes of
+// the other layout (a simple queue's qn-, the others' queue-) when it has some: the
+// queue is then of another kind than --kind says.
+func emptyQueue(ctx context.Context, c *framework.Client, path, kind string) string {
+	other, hint := "qn-", "a simple queue: --kind simple"
+	if kind == "simple" {
+		other, hint = "queue-", "a distributed queue: --kind plain, id, priority or delay"
+	}
+	kids, _, err := c.Children(ctx, path)
+	n := 0
+	for _, k := range kids {
+		if strings.HasPrefix(k, other) {
+			n++
+		}
+	}
+	if err != nil || n == 0 {
+		return path + " is empty"
+	}
+	nodes := "nodes"
+	if n == 1 {
+		nodes = "node"
+	}
+	return fmt.Sprintf("%s has no %s items; it has %d %s %s (%s)", path, kind, n, other, nodes, hint)
 }
 
 // itemText returns b as it is when it is one line of printable UTF-8, else Go-quoted.
