@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,14 +28,25 @@ func sessionTimeoutOf(t *testing.T, srv *zktest.Server, args ...string) time.Dur
 		fmt.Sprintf(`touch %s; n=0; while [ ! -f %s ]; do n=$((n+1)); [ $n -lt 1200 ] || exit 99; sleep 0.05; done`, started, stop))
 	p := start(t, srv.ConnectString(), args...)
 	waitFile(t, started, 20*time.Second)
+	// zkcurator's session is the owner of its lock node; "cons" shows its timeout.
+	owners, err := zktest.EphemeralOwners(srv.Addr())
+	require.NoError(t, err)
+	var sid int64
+	for id, nodes := range owners {
+		for _, n := range nodes {
+			if strings.HasPrefix(n, "/cli/session/") {
+				sid = id
+			}
+		}
+	}
+	require.NotZero(t, sid, "zkcurator's lock node: %v", owners)
 	cons, err := zktest.FourLetterWord(srv.Addr(), "cons", 5*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(stop, nil, 0o644))
 	require.Equal(t, 0, p.wait(t, 20*time.Second))
-	// Only zkcurator has a session now; "cons" itself shows no "to=".
-	m := regexp.MustCompile(`,to=([0-9]+),`).FindAllStringSubmatch(cons, -1)
-	require.Len(t, m, 1, "one session: %s", cons)
-	ms, err := strconv.Atoi(m[0][1])
+	m := regexp.MustCompile(fmt.Sprintf(`sid=0x%x,.*,to=([0-9]+),`, sid)).FindStringSubmatch(cons)
+	require.NotNil(t, m, "zkcurator's session 0x%x: %s", sid, cons)
+	ms, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
 	return time.Duration(ms) * time.Millisecond
 }
