@@ -55,9 +55,12 @@ type cacheInitResult struct {
 	// exists watches alone (the four-letter word wchs, "Total watches", counts only those).
 	ServerWatches     int64 `json:"server_watches"`
 	ServerDataWatches int64 `json:"server_data_watches"`
-	// RequestsPerNode is the requests the cache sent to initialize, per node (zoocurator:
-	// counted by the client; curator: mntr's packets received, less the sampler's).
-	RequestsPerNode float64 `json:"requests_per_node"`
+	// RequestsPerNode is the packets the server received while the cache initialized
+	// (mntr's zk_packets_received before and after, less the second reading's; pings
+	// included), per cached node: the same count for every implementation.
+	// ZKRequestsPerNode is the requests the client counted as it sent them (ours only).
+	RequestsPerNode   float64  `json:"requests_per_node"`
+	ZKRequestsPerNode *float64 `json:"zk_requests_per_node,omitempty"`
 	// Note says what limits a result (Curator 5.4's CURATOR-690).
 	Note string `json:"note,omitempty"`
 }
@@ -218,6 +221,8 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 	res := cacheInitResult{Nodes: len(paths)}
 	res.Impl, res.Workload, res.Clients, res.PerClient = cfg.impl, cfg.workload, 1, 1
 	addr := serverAddrs(cfg.connect)[0]
+	sc := serverCounter{addrs: serverAddrs(cfg.connect)}
+	var packets0, packets1 int64
 	switch cfg.impl {
 	case implOurs:
 		c, err := framework.Connect(ctx, cfg.connect, framework.WithSessionTimeout(cfg.sessionTimeout),
@@ -229,6 +234,9 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 		e.clients = append(e.clients, c)
 		heapBase, gorBase := heapInUse(), runtime.NumGoroutine()
 		before := e.requests()
+		if packets0, err = sc.packets(); err != nil {
+			return res, err
+		}
 		cc, err := cache.NewCuratorCache(c, e.base)
 		if err != nil {
 			return res, err
@@ -251,26 +259,35 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 		}
 		seconds := time.Since(t0).Seconds()
 		requests := e.requests() - before
+		if packets1, err = sc.packets(); err != nil {
+			return res, err
+		}
 		heapFull, gorFull := heapInUse(), runtime.NumGoroutine()
 		res.NodesCached = cc.Size()
 		res.Seconds = round(seconds, 3)
 		res.HeapBytesPerNode = round(float64(int64(heapFull)-int64(heapBase))/float64(res.NodesCached), 0)
 		res.HeapBytesPerNodeBeyondEntry = round((float64(int64(heapFull)-int64(heapBase))-float64(entry))/float64(res.NodesCached), 0)
 		res.GoroutinesPerNode = round(float64(gorFull-gorBase)/float64(res.NodesCached), 4)
-		res.RequestsPerNode = round(float64(requests)/float64(res.NodesCached), 3)
+		zr := round(float64(requests)/float64(res.NodesCached), 3)
+		res.ZKRequestsPerNode = &zr
 		runtime.KeepAlive(cc)
 	case implCurator:
-		cr, err := runCuratorCacheInit(ctx, cfg, e.base, log)
+		cr, err := runCuratorCacheInit(ctx, cfg, e.base, log, func() (err error) {
+			packets0, err = sc.packets()
+			return err
+		})
 		if err != nil {
+			return res, err
+		}
+		defer cr.close()
+		if packets1, err = sc.packets(); err != nil {
 			return res, err
 		}
 		res.NodesCached = cr.cached
 		res.Seconds = round(cr.seconds, 3)
 		res.HeapBytesPerNode = round(float64(cr.heapBytes)/float64(max(cr.cached, 1)), 0)
 		res.HeapBytesPerNodeBeyondEntry = round((float64(cr.heapBytes)-float64(entry)*float64(cr.cached)/float64(len(paths)))/float64(max(cr.cached, 1)), 0)
-		res.RequestsPerNode = round(float64(cr.packets)/float64(max(cr.cached, 1)), 3)
 		res.Note = fmt.Sprintf("Curator 5.4's CuratorCache stops at %d pending reads (CURATOR-690, fixed in 5.6): past that it reports Initialized with the nodes read so far", curatorPendingLimit)
-		defer cr.close()
 	default:
 		return res, fmt.Errorf("%w: cache-init runs on zoocurator or curator", errUsage)
 	}
@@ -279,6 +296,9 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 	}
 	if res.ServerDataWatches, err = serverDataWatches(addr); err != nil {
 		return res, err
+	}
+	if p := sc.perOp(packets0, packets1, 0, max(res.NodesCached, 1)); p != nil {
+		res.RequestsPerNode = *p
 	}
 	res.Ops = res.NodesCached
 	if res.Seconds > 0 {
