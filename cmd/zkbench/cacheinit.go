@@ -267,7 +267,7 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 		res.Seconds = round(seconds, 3)
 		res.HeapBytesPerNode = round(float64(int64(heapFull)-int64(heapBase))/float64(res.NodesCached), 0)
 		res.HeapBytesPerNodeBeyondEntry = round((float64(int64(heapFull)-int64(heapBase))-float64(entry))/float64(res.NodesCached), 0)
-		res.GoroutinesPerNode = round(float64(gorFull-gorBase)/float64(res.NodesCached), 4)
+		res.GoroutinesPerNode = round(float64(gorFull-gorBase)/float64(res.NodesCached), 6)
 		zr := round(float64(requests)/float64(res.NodesCached), 3)
 		res.ZKRequestsPerNode = &zr
 		runtime.KeepAlive(cc)
