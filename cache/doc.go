@@ -34,9 +34,11 @@
 // One goroutine per cache owns the cached state and does all the reading, so events for
 // one path always come in a consistent order: a node is added before it is updated or
 // removed, never added twice without a removal in between, and a parent is added before
-// its children and removed after them. Watches are waited on by a few goroutines that
-// each follow up to a few hundred watches, not one goroutine per node: a tree cache of
-// ten thousand nodes (twenty thousand watches) runs fewer than a hundred goroutines.
+// its children and removed after them. No goroutine, channel or select waits on a watch:
+// the client tells the cache when one fires (framework.Watch.Handle) and the cache's own
+// goroutine acts on it, so a cache runs two goroutines (that one and its listeners') for
+// any number of nodes. The client holds one watch per node and kind (data, children),
+// shared by every cache and recipe of that client.
 //
 // # Connection loss and session expiry
 //
@@ -56,5 +58,6 @@
 //
 // go-zookeeper cannot remove a watch: after Close, the watches the cache set stay
 // registered in the client until they fire or the session ends (the client shares one per
-// node and kind among all its users), but no goroutine of the cache waits for them.
+// node and kind among all its users), but nothing of the closed cache is held by them:
+// Close withdraws the cache from each.
 package cache

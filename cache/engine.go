@@ -97,8 +97,7 @@ type engine struct {
 	initDone chan struct{}
 	cancel   context.CancelFunc
 	unsub    func()
-	wg       sync.WaitGroup // the run goroutine and the watchers
-	ws       *watchers
+	wg       sync.WaitGroup // the run goroutine
 	// The dispatcher runs the listeners on a goroutine of gs, so that a listener may
 	// close its own cache: Close does not wait for the goroutine it is called on.
 	gs        *framework.Goroutines
@@ -166,7 +165,6 @@ func (e *engine) start(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	c := e.cfg.client
-	e.ws = &watchers{stop: e.stop, cdone: c.Done(), fire: e.onWatch, wg: &e.wg}
 	e.unsub = c.AddListener(e.onState)
 	e.wg.Add(1)
 	go func() {
@@ -226,6 +224,12 @@ func (e *engine) close() error {
 		unsub()
 	}
 	e.wg.Wait()
+	// The run goroutine returned: nothing arms a watch any more. A watch that may never
+	// fire must not hold the cache (its handler points to the engine).
+	for k, w := range e.armed {
+		w.w.Unhandle(w)
+		delete(e.armed, k)
+	}
 	if dispDone != nil && !e.gs.Inside() {
 		<-dispDone
 	}
@@ -270,9 +274,6 @@ func (e *engine) onState(s framework.State) {
 	}
 	e.pushInput(input{state: s})
 }
-
-// onWatch runs on a watcher shard goroutine.
-func (e *engine) onWatch(w *watch, ev framework.Event) { e.pushInput(input{w: w, ev: ev}) }
 
 func (e *engine) pushInput(in input) {
 	e.imu.Lock()
@@ -565,9 +566,9 @@ func (e *engine) arm(k watchKey, fw *framework.Watch) {
 	if fw == nil {
 		return
 	}
-	w := &watch{key: k, w: fw}
+	w := &watch{e: e, key: k, w: fw}
 	e.armed[k] = w
-	e.ws.add(w)
+	fw.Handle(w)
 }
 
 // fetchData reads the data of paths, several at a time, with a watch where none is

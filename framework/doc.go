@@ -26,7 +26,8 @@
 //   - One watch per node and kind (data, exists, children) per session, shared by every
 //     caller of GetDataW, ExistsW and ChildrenW until it fires: go-zookeeper cannot remove
 //     a watch, so without this a caller polling with short contexts would leave one more
-//     watcher behind on every call.
+//     watcher behind on every call. A Watch is waited on with Done, or tells a
+//     WatchHandler (Watch.Handle) when it fires, with no channel or goroutine per watch.
 //
 // # Sessions and generations
 //

@@ -13,19 +13,38 @@ import (
 // it to every caller that asks for that watch before it fires, however many callers and
 // calls: go-zookeeper cannot remove a watch, so a caller that stops waiting (its context
 // ended) leaves nothing behind that a later call adds to. A Watch is safe for concurrent
-// use; any number of goroutines may wait on Done.
+// use; any number of goroutines may wait on Done, and any number of handlers (Handle) be
+// told when it fires.
+//
+// A Watch costs no channel and no goroutine until one is asked for: Done makes its
+// channel on the first call, so that a cache of many nodes, told by Handle, pays for
+// neither.
 type Watch struct {
-	done chan struct{}
-	ev   Event // set before done is closed
+	ws *watches // its registry, whose mutex guards every field below
 
-	armed  chan struct{} // closed once the request that set the watch was answered
-	armErr error         // set before armed is closed; not nil: no watch was set
+	done    chan struct{} // made by Done before the watch fired; closed when it fires
+	ev      *Event        // what fired it; nil until then
+	armWait chan struct{} // made by a caller waiting for the request that sets the watch
+	armErr  error         // the outcome of that request, once armed; not nil: no watch was set
 
+	armed bool // the request that sets the watch was answered
+	fired bool
 	// pending: an event of this kind of watch came for the node while the request that
 	// sets the watch was in flight. Whether it fires the watch depends on whether the
 	// server answered the request before or after the change, which only go-zookeeper's
-	// own watch channel tells (see watches.armed). Guarded by watches.mu.
+	// own watch channel tells (see watches.armed).
 	pending bool
+
+	h    WatchHandler    // told when the watch fires
+	more *[]WatchHandler // more handlers, when more than one was given
+}
+
+// A WatchHandler is told when a Watch fires (Watch.Handle). WatchFired runs on the
+// goroutine that fires the watch: for a node event, go-zookeeper's receive loop, which
+// delivers every reply and event of the session. It must return at once and must not call
+// the client: queue the event and act on it elsewhere.
+type WatchHandler interface {
+	WatchFired(w *Watch, ev Event)
 }
 
 // Done returns a channel that is closed when the watch fires: the node changed as the
@@ -36,20 +55,94 @@ func (w *Watch) Done() <-chan struct{} {
 	if w == nil {
 		return nil
 	}
+	w.ws.mu.Lock()
+	defer w.ws.mu.Unlock()
+	if w.fired {
+		return closedCh
+	}
+	if w.done == nil {
+		w.done = make(chan struct{})
+	}
 	return w.done
 }
 
 // Event returns what fired the watch (its Path is the server's path, with the
-// namespace); the zero Event before Done is closed.
+// namespace); the zero Event before the watch fired.
 func (w *Watch) Event() Event {
 	if w == nil {
 		return Event{}
 	}
-	select {
-	case <-w.done:
-		return w.ev
-	default:
+	w.ws.mu.Lock()
+	defer w.ws.mu.Unlock()
+	if !w.fired {
 		return Event{}
+	}
+	return *w.ev
+}
+
+// Handle has h told once when w fires, with the event Event returns, after Done's channel
+// is closed; when w fired already, h is told at once, on the calling goroutine. Each call
+// adds one telling. A handler whose owner stops listening before the watch fires should be
+// withdrawn (Unhandle): a watch may never fire, and it holds its handlers until it does.
+// Handle of a nil *Watch does nothing.
+func (w *Watch) Handle(h WatchHandler) {
+	if w == nil || h == nil {
+		return
+	}
+	w.ws.mu.Lock()
+	if w.fired {
+		ev := *w.ev
+		w.ws.mu.Unlock()
+		h.WatchFired(w, ev)
+		return
+	}
+	switch {
+	case w.h == nil:
+		w.h = h
+	case w.more == nil:
+		w.more = &[]WatchHandler{h}
+	default:
+		*w.more = append(*w.more, h)
+	}
+	w.ws.mu.Unlock()
+}
+
+// Unhandle withdraws one telling of h given by Handle that has not started yet; it does
+// nothing when there is none. A telling the firing goroutine has started may still
+// happen after Unhandle returns.
+func (w *Watch) Unhandle(h WatchHandler) {
+	if w == nil || h == nil {
+		return
+	}
+	w.ws.mu.Lock()
+	defer w.ws.mu.Unlock()
+	if w.h == h {
+		w.h = nil
+		if w.more != nil {
+			hs := *w.more
+			w.h = hs[0]
+			if len(hs) == 1 {
+				w.more = nil
+			} else {
+				*w.more = hs[1:]
+			}
+		}
+		return
+	}
+	if w.more == nil {
+		return
+	}
+	hs := *w.more
+	for i, x := range hs {
+		if x == h {
+			hs = append(hs[:i:i], hs[i+1:]...)
+			if len(hs) == 0 {
+				w.more = nil
+			} else {
+				*w.more = hs
+			}
+			return
+		}
 	}
 }
 
@@ -71,7 +164,10 @@ type watchKey struct {
 
 // watches is the client's registry of the watches that are set and have not fired. It is
 // fed the node events of every connection by the event callback (go-zookeeper's receive
-// loop): it must not block.
+// loop): it must not block. go-zookeeper also hands each event to the channel it made for
+// its own watch; nothing reads those channels (but in the rare case armed describes):
+// each is buffered for its one event and closed after it, and dropped with go-zookeeper's
+// watch, so an unread one holds nothing.
 type watches struct {
 	mu     sync.Mutex
 	m      map[watchKey]*Watch
@@ -79,6 +175,41 @@ type watches struct {
 }
 
 func newWatches() *watches { return &watches{m: map[watchKey]*Watch{}, closed: make(chan struct{})} }
+
+// fired is a watch that fired and the handlers to tell, once ws.mu is released.
+type fired struct {
+	w  *Watch
+	ev Event
+	h  WatchHandler
+	hs []WatchHandler
+}
+
+func (f fired) tell() {
+	if f.h != nil {
+		f.h.WatchFired(f.w, f.ev)
+	}
+	for _, h := range f.hs {
+		h.WatchFired(f.w, f.ev)
+	}
+}
+
+// fireLocked fires w with ev (it has not fired) and returns the handlers to tell.
+func (ws *watches) fireLocked(key watchKey, w *Watch, ev Event) fired {
+	if ws.m[key] == w {
+		delete(ws.m, key)
+	}
+	w.fired = true
+	w.ev = &ev
+	if w.done != nil {
+		close(w.done)
+	}
+	f := fired{w: w, ev: ev, h: w.h}
+	if w.more != nil {
+		f.hs = *w.more
+	}
+	w.h, w.more = nil, nil
+	return f
+}
 
 // get returns the watch for key; arm is true when the caller must set it (send its read
 // with a watch) and report the outcome with armed.
@@ -88,9 +219,30 @@ func (ws *watches) get(key watchKey) (w *Watch, arm bool) {
 	if w := ws.m[key]; w != nil {
 		return w, false
 	}
-	w = &Watch{done: make(chan struct{}), armed: make(chan struct{})}
+	w = &Watch{ws: ws}
 	ws.m[key] = w
 	return w, true
+}
+
+// armedCh returns a channel closed once the request that sets w was answered.
+func (ws *watches) armedCh(w *Watch) <-chan struct{} {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if w.armed {
+		return closedCh
+	}
+	if w.armWait == nil {
+		w.armWait = make(chan struct{})
+	}
+	return w.armWait
+}
+
+// state returns the outcome of the request that set w (once armedCh is closed) and
+// whether w fired.
+func (ws *watches) state(w *Watch) (armErr error, isFired bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return w.armErr, w.fired
 }
 
 // armed records the outcome of the request that set w (the first outcome recorded
@@ -107,12 +259,15 @@ func (ws *watches) get(key watchKey) (w *Watch, arm bool) {
 // closes.
 func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error) {
 	ws.mu.Lock()
-	if isClosed(w.armed) {
+	if w.armed {
 		ws.mu.Unlock()
 		return
 	}
+	w.armed = true
 	w.armErr = err
-	close(w.armed)
+	if w.armWait != nil {
+		close(w.armWait)
+	}
 	if err != nil {
 		if ws.m[key] == w {
 			delete(ws.m, key)
@@ -120,7 +275,14 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 		ws.mu.Unlock()
 		return
 	}
-	follow := w.pending && ech != nil && !isClosed(w.done)
+	follow := w.pending && ech != nil && !w.fired
+	var done chan struct{}
+	if follow {
+		if w.done == nil {
+			w.done = make(chan struct{})
+		}
+		done = w.done
+	}
 	ws.mu.Unlock()
 	if follow {
 		go func() {
@@ -129,7 +291,7 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 				if ok {
 					ws.fire(key, w, ev)
 				}
-			case <-w.done: // fired by notify (a later event) or closeAll
+			case <-done: // fired by notify (a later event) or closeAll
 			case <-ws.closed:
 			}
 		}()
@@ -139,15 +301,13 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 // fire fires w with ev, unless it fired already.
 func (ws *watches) fire(key watchKey, w *Watch, ev zk.Event) {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if isClosed(w.done) {
+	if w.fired {
+		ws.mu.Unlock()
 		return
 	}
-	if ws.m[key] == w {
-		delete(ws.m, key)
-	}
-	w.ev = ev
-	close(w.done)
+	f := ws.fireLocked(key, w, ev)
+	ws.mu.Unlock()
+	f.tell()
 }
 
 // kindsFired are the kinds of watch an event fires, as ZooKeeper (and go-zookeeper)
@@ -168,43 +328,49 @@ func kindsFired(t zk.EventType) []watchKind {
 
 // notify fires the watches of conn that ev ends: those of the kinds it fires whose
 // request was answered before it (see armed); it runs on go-zookeeper's receive loop,
-// before go-zookeeper delivers ev to its own watch channels. A watch whose request is
-// still in flight is only marked pending: the event may be for a change its own read
-// saw (issue 28.19).
+// before go-zookeeper delivers ev to its own watch channels, and tells their handlers
+// there. A watch whose request is still in flight is only marked pending: the event may
+// be for a change its own read saw (issue 28.19).
 func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	kinds := kindsFired(ev.Type)
 	if len(kinds) == 0 {
 		return
 	}
+	var fs [3]fired
+	n := 0
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	for _, k := range kinds {
 		key := watchKey{conn, k, ev.Path}
 		w := ws.m[key]
 		if w == nil {
 			continue
 		}
-		if !isClosed(w.armed) {
+		if !w.armed {
 			w.pending = true
 			continue
 		}
-		delete(ws.m, key)
-		w.ev = ev
-		close(w.done)
+		fs[n] = ws.fireLocked(key, w, ev)
+		n++
+	}
+	ws.mu.Unlock()
+	for _, f := range fs[:n] {
+		f.tell()
 	}
 }
 
 // closeAll fires every watch with EventNotWatching: the client is closed.
 func (ws *watches) closeAll() {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	if !isClosed(ws.closed) {
 		close(ws.closed)
 	}
+	fs := make([]fired, 0, len(ws.m))
 	for key, w := range ws.m {
-		delete(ws.m, key)
-		w.ev = Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: key.path, Err: ErrClosed}
-		close(w.done)
+		fs = append(fs, ws.fireLocked(key, w, Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: key.path, Err: ErrClosed}))
+	}
+	ws.mu.Unlock()
+	for _, f := range fs {
+		f.tell()
 	}
 }
 
@@ -214,7 +380,7 @@ func (ws *watches) armedAny() bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, w := range ws.m {
-		if isClosed(w.armed) && w.armErr == nil {
+		if w.armed && w.armErr == nil {
 			return true
 		}
 	}
@@ -254,20 +420,20 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 			return v, w, nil
 		}
 		select {
-		case <-w.armed:
+		case <-c.watches.armedCh(w):
 		case <-ctx.Done():
 			return zero, nil, ctx.Err()
 		case <-c.closing:
 			return zero, nil, ErrClosed
 		}
-		if w.armErr != nil || isClosed(w.done) {
+		if armErr, fired := c.watches.state(w); armErr != nil || fired {
 			continue // not set, or fired already: set a new one
 		}
 		v, err := callAt(c, ctx, op, full, func() (T, error) { v, _, err := read(false); return v, err }, nil)
 		if err != nil {
 			return v, nil, err
 		}
-		if isClosed(w.done) {
+		if _, fired := c.watches.state(w); fired {
 			// It fired while our read was in flight, maybe for a change the read saw: the
 			// server sends an event before the reply of a read that follows the change, and
 			// notify fires w on the receive loop before that reply reaches us. Set a new

@@ -50,6 +50,7 @@ type config struct {
 	repeat         int
 	curatorWarmup  int
 	waiters        int // scale only
+	nodes          int // cache-init only
 	cpuProfile     string
 }
 
@@ -104,6 +105,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
+	if cfg.workload == cacheInitWorkload {
+		res, err := executeCacheInit(ctx, cfg, stderr)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
 	if cfg.workload == "scale" {
 		res, err := executeScale(ctx, cfg, stderr)
 		if err != nil {
@@ -143,6 +156,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.repeat, "repeat", 3, "with --standard: rounds of the whole set; the table shows each entry's median")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write the client's CPU profile of the run to this file (go tool pprof)")
 	fs.IntVar(&cfg.waiters, "waiters", 1000, "scale only: goroutines queued on the one lock, each with its own mutex, over --clients sessions")
+	fs.IntVar(&cfg.nodes, "nodes", 10101, "cache-init only: nodes in the tree the cache starts on")
 	fs.IntVar(&cfg.curatorWarmup, "curator-warmup", 400, "--impl curator: ops run in the JVM first, unreported, on a path of their own, so that the JIT has compiled the run's code (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] [--impl zoocurator|curator|gozk] --workload NAME --clients C --per-client G --ops N")
@@ -188,6 +202,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 
 // checkWorkload validates the workload-specific parts of cfg.
 func checkWorkload(cfg config) error {
+	if cfg.workload == cacheInitWorkload {
+		if cfg.impl != implOurs && cfg.impl != implCurator {
+			return fmt.Errorf("%w: cache-init runs on zoocurator or curator", errUsage)
+		}
+		if cfg.nodes < 1 || cfg.clients != 1 || cfg.perClient != 1 {
+			return fmt.Errorf("%w: cache-init needs --nodes at least 1 and one session (no --clients, --per-client)", errUsage)
+		}
+		return nil
+	}
 	if _, err := lookup(cfg.impl, cfg.workload); err != nil {
 		return err
 	}

@@ -80,6 +80,8 @@ var workloads = map[string]workload{
 		doc: "own queue.Queue per worker on <base> (no lock path); put a 16-byte item (measured)"},
 	"queue-take": {impl: implOurs, nodes: basePath, prepare: prepareQueueTake,
 		doc: "<base> filled first with one 16-byte item per op (not counted); own queue.Queue per worker (no lock path); take one item (measured)"},
+	cacheInitWorkload: {impl: implOurs, scale: true,
+		doc: "a tree of --nodes nodes (<base>, 100 parents, the rest under them, 64 bytes each) built first; one CuratorCache of <base> started: time to Initialized, client heap per node after GC, server watches (wchs), requests per node (also --impl curator); not in --standard"},
 	"scale": {impl: implOurs, allowed: 1, scale: true,
 		doc: "--waiters goroutines, each with its own mutex.Mutex on <base>/lock, over --clients sessions, acquire, check, release in a loop; once all have queued, the next --ops hand-overs are measured (rate, listings and bytes listed per hand-over, client heap and goroutines per waiter, server watches); not in --standard"},
 }
