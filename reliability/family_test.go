@@ -14,12 +14,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/discovery"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	zatomic "github.com/zoocurator/zoocurator/recipes/atomic"
+	"github.com/zoocurator/zoocurator/recipes/barrier"
+	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
+	"github.com/zoocurator/zoocurator/recipes/groupmember"
+	"github.com/zoocurator/zoocurator/recipes/leader"
 	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/recipes/persistentnode"
+	"github.com/zoocurator/zoocurator/recipes/queue"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
 	"github.com/zoocurator/zoocurator/recipes/semaphore"
+	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
 
 // The scenario family of issue 28: every recipe that owns or consumes nodes, run
@@ -618,7 +627,7 @@ func TestFamilyLocksNameReuse(t *testing.T) {
 			// The waiters start over on the new parent: the first in holds.
 			first := w.hold(ov, w.next(out))
 			live := []*famHold{first}
-			pending := 1 // the other waiter
+			pending := 1                       // the other waiter
 			if k.holders > 1 && !i1.waitExcl { // the second waiter gets in too
 				live = append(live, w.hold(ov, w.next(out)))
 				pending--
@@ -679,4 +688,1071 @@ func takeArrived(out <-chan acquired, live *[]*famHold, w *famWorld, ov *overlap
 			return n
 		}
 	}
+}
+
+// famScenario is one recipe's pair of scenarios in the family (beside the locks').
+type famScenario struct {
+	name       string
+	two, reuse func(w *famWorld)
+}
+
+// TestFamilyRecipes runs, for every recipe that owns or consumes nodes other than the
+// locks, its two-instances and name-reuse scenarios.
+func TestFamilyRecipes(t *testing.T) {
+	for _, s := range famScenarios {
+		for _, k := range []struct {
+			kind string
+			run  func(w *famWorld)
+		}{{"two-instances", s.two}, {"name-reuse", s.reuse}} {
+			t.Run(s.name+"/"+k.kind, func(t *testing.T) {
+				start := time.Now()
+				w := newFamWorld(t)
+				k.run(w)
+				w.finish(w.e.base)
+				t.Logf("family %s %s: %v", s.name, k.kind, time.Since(start).Round(time.Millisecond))
+			})
+		}
+	}
+}
+
+// waitFor waits (bounded) until ok holds.
+func (w *famWorld) waitFor(what string, ok func() bool) {
+	w.t.Helper()
+	require.Eventually(w.t, ok, 30*time.Second, 20*time.Millisecond, what)
+}
+
+// hooked connects a client of its own (to the ensemble, directly) whose next request of
+// kind op runs fn first, synchronously, once armed: the moment between a recipe's read
+// and its write, made deterministic.
+func (w *famWorld) hooked(op string) (*framework.Client, func(fn func())) {
+	var mu sync.Mutex
+	var pending func()
+	c := connect(w.t, ens.ConnectString(), otherSession, framework.WithRequestHook(func(o string) {
+		mu.Lock()
+		fn := pending
+		if o == op {
+			pending = nil
+		} else {
+			fn = nil
+		}
+		mu.Unlock()
+		if fn != nil {
+			fn()
+		}
+	}))
+	return c, func(fn func()) { mu.Lock(); pending = fn; mu.Unlock() }
+}
+
+var famScenarios = []famScenario{
+	{name: "leader-latch", two: latchTwo, reuse: latchReuse},
+	{name: "leader-selector", two: selectorTwo, reuse: selectorReuse},
+	{name: "barrier", two: barrierTwo, reuse: barrierReuse},
+	{name: "doublebarrier", two: doubleBarrierTwo, reuse: doubleBarrierReuse},
+	{name: "persistentnode", two: pnodeTwo, reuse: pnodeReuse},
+	{name: "groupmember", two: memberTwo, reuse: memberReuse},
+	{name: "discovery", two: discoveryTwo, reuse: discoveryReuse},
+	{name: "simplequeue", two: simpleQueueTwo, reuse: simpleQueueReuse},
+	{name: "queue", two: queueTwo(false), reuse: queueReuse(false)},
+	{name: "queue-lockpath", two: queueTwo(true), reuse: queueReuse(true)},
+	{name: "sharedcount", two: countTwo, reuse: countReuse},
+	{name: "atomic", two: atomicTwo, reuse: atomicReuse},
+}
+
+// latchTwo: two latches on one client: the first leads, the second waits with a node of
+// its own; closing the leader deletes only its node and the second leads.
+func latchTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/latch"
+	l1, err := leader.NewLatch(w.a, path, "a1")
+	require.NoError(t, err)
+	l2, err := leader.NewLatch(w.a, path, "a2")
+	require.NoError(t, err)
+	defer l1.Close()
+	defer l2.Close()
+	require.NoError(t, l1.Start(ctx))
+	require.NoError(t, l1.Await(ctx))
+	require.NoError(t, l2.Start(ctx))
+	w.claim("a1", l1.Node())
+	w.claim("a2", l2.Node())
+	w.settle(path)
+	assert.True(t, l1.HasLeadership(), "a1 leads")
+	assert.False(t, l2.HasLeadership(), "a2 leads beside a1")
+	node := l1.Node()
+	require.NoError(t, l1.Close())
+	w.led.releasePath("a1", node)
+	w.survivors("a1 closed", path)
+	require.NoError(t, l2.Await(ctx))
+	node = l2.Node()
+	require.NoError(t, l2.Close())
+	w.led.releasePath("a2", node)
+}
+
+// latchReuse: a1 leads and a2 waits (one client); the admin deletes their nodes and the
+// parent and makes it again; b joins. a1's term ends; in the end exactly one leads, the
+// one whose node is first, each latch with a node of its own; each Close deletes only
+// its own.
+func latchReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/latch"
+	var ls []*leader.Latch
+	for _, x := range []struct {
+		c  *framework.Client
+		id string
+	}{{w.a, "a1"}, {w.a, "a2"}, {w.b, "b"}} {
+		l, err := leader.NewLatch(x.c, path, x.id)
+		require.NoError(t, err)
+		defer l.Close()
+		ls = append(ls, l)
+	}
+	require.NoError(t, ls[0].Start(ctx))
+	require.NoError(t, ls[0].Await(ctx))
+	term, err := ls[0].Term()
+	require.NoError(t, err)
+	require.NoError(t, ls[1].Start(ctx))
+	w.waitNodes(path, 2)
+	w.remake(path)
+	select {
+	case <-term.Done():
+	case <-ctx.Done():
+		t.Fatal("a1's term did not end when its node was deleted")
+	}
+	require.NoError(t, ls[2].Start(ctx))
+	// Settled: every latch has a node of its own, and exactly the first leads.
+	w.waitFor("three latch nodes, one leader, the first", func() bool {
+		tree := w.tree(path)
+		if len(tree) != 3 {
+			return false
+		}
+		ps, err := ls[2].Participants(ctx)
+		if err != nil || len(ps) != 3 {
+			return false
+		}
+		leaders := 0
+		for _, l := range ls {
+			if l.HasLeadership() {
+				leaders++
+				if l.Node() != ps[0].Node {
+					return false
+				}
+			}
+		}
+		return leaders == 1
+	})
+	for i, l := range ls {
+		w.claim(l.ID(), l.Node())
+		_ = i
+	}
+	for _, l := range ls {
+		node := l.Node()
+		require.NoError(t, l.Close())
+		w.led.releasePath(l.ID(), node)
+		w.survivors(l.ID()+" closed", path)
+	}
+}
+
+// selectorRun is a selector's function: it counts its leadership in ov, reports that it
+// runs, and leads until its context ends or it is told to stop.
+func selectorRun(ov *overlap, running chan<- string, id string, stop <-chan struct{}, ended chan<- string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ov.enter(true)
+		running <- id
+		select {
+		case <-ctx.Done():
+			ov.exit(true)
+			ended <- id
+		case <-stop:
+			ov.exit(true)
+		}
+		return nil
+	}
+}
+
+// selectorTwo: two selectors on one client: one leads at a time; interrupting the first
+// lets the second lead; neither deletes the other's node.
+func selectorTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/selector"
+	ov := newOverlap(1)
+	running, ended := make(chan string, 4), make(chan string, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	s1, err := leader.NewSelector(w.a, path, "a1", selectorRun(ov, running, "a1", stop, ended))
+	require.NoError(t, err)
+	s2, err := leader.NewSelector(w.a, path, "a2", selectorRun(ov, running, "a2", stop, ended))
+	require.NoError(t, err)
+	defer s1.Close()
+	defer s2.Close()
+	require.NoError(t, s1.Start(ctx))
+	require.Equal(t, "a1", <-running)
+	require.NoError(t, s2.Start(ctx))
+	w.waitNodes(path, 2)
+	ps, err := s1.Participants(ctx)
+	require.NoError(t, err)
+	for _, p := range ps {
+		w.claim(p.ID, p.Node)
+	}
+	w.settle(path)
+	select {
+	case id := <-running:
+		t.Errorf("%s leads beside a1", id)
+	default:
+	}
+	s1.Interrupt()
+	require.Equal(t, "a1", <-ended)
+	require.Equal(t, "a2", <-running)
+	w.led.releasePath("a1", ps[0].Node)
+	w.survivors("a1 interrupted", path)
+	require.NoError(t, s2.Close())
+	w.led.releasePath("a2", ps[1].Node)
+	require.NoError(t, s1.Close())
+	_, v := ov.counts()
+	assert.Zero(t, v, "two selectors led at once")
+}
+
+// selectorReuse: a1 leads, a2 waits; the admin deletes their nodes and the parent and
+// makes it again; a1's function is told (its context ends); b joins; from then on one
+// leads at a time, and Close deletes only its own node.
+func selectorReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/selector"
+	ov := newOverlap(1)
+	running, ended := make(chan string, 8), make(chan string, 8)
+	stop := make(chan struct{})
+	defer close(stop)
+	var ss []*leader.Selector
+	for _, x := range []struct {
+		c  *framework.Client
+		id string
+	}{{w.a, "a1"}, {w.a, "a2"}, {w.b, "b"}} {
+		s, err := leader.NewSelector(x.c, path, x.id, selectorRun(ov, running, x.id, stop, ended))
+		require.NoError(t, err)
+		defer s.Close()
+		ss = append(ss, s)
+	}
+	require.NoError(t, ss[0].Start(ctx))
+	require.Equal(t, "a1", <-running)
+	require.NoError(t, ss[1].Start(ctx))
+	w.waitNodes(path, 2)
+	w.remake(path)
+	// a1's function learns that its node went; until it returned it is counted, and a2
+	// (started over on the new parent) may lead at once: the overlap of that moment is
+	// ZooKeeper's to allow, not ours to count.
+	ov.reset()
+	require.NoError(t, ss[2].Start(ctx))
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case id := <-ended:
+			assert.Equal(t, "a1", id)
+			got["a1 ended"] = true
+		case id := <-running:
+			got[id] = true
+		case <-ctx.Done():
+			t.Fatalf("a1's end and a new leader: %v", got)
+		}
+	}
+	for _, s := range ss {
+		require.NoError(t, s.Close())
+		w.survivors(s.ID()+" closed", path)
+	}
+	_, v := ov.counts()
+	assert.Zero(t, v, "two selectors led at once")
+}
+
+// reset forgets the holders counted so far (a phase where the checker does not apply ended).
+func (o *overlap) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.excl, o.shared, o.violations = 0, 0, 0
+}
+
+// barrierTwo: two barriers on one path and client: the second's Wait does not pass while
+// the first's barrier is set, and passes once it is removed.
+func barrierTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/barrier/b"
+	b1, err := barrier.New(w.a, path)
+	require.NoError(t, err)
+	b2, err := barrier.New(w.a, path)
+	require.NoError(t, err)
+	require.NoError(t, b1.Set(ctx))
+	passed := make(chan error, 1)
+	go func() { passed <- b2.Wait(ctx) }()
+	w.settle(path)
+	select {
+	case err := <-passed:
+		t.Errorf("b2's Wait passed a barrier b1 set (err %v)", err)
+	default:
+	}
+	require.NoError(t, b1.Remove(ctx))
+	require.NoError(t, <-passed)
+	require.NoError(t, w.admin.Delete(ctx, w.e.base+"/barrier", framework.Quietly()))
+}
+
+// barrierReuse: a waiter on one client, the barrier set by another instance on it; the
+// admin deletes it and its parent and b sets it again: the waiter passes (it saw it
+// gone) or waits for the new one; it passes once b removes it.
+func barrierReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	dir := w.e.base + "/barrier"
+	path := dir + "/b"
+	b1, err := barrier.New(w.a, path)
+	require.NoError(t, err)
+	b2, err := barrier.New(w.a, path)
+	require.NoError(t, err)
+	bb, err := barrier.New(w.b, path)
+	require.NoError(t, err)
+	require.NoError(t, b1.Set(ctx))
+	passed := make(chan error, 1)
+	go func() { passed <- b2.Wait(ctx) }()
+	w.settle(path)
+	w.remake(dir)
+	require.NoError(t, bb.Set(ctx))
+	set, err := b1.IsSet(ctx)
+	require.NoError(t, err)
+	assert.True(t, set, "b1 sees b's barrier")
+	require.NoError(t, bb.Remove(ctx))
+	require.NoError(t, <-passed)
+	require.NoError(t, b1.Remove(ctx), "removing a barrier already gone is fine")
+	require.NoError(t, w.admin.Delete(ctx, dir, framework.Quietly()))
+}
+
+// enterAll enters every member, together, and claims their nodes.
+func (w *famWorld) enterAll(ids []string, ds []*doublebarrier.DoubleBarrier) {
+	t := w.t
+	errs := make(chan error, len(ds))
+	for _, d := range ds {
+		go func() { errs <- d.Enter(w.ctx) }()
+	}
+	for range ds {
+		require.NoError(t, <-errs)
+	}
+	for i, d := range ds {
+		w.claim(ids[i], d.Node())
+	}
+}
+
+// doubleBarrierTwo: two members on one client: each enters with a node of its own and
+// both leave; nothing is left.
+func doubleBarrierTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/double"
+	var ds []*doublebarrier.DoubleBarrier
+	for range 2 {
+		d, err := doublebarrier.New(w.a, path, 2)
+		require.NoError(t, err)
+		ds = append(ds, d)
+	}
+	ids := []string{"a1", "a2"}
+	w.enterAll(ids, ds)
+	nodes := []string{ds[0].Node(), ds[1].Node()}
+	errs := make(chan error, 2)
+	for _, d := range ds {
+		go func() { errs <- d.Leave(ctx) }()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	for i := range ds {
+		w.led.releasePath(ids[i], nodes[i])
+	}
+	w.survivors("both left", path)
+}
+
+// doubleBarrierReuse: a1 (client a) and b are in; the admin deletes the barrier and makes
+// its parent again; a2 (client a) and b2 enter a new round there. a1's and b's Leave
+// fail (their nodes are gone) and delete nothing of the new round; the new round leaves.
+func doubleBarrierReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/double"
+	mk := func(c *framework.Client) *doublebarrier.DoubleBarrier {
+		d, err := doublebarrier.New(c, path, 2)
+		require.NoError(t, err)
+		return d
+	}
+	old := []*doublebarrier.DoubleBarrier{mk(w.a), mk(w.b)}
+	w.enterAll([]string{"a1", "b"}, old)
+	w.remake(path)
+	w.led.droppedUnder(path)
+	fresh := []*doublebarrier.DoubleBarrier{mk(w.a), mk(w.b)}
+	w.enterAll([]string{"a2", "b2"}, fresh)
+	readyBefore := w.id(path + "/ready")
+	for i, d := range old {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := d.Leave(lctx)
+		cancel()
+		assert.Error(t, err, "old member %d left a barrier whose node was deleted", i)
+		w.survivors("an old member's Leave", path)
+	}
+	assert.Equal(t, readyBefore, w.id(path+"/ready"), "the new round's ready")
+	nodes := []string{fresh[0].Node(), fresh[1].Node()}
+	errs := make(chan error, 2)
+	for _, d := range fresh {
+		go func() { errs <- d.Leave(ctx) }()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	w.led.releasePath("a2", nodes[0])
+	w.led.releasePath("b2", nodes[1])
+}
+
+// pnodeTwo: two Nodes at one path on one client: the second never takes the first's
+// node, and its Close leaves it.
+func pnodeTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/pn/node"
+	n1, err := persistentnode.New(w.a, path, []byte("a1"), persistentnode.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	defer n1.Close()
+	require.NoError(t, n1.Start())
+	require.NoError(t, n1.WaitForInitialCreate(ctx))
+	w.claim("a1", path)
+	n2, err := persistentnode.New(w.a, path, []byte("a2"), persistentnode.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	defer n2.Close()
+	require.NoError(t, n2.Start())
+	require.NoError(t, n2.WaitForInitialCreate(ctx)) // it found a node, not its own
+	w.settle(path)
+	// a2 sets its data into a1's node (as Curator does; documented), nothing more.
+	w.survivors("a2 started", w.e.base+"/pn")
+	require.NoError(t, n2.Close())
+	w.survivors("a2 closed", w.e.base+"/pn")
+	require.NoError(t, n1.Close())
+	w.led.releasePath("a1", path)
+}
+
+// pnodeReuse: a1 keeps an unprotected ephemeral-sequential node; the admin deletes it
+// and its parent and makes the parent again; b and a2 (same client) make nodes with the
+// same name prefix there (the sequence restarts: b's may have a1's old name). a1 makes
+// its own again, never takes theirs, and its Close deletes only its own.
+func pnodeReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	dir := w.e.base + "/pn"
+	mk := func(c *framework.Client, id string) *persistentnode.Node {
+		n, err := persistentnode.New(c, dir+"/member-", []byte(id), persistentnode.WithMode(framework.EphemeralSequential))
+		require.NoError(t, err)
+		return n
+	}
+	n1 := mk(w.a, "a1")
+	defer n1.Close()
+	require.NoError(t, n1.Start())
+	require.NoError(t, n1.WaitForInitialCreate(ctx))
+	old := n1.ActualPath()
+	w.remake(dir)
+	nb, n2 := mk(w.b, "b"), mk(w.a, "a2")
+	defer nb.Close()
+	defer n2.Close()
+	for _, n := range []*persistentnode.Node{nb, n2} {
+		require.NoError(t, n.Start())
+		require.NoError(t, n.WaitForInitialCreate(ctx))
+	}
+	// a1 is back with a node of its own: three nodes, each holding its owner's data.
+	var last map[string]int64
+	w.waitFor("three member nodes", func() bool { last = w.tree(dir); return len(last) == 3 })
+	defer func() {
+		if t.Failed() {
+			t.Logf("member nodes: %v", last)
+		}
+	}()
+	byData := map[string]string{}
+	for p := range w.tree(dir) {
+		data, _, err := w.admin.GetData(ctx, p)
+		require.NoError(t, err)
+		byData[string(data)] = p
+	}
+	t.Logf("a1's old node %s; now %v", old, byData)
+	for id, n := range map[string]*persistentnode.Node{"a1": n1, "a2": n2, "b": nb} {
+		w.waitFor(id+"'s ActualPath is its node", func() bool { return n.ActualPath() == byData[id] })
+		w.claim(id, n.ActualPath())
+	}
+	for id, n := range map[string]*persistentnode.Node{"a1": n1, "a2": n2, "b": nb} {
+		p := n.ActualPath()
+		require.NoError(t, n.Close())
+		w.led.releasePath(id, p)
+		w.survivors(id+" closed", dir)
+	}
+}
+
+// memberTwo: two members of the same id on one client: closing the second leaves the
+// first in the group.
+func memberTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	group := w.e.base + "/group"
+	m1, err := groupmember.New(w.a, group, "x", []byte("a1"))
+	require.NoError(t, err)
+	defer m1.Close()
+	require.NoError(t, m1.Start(ctx))
+	require.NoError(t, m1.WaitForInitialCreate(ctx))
+	w.claim("a1", group+"/x")
+	m2, err := groupmember.New(w.a, group, "x", []byte("a2"))
+	require.NoError(t, err)
+	defer m2.Close()
+	require.NoError(t, m2.Start(ctx))
+	require.NoError(t, m2.WaitForInitialCreate(ctx))
+	w.settle(group)
+	require.NoError(t, m2.Close())
+	w.survivors("a2 closed", group)
+	w.settle(group)
+	cur, err := m1.CurrentMembers()
+	require.NoError(t, err)
+	assert.Contains(t, cur, "x", "a1 left the group with a2")
+	require.NoError(t, m1.Close())
+	w.led.releasePath("a1", group+"/x")
+}
+
+// memberReuse: a1 (id x) and b (id y) are members; the admin deletes the group and makes
+// it again; a2 (client a, id z) joins. Each is back with its own node; a1's Close
+// deletes only x.
+func memberReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	group := w.e.base + "/group"
+	mk := func(c *framework.Client, id, data string) *groupmember.Member {
+		m, err := groupmember.New(c, group, id, []byte(data))
+		require.NoError(t, err)
+		require.NoError(t, m.Start(ctx))
+		require.NoError(t, m.WaitForInitialCreate(ctx))
+		return m
+	}
+	m1 := mk(w.a, "x", "a1")
+	defer m1.Close()
+	mb := mk(w.b, "y", "b")
+	defer mb.Close()
+	w.remake(group)
+	m2 := mk(w.a, "z", "a2")
+	defer m2.Close()
+	w.waitFor("x, y and z in the group again", func() bool { return len(w.tree(group)) == 3 })
+	for id, who := range map[string]string{"x": "a1", "y": "b", "z": "a2"} {
+		w.claim(who, group+"/"+id)
+	}
+	for _, x := range []struct {
+		m       *groupmember.Member
+		who, id string
+	}{{m1, "a1", "x"}, {mb, "b", "y"}, {m2, "a2", "z"}} {
+		require.NoError(t, x.m.Close())
+		w.led.releasePath(x.who, group+"/"+x.id)
+		w.survivors(x.who+" closed", group)
+	}
+}
+
+// discoveryTwo: two registries on one client register the same id: the second's node
+// replaces the first's (Register's doc); the first's Close leaves the second's node.
+func discoveryTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	base := w.e.base + "/disc"
+	d1, err := discovery.New[string](w.a, base)
+	require.NoError(t, err)
+	defer d1.Close()
+	d2, err := discovery.New[string](w.a, base)
+	require.NoError(t, err)
+	defer d2.Close()
+	i1, err := discovery.NewInstance("svc", "a1", discovery.WithID("i"))
+	require.NoError(t, err)
+	i2, err := discovery.NewInstance("svc", "a2", discovery.WithID("i"))
+	require.NoError(t, err)
+	path := base + "/svc/i"
+	require.NoError(t, d1.Register(ctx, i1))
+	first := w.claim("a1", path)
+	require.NoError(t, d2.Register(ctx, i2))
+	w.led.dropped(first) // replaced, as documented
+	w.claim("a2", path)
+	require.NoError(t, d1.Close())
+	w.survivors("a1 closed", base)
+	got, err := d2.QueryForInstance(ctx, "svc", "i")
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, "a2", got.Payload)
+	require.NoError(t, d2.Close())
+	w.led.releasePath("a2", path)
+}
+
+// discoveryReuse: a1 registers i; the admin deletes the service's nodes and parent and
+// makes it again; b registers j and a2 (client a) k there. a1's registration is back;
+// closing a1 deletes only i.
+func discoveryReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	base := w.e.base + "/disc"
+	reg := func(c *framework.Client, id string) *discovery.ServiceDiscovery[string] {
+		d, err := discovery.New[string](c, base)
+		require.NoError(t, err)
+		inst, err := discovery.NewInstance("svc", id, discovery.WithID(id))
+		require.NoError(t, err)
+		require.NoError(t, d.Register(ctx, inst))
+		return d
+	}
+	d1 := reg(w.a, "i")
+	defer d1.Close()
+	w.remake(base + "/svc")
+	db := reg(w.b, "j")
+	defer db.Close()
+	d2 := reg(w.a, "k")
+	defer d2.Close()
+	w.waitFor("i, j and k registered", func() bool { return len(w.tree(base)) == 3 })
+	for id, who := range map[string]string{"i": "a1", "j": "b", "k": "a2"} {
+		w.claim(who, base+"/svc/"+id)
+	}
+	for _, x := range []struct {
+		d       *discovery.ServiceDiscovery[string]
+		who, id string
+	}{{d1, "a1", "i"}, {db, "b", "j"}, {d2, "a2", "k"}} {
+		require.NoError(t, x.d.Close())
+		w.led.releasePath(x.who, base+"/svc/"+x.id)
+		w.survivors(x.who+" closed", base)
+	}
+}
+
+// rmdirs deletes directories the scenario made that nobody reaps (persistent parents),
+// when they are empty; one that is not is left for finish to report.
+func (w *famWorld) rmdirs(paths ...string) {
+	for _, p := range paths {
+		err := w.admin.Delete(w.ctx, p, framework.Quietly())
+		if err != nil && !errors.Is(err, framework.ErrNotEmpty) {
+			require.NoError(w.t, err)
+		}
+	}
+}
+
+// deliveries is the conservation checker of the consumers: each item delivered once.
+type deliveries struct {
+	mu  sync.Mutex
+	got map[string][]string // item -> consumers
+}
+
+func (d *deliveries) add(item, by string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.got == nil {
+		d.got = map[string][]string{}
+	}
+	d.got[item] = append(d.got[item], by)
+}
+
+// problems lists items delivered other than once, of want.
+func (d *deliveries) problems(want []string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, it := range want {
+		if n := len(d.got[it]); n != 1 {
+			out = append(out, fmt.Sprintf("item %s delivered %d times (%v)", it, n, d.got[it]))
+		}
+	}
+	for it := range d.got {
+		if !slices.Contains(want, it) {
+			out = append(out, fmt.Sprintf("item %s delivered, never put", it))
+		}
+	}
+	return out
+}
+
+func (w *famWorld) checkDeliveries(d *deliveries, want []string) {
+	probs := d.problems(want)
+	for _, p := range probs {
+		w.t.Error("conservation: " + p)
+	}
+	count(w.t, "conservation", checkCount{ops: len(want), violations: len(probs)})
+}
+
+func famItems(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("item-%02d", i))
+	}
+	return out
+}
+
+// simpleQueueTwo: two SimpleQueues on one client take from one queue together: each
+// item once.
+func simpleQueueTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/sq"
+	items := famItems(10)
+	put, err := queue.NewSimple[string](w.b, path, queue.String{})
+	require.NoError(t, err)
+	for _, it := range items {
+		_, err := put.Offer(ctx, it)
+		require.NoError(t, err)
+	}
+	var d deliveries
+	var wg sync.WaitGroup
+	left := make(chan struct{}, len(items))
+	for range items {
+		left <- struct{}{}
+	}
+	close(left)
+	for _, id := range []string{"a1", "a2"} {
+		q, err := queue.NewSimple[string](w.a, path, queue.String{})
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range left {
+				it, err := q.Take(ctx)
+				if err != nil {
+					d.add("error: "+err.Error(), id)
+					continue
+				}
+				d.add(it, id)
+			}
+		}()
+	}
+	wg.Wait()
+	w.checkDeliveries(&d, items)
+	w.rmdirs(path)
+}
+
+// reusedItem checks a take that met a reused name: the admin made the queue path again
+// between the take's read and its delete, and b put "new" there under the old item's
+// name. Either the take delivered "old" and "new" is still queued, or the take said the
+// item may be gone (ErrMaybeGone); never "new" delivered as "old" nor lost without an
+// error.
+func (w *famWorld) reusedItem(path string, got string, err error, items func() []string) {
+	t := w.t
+	assert.NotEqual(t, "new", got, "the take delivered the new item in place of the old")
+	left := items()
+	if err != nil {
+		assert.ErrorIs(t, err, queue.ErrMaybeGone, "the take's error")
+		return
+	}
+	assert.Equal(t, "old", got)
+	assert.Len(t, left, 1, "the new item at the old item's name is gone, and the take said nothing")
+}
+
+// simpleQueueReuse: a take reads the head (old), and before its delete goes out the
+// admin makes the queue path again and b offers "new", which gets the old item's name.
+func simpleQueueReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/sq"
+	c, arm := w.hooked("delete")
+	put, err := queue.NewSimple[string](w.b, path, queue.String{})
+	require.NoError(t, err)
+	_, err = put.Offer(ctx, "old")
+	require.NoError(t, err)
+	q, err := queue.NewSimple[string](c, path, queue.String{})
+	require.NoError(t, err)
+	arm(func() {
+		w.remake(path)
+		_, err := put.Offer(ctx, "new")
+		require.NoError(t, err)
+	})
+	got, err := q.Take(ctx)
+	w.reusedItem(path, got, err, func() []string { l, _ := put.Items(ctx); return l })
+	// Drain what is left, as a later consumer would.
+	for {
+		if l, _ := put.Items(ctx); len(l) == 0 {
+			break
+		}
+		_, err := q.Take(ctx)
+		require.NoError(t, err)
+	}
+	w.rmdirs(path)
+	require.NoError(t, c.Close())
+}
+
+// queueTwo: two Queues on one client consume one queue together (with and without a
+// lock path): each item once.
+func queueTwo(lockPath bool) func(w *famWorld) {
+	return func(w *famWorld) {
+		t, ctx := w.t, w.ctx
+		path, locks := w.e.base+"/q", w.e.base+"/qlocks"
+		var opts []queue.Option
+		if lockPath {
+			opts = append(opts, queue.WithLockPath(locks))
+		}
+		items := famItems(10)
+		put, err := queue.New[string](w.b, path, queue.String{}, opts...)
+		require.NoError(t, err)
+		for _, it := range items {
+			_, err := put.Put(ctx, it)
+			require.NoError(t, err)
+		}
+		var d deliveries
+		var mu sync.Mutex
+		n := 0
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, id := range []string{"a1", "a2"} {
+			q, err := queue.New[string](w.a, path, queue.String{}, opts...)
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = q.Consume(cctx, func(_ context.Context, it string) error {
+					d.add(it, id)
+					mu.Lock()
+					defer mu.Unlock()
+					if n++; n == len(items) {
+						cancel()
+					}
+					return nil
+				})
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, ctx.Err())
+		w.checkDeliveries(&d, items)
+		w.rmdirs(path, locks)
+	}
+}
+
+// queueReuse: with a lock path, the handler of "old" runs while the admin makes the
+// queue path again and b puts "new" under the old item's name; without one, that
+// happens between the take's read and its delete. The removal never takes "new"
+// silently.
+func queueReuse(lockPath bool) func(w *famWorld) {
+	return func(w *famWorld) {
+		t, ctx := w.t, w.ctx
+		path, locks := w.e.base+"/q", w.e.base+"/qlocks"
+		var opts []queue.Option
+		if lockPath {
+			opts = append(opts, queue.WithLockPath(locks))
+		}
+		c, arm := w.hooked("delete")
+		put, err := queue.New[string](w.b, path, queue.String{}, opts...)
+		require.NoError(t, err)
+		_, err = put.Put(ctx, "old")
+		require.NoError(t, err)
+		q, err := queue.New[string](c, path, queue.String{}, opts...)
+		require.NoError(t, err)
+		reuse := func() {
+			w.remake(path)
+			_, err := put.Put(ctx, "new")
+			require.NoError(t, err)
+		}
+		if !lockPath {
+			arm(reuse)
+		}
+		var got string
+		err = q.ConsumeOne(ctx, func(_ context.Context, it string) error {
+			got = it
+			if lockPath {
+				reuse()
+			}
+			return nil
+		})
+		w.reusedItem(path, got, err, func() []string { l, _ := put.Items(ctx); return l })
+		for {
+			if l, _ := put.Items(ctx); len(l) == 0 {
+				break
+			}
+			require.NoError(t, q.ConsumeOne(ctx, func(context.Context, string) error { return nil }))
+		}
+		w.rmdirs(path, locks)
+		require.NoError(t, c.Close())
+	}
+}
+
+// countTwo: two Counts on one client: a TrySet on a stale read of one fails after the
+// other set the count.
+func countTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/count"
+	c1, err := sharedcount.New(w.a, path, 0)
+	require.NoError(t, err)
+	defer c1.Close()
+	c2, err := sharedcount.New(w.a, path, 0)
+	require.NoError(t, err)
+	defer c2.Close()
+	require.NoError(t, c1.Start(ctx))
+	require.NoError(t, c2.Start(ctx))
+	prev, err := c1.Get()
+	require.NoError(t, err)
+	require.NoError(t, c2.Set(ctx, 5))
+	assert.ErrorIs(t, c1.TrySet(ctx, prev, 7), sharedcount.ErrConflict)
+	data, _, err := w.admin.GetData(ctx, path)
+	require.NoError(t, err)
+	assert.Equal(t, sharedcount.Encode(5), data)
+	require.NoError(t, c1.Close())
+	require.NoError(t, c2.Close())
+	w.rmdirs(path)
+}
+
+// countReuse: a1 read the count; the admin deletes it and its parent and b's Count makes
+// it again (version 0 again); a1's TrySet on its read must not succeed.
+func countReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	dir := w.e.base + "/count"
+	path := dir + "/c"
+	c1, err := sharedcount.New(w.a, path, 3)
+	require.NoError(t, err)
+	defer c1.Close()
+	require.NoError(t, c1.Start(ctx))
+	prev, err := c1.Get()
+	require.NoError(t, err)
+	w.remake(dir)
+	cb, err := sharedcount.New(w.b, path, 3)
+	require.NoError(t, err)
+	defer cb.Close()
+	require.NoError(t, cb.Start(ctx))
+	tsErr := c1.TrySet(ctx, prev, 9)
+	assert.Error(t, tsErr, "a TrySet on a node deleted and made again since its read succeeded")
+	data, _, err := w.admin.GetData(ctx, path)
+	require.NoError(t, err)
+	if !errors.Is(tsErr, sharedcount.ErrNodeReplaced) {
+		assert.Equal(t, sharedcount.Encode(3), data, "b's count was overwritten")
+	}
+	require.NoError(t, c1.Close())
+	require.NoError(t, cb.Close())
+	w.rmdirs(path, dir)
+}
+
+// atomicTwo: two counters on one client increment together: every result distinct, the
+// total the sum.
+func atomicTwo(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	path := w.e.base + "/atomic"
+	var mu sync.Mutex
+	seen := map[int64]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for _, id := range []string{"a1", "a2"} {
+		n, err := zatomic.NewLong(w.a, path)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				r, err := n.Increment(ctx)
+				if err != nil || !r.Succeeded {
+					errs <- fmt.Errorf("%s: %+v %v", id, r, err)
+					continue
+				}
+				mu.Lock()
+				if o, ok := seen[r.Post]; ok {
+					errs <- fmt.Errorf("%s and %s both got %d", o, id, r.Post)
+				}
+				seen[r.Post] = id
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	n, err := zatomic.NewLong(w.admin, path)
+	require.NoError(t, err)
+	r, err := n.Get(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(20), r.Post)
+	w.rmdirs(path)
+}
+
+// atomicReuse: an increment reads 5, and before its write goes out the admin deletes the
+// counter and its parent and b makes it again at 0: the increment must not report a
+// result the server never gave.
+func atomicReuse(w *famWorld) {
+	t, ctx := w.t, w.ctx
+	dir := w.e.base + "/atomic"
+	path := dir + "/n"
+	c, arm := w.hooked("setData")
+	n, err := zatomic.NewLong(c, path)
+	require.NoError(t, err)
+	ok, err := n.Initialize(ctx, 5)
+	require.NoError(t, err)
+	require.True(t, ok)
+	nb, err := zatomic.NewLong(w.b, path)
+	require.NoError(t, err)
+	arm(func() {
+		w.remake(dir)
+		ok, err := nb.Initialize(ctx, 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+	})
+	r, err := n.Increment(ctx)
+	if err == nil {
+		assert.False(t, r.Succeeded && r.Pre == 5, "the increment reports %+v, a result the server never gave", r)
+	} else {
+		assert.ErrorIs(t, err, zatomic.ErrUnknownOutcome)
+	}
+	require.NoError(t, c.Close())
+	w.rmdirs(path, dir)
+}
+
+// TestFamilyCheckersNegativeControl: the family's checkers report what they must. The
+// ownership ledger, fed violating records: a node claimed by two instances; an instance
+// giving up a node it does not hold; a holder's node gone or replaced under it; a claim
+// never given up and a node left at the end. Then, against ZooKeeper, a broken "instance"
+// that deletes by name (another instance's node at that name, made again at a reused
+// name) is caught by the survivors check. The deliveries checker: an item delivered twice,
+// one never delivered, one delivered that was never put.
+func TestFamilyCheckersNegativeControl(t *testing.T) {
+	t.Run("ledger-records", func(t *testing.T) {
+		n1, n2 := nodeID{"/x/n-0000000000", 10}, nodeID{"/x/n-0000000001", 11}
+		cases := []struct {
+			name string
+			feed func(l *ownLedger)
+			want string
+		}{
+			{"two-owners", func(l *ownLedger) { l.claim("a1", n1); l.claim("a2", n1) }, "owned by two instances"},
+			{"give-up-another's", func(l *ownLedger) { l.claim("a1", n1); l.release("a2", n1) }, "which it does not hold"},
+			{"deleted-under-holder", func(l *ownLedger) {
+				l.claim("a1", n1)
+				l.survivors("check", map[string]int64{})
+			}, "deleted by someone else"},
+			{"replaced-under-holder", func(l *ownLedger) {
+				l.claim("a1", n1)
+				l.survivors("check", map[string]int64{n1.path: 99})
+			}, "was replaced"},
+			{"claim-left", func(l *ownLedger) { l.claim("a1", n1); l.finish(nil) }, "still holds"},
+			{"node-left", func(l *ownLedger) { l.finish(map[string]int64{n2.path: n2.czxid}) }, "is left"},
+		}
+		for _, c := range cases {
+			l := newOwnLedger()
+			c.feed(l)
+			p := l.report()
+			if assert.Len(t, p, 1, c.name) {
+				assert.Contains(t, p[0], c.want, c.name)
+			}
+		}
+		// The same records without the violation: nothing reported.
+		l := newOwnLedger()
+		l.claim("a1", n1)
+		l.claim("a2", n2)
+		l.survivors("check", map[string]int64{n1.path: n1.czxid, n2.path: n2.czxid})
+		l.release("a1", n1)
+		l.dropped(n2)
+		l.finish(nil)
+		assert.Empty(t, l.report())
+	})
+	t.Run("ledger-live", func(t *testing.T) {
+		w := newFamWorld(t)
+		ctx := w.ctx
+		dir := w.e.base + "/control"
+		// a1's node, then the parent made again and b's node at the same name.
+		mk := func(c *framework.Client) string {
+			p, err := c.Create(ctx, dir+"/n-", nil, framework.WithMode(framework.EphemeralSequential), framework.WithContainerParents())
+			require.NoError(t, err)
+			return p
+		}
+		old := mk(w.a)
+		w.remake(dir)
+		nb := mk(w.b)
+		require.Equal(t, old, nb, "the sequence restarts: b's node has a1's old name")
+		w.claim("b", nb)
+		// A broken a1 releases by name: b's node goes.
+		require.NoError(t, w.a.Delete(ctx, old))
+		w.survivors("a1's release by name", dir)
+		p := w.led.report()
+		if assert.Len(t, p, 1) {
+			assert.Contains(t, p[0], "b's node")
+			assert.Contains(t, p[0], "deleted by someone else")
+		}
+	})
+	t.Run("deliveries", func(t *testing.T) {
+		var d deliveries
+		d.add("i1", "a1")
+		d.add("i1", "a2")
+		d.add("i3", "a1")
+		p := d.problems([]string{"i1", "i2"})
+		assert.ElementsMatch(t, []string{
+			"item i1 delivered 2 times ([a1 a2])",
+			"item i2 delivered 0 times ([])",
+			"item i3 delivered, never put",
+		}, p)
+		var ok deliveries
+		ok.add("i1", "a1")
+		ok.add("i2", "a2")
+		assert.Empty(t, ok.problems([]string{"i1", "i2"}))
+	})
 }
