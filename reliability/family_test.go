@@ -740,6 +740,13 @@ func (w *famWorld) hooked(op string) (*framework.Client, func(fn func())) {
 			fn()
 		}
 	}))
+	w.t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if pending != nil {
+			w.t.Errorf("the hook on the next %q never ran: the scenario did not happen", op)
+		}
+	})
 	return c, func(fn func()) { mu.Lock(); pending = fn; mu.Unlock() }
 }
 
