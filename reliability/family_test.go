@@ -1144,22 +1144,33 @@ func pnodeReuse(w *famWorld) {
 	require.NoError(t, n1.Start())
 	require.NoError(t, n1.WaitForInitialCreate(ctx))
 	old := n1.ActualPath()
+	// Client a hears of the deletion only once b made its node, with a1's old name: its
+	// replies are held meanwhile (a moment, well within its session).
+	w.e.proxy.StallToClients()
 	w.remake(dir)
 	nb, n2 := mk(w.b, "b"), mk(w.a, "a2")
 	defer nb.Close()
 	defer n2.Close()
-	for _, n := range []*persistentnode.Node{nb, n2} {
-		require.NoError(t, n.Start())
-		require.NoError(t, n.WaitForInitialCreate(ctx))
-	}
+	require.NoError(t, nb.Start())
+	require.NoError(t, nb.WaitForInitialCreate(ctx))
+	w.e.proxy.Heal()
+	require.Equal(t, old, nb.ActualPath(), "b's node has a1's old name")
+	require.NoError(t, n2.Start())
+	require.NoError(t, n2.WaitForInitialCreate(ctx))
 	// a1 is back with a node of its own: three nodes, each holding its owner's data.
 	var last map[string]int64
-	w.waitFor("three member nodes", func() bool { last = w.tree(dir); return len(last) == 3 })
-	defer func() {
-		if t.Failed() {
-			t.Logf("member nodes: %v", last)
+	deadline := time.Now().Add(30 * time.Second)
+	for last = w.tree(dir); len(last) != 3; last = w.tree(dir) {
+		if time.Now().After(deadline) {
+			for p := range last {
+				data, st, _ := w.admin.GetData(ctx, p)
+				t.Logf("node %s: data %q, owner 0x%x (a: 0x%x, b: 0x%x)", p, data, st.EphemeralOwner, w.a.SessionID(), w.b.SessionID())
+			}
+			t.Logf("a1: %q, a2: %q, b: %q", n1.ActualPath(), n2.ActualPath(), nb.ActualPath())
+			t.Fatalf("not three member nodes: %v", last)
 		}
-	}()
+		time.Sleep(20 * time.Millisecond)
+	}
 	byData := map[string]string{}
 	for p := range w.tree(dir) {
 		data, _, err := w.admin.GetData(ctx, p)
