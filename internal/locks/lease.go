@@ -223,8 +223,9 @@ func (l *Lease) ended() bool {
 // Done is closed when the lease is released or may have been lost.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
-// Lost reports whether the client's loss signal for the lease's generation fired, or
-// (revocable leases, which watch their node) the node was deleted while held.
+// Lost reports whether the client's loss signal for the lease's generation fired, or the
+// node was deleted by someone else while held (seen by a revocable lease, which watches
+// its node, or by the last release, which found it gone).
 func (l *Lease) Lost() bool {
 	if l.deleted.Load() {
 		return true
@@ -309,9 +310,18 @@ func (l *Lease) End() (last bool, err error) {
 // is retried in the background). When the lease may have been lost, it still deletes the
 // node — after a suspension or a simulated expiry the session may have survived and still
 // own it, and the protected name (a fresh UUID) means no other session's node can have
-// this path — and returns ErrLeaseLost.
+// this path — and returns ErrLeaseLost. A node already gone at the first attempt was
+// deleted by someone else while the lease was held (with its parent, say): the lock may
+// have been someone else's meanwhile, and it returns ErrLeaseLost too. (A resent delete's
+// "no node" may be its first attempt's doing: that is a release.)
 func (l *Lease) DeleteNode(ctx context.Context) error {
-	err := l.client.Delete(ctx, l.Held.Path, framework.Quietly(), framework.Guaranteed())
+	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	if errors.Is(err, framework.ErrNoNode) {
+		if !errors.Is(err, framework.ErrUnknownOutcome) {
+			l.deleted.Store(true) // gone before our delete: not released by us
+		}
+		err = nil
+	}
 	if l.Lost() {
 		lost := fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 		if err != nil && !errors.Is(err, framework.ErrClosed) {

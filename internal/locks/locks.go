@@ -388,7 +388,11 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			}
 			if kids == nil {
 				var err error
-				if kids, _, err = c.Children(ctx, l.cfg.Path); err != nil {
+				if kids, _, err = c.Children(ctx, l.cfg.Path); errors.Is(err, framework.ErrNoNode) {
+					// The parent is gone, and our node with it (deleted, perhaps made
+					// again): as when our node is missing from the list.
+					return nil, ErrNodeLost
+				} else if err != nil {
 					return nil, err
 				}
 			}
@@ -482,14 +486,19 @@ func (l *Internals) deleteNode(ctx context.Context, node string) {
 	_ = l.cfg.Client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
 }
 
-// OthersWaiting reports whether the lock's parent has children other than ours (one
-// request): whether another contender queues.
-func (l *Internals) OthersWaiting(ctx context.Context) (bool, error) {
-	st, err := l.cfg.Client.Exists(ctx, l.cfg.Path)
+// OthersWaiting reports whether the lock's parent has children other than our node (one
+// request, a listing): whether another contender queues. It reports true also when our
+// node is not among them (deleted by someone else, perhaps with its parent, which was
+// made again with another contender's node in it): the lock is then not ours to hand on.
+func (l *Internals) OthersWaiting(ctx context.Context, ours string) (bool, error) {
+	kids, _, err := l.cfg.Client.Children(ctx, l.cfg.Path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	return st == nil || st.NumChildren > 1, nil
+	return len(kids) != 1 || kids[0] != framework.NodeName(ours), nil
 }
 
 // Release deletes a held node (guaranteed). A node that is already gone is not an error

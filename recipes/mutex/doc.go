@@ -47,6 +47,8 @@
 // and the delete. A waiter adds a getData watch on its predecessor and, when that fires,
 // one more listing; none when the predecessor was first in line (it can only have been
 // the holder). Token reads the node's czxid once (one request). With the local queue, a
-// hand-over inside the process costs nothing, or one request to check that no other
-// process waits.
+// hand-over inside the process costs nothing, or one request (a listing) to check that no
+// other process waits and that the node is still ours: a node someone else deleted (with
+// its parent, which another process may have made again and locked) is never handed on.
+// Within a local batch (WithLocalBatch) the hand-overs before the last are not checked.
 package mutex

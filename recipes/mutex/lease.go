@@ -46,7 +46,9 @@ func (l *Lease) Reenter() (*Lease, error) {
 // Release gives the lease back; each lease (Reenter's too) is released once, and the node
 // goes with the last release. Releasing again returns ErrNotHeld. When the lease may
 // have been lost before it was released, Release still removes the node if this session
-// still owns it, never anyone else's, and returns ErrLeaseLost.
+// still owns it, never anyone else's, and returns ErrLeaseLost; so it does when the node
+// was deleted by someone else while held (its parent deleted and made again, say), and
+// then it hands nothing to a local waiter: the lock was not this holder's to hand on.
 func (l *Lease) Release(ctx context.Context) error {
 	if !l.gone.CompareAndSwap(false, true) {
 		return fmt.Errorf("mutex: release: %w: %s", ErrNotHeld, l.core.Held.Path)
@@ -79,7 +81,7 @@ func (l *Lease) mayHandOver(ctx context.Context) bool {
 	if l.core.Held.Behind > 0 {
 		return false // others queued behind us when we got the lock
 	}
-	others, err := l.m.lk.OthersWaiting(ctx)
+	others, err := l.m.lk.OthersWaiting(ctx, l.core.Held.Path)
 	return err == nil && !others
 }
 

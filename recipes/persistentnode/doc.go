@@ -47,6 +47,11 @@
 // reported as created (WaitForInitialCreate returns); when its data cannot be set (its
 // ACL refuses, say) it is watched all the same and, once deleted, created again, this
 // time as this Node's own. Close leaves such a node, since it is not this Node's own.
+// A sequential node is re-created at the name it had, as Curator does, except when
+// another's node has that name by then (the parent was deleted and made again, and its
+// sequence numbers restarted): that node is neither kept nor written, and the Node makes
+// a new sequential node of its own (Curator keeps the other's node and writes its data
+// into it).
 //
 // Ownership is read from the node's ACL (getACL needs READ or ADMIN): a Node whose ACL
 // provider gives its own client neither on the node cannot prove the node its own, and

@@ -383,7 +383,20 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 	if n.owned && n.czxid == 0 {
 		n.czxid = st.Czxid
 	}
+	// Our sequential node was deleted and another's has its name now (the parent was
+	// made again): not ours; make a new one (see create).
+	reused := sequential(n.o.mode) && n.owned && st.Czxid != n.czxid
+	if reused {
+		n.path, n.owned, n.czxid = "", false, 0
+	}
 	n.mu.Unlock()
+	if reused {
+		n.client.Logger().Info("sequential node's name reused by another; making a new one", "component", "persistentnode", "path", path)
+		if dirty {
+			n.setDirty()
+		}
+		return closedChan, nil
+	}
 	if dirty {
 		if err := n.syncData(ctx, path, 0, true); err != nil {
 			return w.Done(), err // the watch is set: keep it (syncData set dirty again)
@@ -495,6 +508,16 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		st, mine, err := n.mine(ctx, path)
 		if err != nil || st == nil {
 			return err // gone again: the next step creates it
+		}
+		if again && sequential(n.o.mode) && !mine {
+			// The name came from the parent's sequence counter: another's node at it
+			// reused the name (the parent was deleted and made again). It is not ours
+			// to keep or to write: the next step makes a new sequential node of ours.
+			n.client.Logger().Info("sequential node's name reused by another; making a new one", "component", "persistentnode", "path", path)
+			n.mu.Lock()
+			n.path, n.owned, n.czxid = "", false, 0
+			n.mu.Unlock()
+			return nil
 		}
 		n.mu.Lock()
 		n.path, n.owned, n.czxid = path, mine, 0

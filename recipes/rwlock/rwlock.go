@@ -237,7 +237,8 @@ type Lease struct {
 
 // Release gives the lease back; each lease (Reenter's too) is released once, and the node
 // goes with the last release. Releasing again returns ErrNotHeld; a lease that may have
-// been lost returns ErrLeaseLost (after removing its node if this session still owns it).
+// been lost returns ErrLeaseLost (after removing its node if this session still owns it),
+// and so does one whose node someone else deleted while it was held.
 func (l *Lease) Release(ctx context.Context) error {
 	if !l.gone.CompareAndSwap(false, true) {
 		return fmt.Errorf("rwlock: release: %w: %s", ErrNotHeld, l.Node())

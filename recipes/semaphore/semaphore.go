@@ -330,6 +330,11 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		default:
 			kids, _, err = c.Children(ctx, s.leasesPath)
 		}
+		if errors.Is(err, framework.ErrNoNode) {
+			// The leases' parent is gone, and our node with it (deleted, perhaps made
+			// again): as when our node is missing from the list.
+			return fail(errLeaseNodeLost)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -437,7 +442,9 @@ type Lease struct {
 }
 
 // Release gives the lease back (deleting its node, guaranteed). Releasing twice returns
-// ErrNotHeld; a lease that may have been lost returns ErrLeaseLost.
+// ErrNotHeld; a lease that may have been lost returns ErrLeaseLost, and so does one whose
+// node someone else deleted while it was held (its parent deleted and made again, say):
+// the lease was not this holder's alone all along.
 func (l *Lease) Release(ctx context.Context) error {
 	// The inner lock's delete, sent as the lease was granted, is done (almost always
 	// already) before the lease's node goes; an ended ctx does not keep the lease's node.
