@@ -15,6 +15,12 @@
 //     mutex-protected fenced store, recorded under every fault, are checked with
 //     porcupine (an operation with an unknown outcome may or may not have been applied).
 //
+// The scenario family (family_test.go) runs every recipe that owns or consumes nodes twice
+// on one client and across name reuse (its nodes and parent deleted and the parent made
+// again, sequence numbers restarting), with an ownership ledger (a node never owned by two
+// instances, none deleted or replaced under its owner, nothing left) and a conservation
+// checker for consumers; both have negative controls.
+//
 // TestUnderFaults runs every registered scenario under each fault, the scenarios of one
 // fault at the same time, each in its own world; a fault of the whole ensemble is injected
 // once for all of them (batch_test.go). TestDefectsReplayed replays the defects of issues
