@@ -21,7 +21,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// result is the JSON line. The first fields are fixed by WORKLOADS.md; the optional ones
+// result is the JSON line. The first fields are fixed by docs/benchmark.md; the optional ones
 // are left out when they do not apply.
 type result struct {
 	Impl          string   `json:"impl"`

@@ -14,7 +14,7 @@ import (
 )
 
 // TestCacheInit: cache-init builds its tree, starts one cache on it (ours, then Curator's
-// in a JVM), reports WORKLOADS.md's fields and its own with every node cached, and leaves
+// in a JVM), reports docs/benchmark.md's fields and its own with every node cached, and leaves
 // nothing behind.
 func TestCacheInit(t *testing.T) {
 	leakcheck.Check(t)

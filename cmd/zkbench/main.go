@@ -1,6 +1,6 @@
 // Command zkbench measures the recipes against a ZooKeeper server: one named workload per
 // run, reported as one JSON line on stdout (progress and logs on stderr). The workloads,
-// the command line and the fields of the line are fixed by ../shared/bench/WORKLOADS.md, so
+// the command line and the fields of the line are fixed by docs/benchmark.md, so
 // that other ZooKeeper client libraries can be measured with the same definitions.
 //
 //	zkbench --connect HOST:PORT --workload mutex --clients 4 --per-client 2 --ops 2000
@@ -162,7 +162,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprintln(stderr, "usage: zkbench [--connect HOST:PORT] [--impl zoocurator|curator|gozk] --workload NAME --clients C --per-client G --ops N")
 		fmt.Fprintln(stderr, "       zkbench --standard [--repeat R]")
 		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "\nworkloads (../shared/bench/WORKLOADS.md; the op's latency is p50_us/p99_us):")
+		fmt.Fprintln(stderr, "\nworkloads (docs/benchmark.md; the op's latency is p50_us/p99_us):")
 		printWorkloads(stderr)
 	}
 	if err := fs.Parse(args); err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// required are the fields WORKLOADS.md fixes, with the JSON type each must have.
+// required are the fields docs/benchmark.md fixes, with the JSON type each must have.
 var required = map[string]string{
 	"impl": "string", "workload": "string", "clients": "number", "per_client": "number",
 	"ops": "number", "seconds": "number", "ops_per_s": "number", "p50_us": "number",

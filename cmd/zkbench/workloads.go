@@ -51,7 +51,7 @@ type workload struct {
 	scale   bool // run by executeScale, not execute
 }
 
-// workloads holds every workload of WORKLOADS.md.
+// workloads holds every workload of docs/benchmark.md.
 var workloads = map[string]workload{
 	"mutex": {impl: implOurs, allowed: 1, nodes: basePath, prepare: prepareMutex(false),
 		doc: "own mutex.Mutex per worker on <base>; acquire (measured), check (1 holder), release"},
