@@ -42,6 +42,12 @@ var roots = map[string]error{
 	"framework.ErrUnknownOutcome":  framework.ErrUnknownOutcome,
 	"framework.ErrInvalidArgument": framework.ErrInvalidArgument,
 	"framework.ErrNotConnected":    framework.ErrNotConnected,
+	"framework.ErrAlreadyStarted":  framework.ErrAlreadyStarted,
+	"framework.ErrLost":            framework.ErrLost,
+	"framework.ErrNotHeld":         framework.ErrNotHeld,
+	"framework.ErrLocked":          framework.ErrLocked,
+	"framework.ErrAlreadyHeld":     framework.ErrAlreadyHeld,
+	"framework.ErrBadData":         framework.ErrBadData,
 }
 
 // sentinel is one exported sentinel and the families (roots) it must match; it must
@@ -60,6 +66,12 @@ const (
 	unknown    = "framework.ErrUnknownOutcome"
 	invalidArg = "framework.ErrInvalidArgument"
 	notConn    = "framework.ErrNotConnected"
+	started    = "framework.ErrAlreadyStarted"
+	lost       = "framework.ErrLost"
+	notHeld    = "framework.ErrNotHeld"
+	locked     = "framework.ErrLocked"
+	held       = "framework.ErrAlreadyHeld"
+	badData    = "framework.ErrBadData"
 )
 
 // families names every exported sentinel of the module ("dir.Name", dir relative to the
@@ -72,6 +84,12 @@ var families = map[string]sentinel{
 	"framework.ErrUnknownOutcome":   of(framework.ErrUnknownOutcome, unknown),
 	"framework.ErrInvalidArgument":  of(framework.ErrInvalidArgument, invalidArg),
 	"framework.ErrNotConnected":     of(framework.ErrNotConnected, notConn),
+	"framework.ErrAlreadyStarted":   of(framework.ErrAlreadyStarted, started),
+	"framework.ErrLost":             of(framework.ErrLost, lost),
+	"framework.ErrNotHeld":          of(framework.ErrNotHeld, notHeld),
+	"framework.ErrLocked":           of(framework.ErrLocked, locked),
+	"framework.ErrAlreadyHeld":      of(framework.ErrAlreadyHeld, held),
+	"framework.ErrBadData":          of(framework.ErrBadData, badData),
 	"framework.ErrInvalidPath":      of(framework.ErrInvalidPath, invalidArg),
 	"framework.ErrDataTooLarge":     own(framework.ErrDataTooLarge),
 	"framework.ErrRolledBack":       own(framework.ErrRolledBack),
@@ -95,26 +113,26 @@ var families = map[string]sentinel{
 	"retry.ErrRetriesExhausted": own(retry.ErrRetriesExhausted),
 
 	"cache.ErrClosed":         of(cache.ErrClosed, closed),
-	"cache.ErrAlreadyStarted": own(cache.ErrAlreadyStarted),
+	"cache.ErrAlreadyStarted": of(cache.ErrAlreadyStarted, started),
 
 	"discovery.ErrInvalidName":       of(discovery.ErrInvalidName, invalidArg),
 	"discovery.ErrInvalidInstance":   of(discovery.ErrInvalidInstance, invalidArg),
 	"discovery.ErrInvalidURISpec":    of(discovery.ErrInvalidURISpec, invalidArg),
-	"discovery.ErrNotInstance":       own(discovery.ErrNotInstance),
-	"discovery.ErrNotRegistered":     own(discovery.ErrNotRegistered),
+	"discovery.ErrNotInstance":       of(discovery.ErrNotInstance, badData),
+	"discovery.ErrNotRegistered":     of(discovery.ErrNotRegistered, notHeld),
 	"discovery.ErrAlreadyRegistered": own(discovery.ErrAlreadyRegistered),
 	"discovery.ErrConflict":          own(discovery.ErrConflict),
 	"discovery.ErrClosed":            of(discovery.ErrClosed, closed),
 	"discovery.ErrNotStarted":        of(discovery.ErrNotStarted, notStarted),
-	"discovery.ErrAlreadyStarted":    own(discovery.ErrAlreadyStarted),
+	"discovery.ErrAlreadyStarted":    of(discovery.ErrAlreadyStarted, started),
 	"discovery.ErrNoInstance":        own(discovery.ErrNoInstance),
 	"discovery.ErrStale":             own(discovery.ErrStale),
 
-	"internal/locks.ErrNotHeld":   own(locks.ErrNotHeld),
-	"internal/locks.ErrLeaseLost": own(locks.ErrLeaseLost),
+	"internal/locks.ErrNotHeld":   of(locks.ErrNotHeld, notHeld),
+	"internal/locks.ErrLeaseLost": of(locks.ErrLeaseLost, lost),
 	"internal/locks.ErrReleased":  own(locks.ErrReleased),
-	"internal/locks.ErrLocked":    own(locks.ErrLocked),
-	"internal/locks.ErrNodeLost":  own(locks.ErrNodeLost),
+	"internal/locks.ErrLocked":    of(locks.ErrLocked, locked),
+	"internal/locks.ErrNodeLost":  of(locks.ErrNodeLost, lost),
 
 	"internal/versioned.ErrUnknownOutcome": of(versioned.ErrUnknownOutcome, unknown),
 	"internal/versioned.ErrConflict":       own(versioned.ErrConflict),
@@ -130,69 +148,69 @@ var families = map[string]sentinel{
 
 	"recipes/atomic.ErrUnknownOutcome": of(atomic.ErrUnknownOutcome, unknown),
 	"recipes/atomic.ErrNodeReplaced":   of(atomic.ErrNodeReplaced, unknown),
-	"recipes/atomic.ErrBadData":        own(atomic.ErrBadData),
+	"recipes/atomic.ErrBadData":        of(atomic.ErrBadData, badData),
 
 	"recipes/doublebarrier.ErrAlreadyEntered": own(doublebarrier.ErrAlreadyEntered),
-	"recipes/doublebarrier.ErrNotEntered":     own(doublebarrier.ErrNotEntered),
-	"recipes/doublebarrier.ErrSessionLost":    own(doublebarrier.ErrSessionLost),
+	"recipes/doublebarrier.ErrNotEntered":     of(doublebarrier.ErrNotEntered, notHeld),
+	"recipes/doublebarrier.ErrSessionLost":    of(doublebarrier.ErrSessionLost, lost),
 
 	"recipes/groupmember.ErrClosed":         of(groupmember.ErrClosed, closed),
 	"recipes/groupmember.ErrNotStarted":     of(groupmember.ErrNotStarted, notStarted),
-	"recipes/groupmember.ErrAlreadyStarted": own(groupmember.ErrAlreadyStarted),
+	"recipes/groupmember.ErrAlreadyStarted": of(groupmember.ErrAlreadyStarted, started),
 
 	"recipes/leader.ErrClosed":         of(leader.ErrClosed, closed),
 	"recipes/leader.ErrNotStarted":     of(leader.ErrNotStarted, notStarted),
-	"recipes/leader.ErrAlreadyStarted": own(leader.ErrAlreadyStarted),
-	"recipes/leader.ErrNotLeader":      own(leader.ErrNotLeader),
-	"recipes/leader.ErrLeadershipLost": own(leader.ErrLeadershipLost),
+	"recipes/leader.ErrAlreadyStarted": of(leader.ErrAlreadyStarted, started),
+	"recipes/leader.ErrNotLeader":      of(leader.ErrNotLeader, notHeld),
+	"recipes/leader.ErrLeadershipLost": of(leader.ErrLeadershipLost, lost),
 	"recipes/leader.ErrNoLeader":       own(leader.ErrNoLeader),
 
 	"recipes/multilock.ErrNoLocks":       of(multilock.ErrNoLocks, invalidArg),
 	"recipes/multilock.ErrDuplicatePath": of(multilock.ErrDuplicatePath, invalidArg),
-	"recipes/multilock.ErrNotHeld":       own(multilock.ErrNotHeld),
+	"recipes/multilock.ErrNotHeld":       of(multilock.ErrNotHeld, notHeld),
 
-	"recipes/mutex.ErrLocked":       own(mutex.ErrLocked),
-	"recipes/mutex.ErrAlreadyHeld":  own(mutex.ErrAlreadyHeld),
-	"recipes/mutex.ErrNotHeld":      own(mutex.ErrNotHeld),
-	"recipes/mutex.ErrLeaseLost":    own(mutex.ErrLeaseLost),
+	"recipes/mutex.ErrLocked":       of(mutex.ErrLocked, locked),
+	"recipes/mutex.ErrAlreadyHeld":  of(mutex.ErrAlreadyHeld, held),
+	"recipes/mutex.ErrNotHeld":      of(mutex.ErrNotHeld, notHeld),
+	"recipes/mutex.ErrLeaseLost":    of(mutex.ErrLeaseLost, lost),
 	"recipes/mutex.ErrReleased":     own(mutex.ErrReleased),
-	"recipes/mutex.ErrNodeVanished": own(mutex.ErrNodeVanished),
+	"recipes/mutex.ErrNodeVanished": of(mutex.ErrNodeVanished, lost),
 
 	"recipes/persistentnode.ErrClosed":         of(persistentnode.ErrClosed, closed),
 	"recipes/persistentnode.ErrNotStarted":     of(persistentnode.ErrNotStarted, notStarted),
-	"recipes/persistentnode.ErrAlreadyStarted": own(persistentnode.ErrAlreadyStarted),
+	"recipes/persistentnode.ErrAlreadyStarted": of(persistentnode.ErrAlreadyStarted, started),
 
 	"recipes/queue.ErrNilSerializer":   of(queue.ErrNilSerializer, invalidArg),
 	"recipes/queue.ErrInvalidArgument": of(queue.ErrInvalidArgument, invalidArg),
-	"recipes/queue.ErrNotAnItem":       own(queue.ErrNotAnItem),
+	"recipes/queue.ErrNotAnItem":       of(queue.ErrNotAnItem, badData),
 	"recipes/queue.ErrEmpty":           own(queue.ErrEmpty),
 	"recipes/queue.ErrMaybeTwice":      of(queue.ErrMaybeTwice, unknown),
 	"recipes/queue.ErrNotRemoved":      own(queue.ErrNotRemoved),
 	"recipes/queue.ErrMaybeGone":       of(queue.ErrMaybeGone, unknown),
 
-	"recipes/rwlock.ErrLocked":      own(rwlock.ErrLocked),
+	"recipes/rwlock.ErrLocked":      of(rwlock.ErrLocked, locked),
 	"recipes/rwlock.ErrUpgrade":     own(rwlock.ErrUpgrade),
-	"recipes/rwlock.ErrAlreadyHeld": own(rwlock.ErrAlreadyHeld),
-	"recipes/rwlock.ErrNotHeld":     own(rwlock.ErrNotHeld),
-	"recipes/rwlock.ErrLeaseLost":   own(rwlock.ErrLeaseLost),
+	"recipes/rwlock.ErrAlreadyHeld": of(rwlock.ErrAlreadyHeld, held),
+	"recipes/rwlock.ErrNotHeld":     of(rwlock.ErrNotHeld, notHeld),
+	"recipes/rwlock.ErrLeaseLost":   of(rwlock.ErrLeaseLost, lost),
 	"recipes/rwlock.ErrReleased":    own(rwlock.ErrReleased),
 
-	"recipes/semaphore.ErrNoLeases":     own(semaphore.ErrNoLeases),
+	"recipes/semaphore.ErrNoLeases":     of(semaphore.ErrNoLeases, locked),
 	"recipes/semaphore.ErrTooMany":      of(semaphore.ErrTooMany, invalidArg),
-	"recipes/semaphore.ErrAlreadyHeld":  own(semaphore.ErrAlreadyHeld),
-	"recipes/semaphore.ErrBadCount":     own(semaphore.ErrBadCount),
-	"recipes/semaphore.ErrNotHeld":      own(semaphore.ErrNotHeld),
-	"recipes/semaphore.ErrLeaseLost":    own(semaphore.ErrLeaseLost),
+	"recipes/semaphore.ErrAlreadyHeld":  of(semaphore.ErrAlreadyHeld, held),
+	"recipes/semaphore.ErrBadCount":     of(semaphore.ErrBadCount, badData),
+	"recipes/semaphore.ErrNotHeld":      of(semaphore.ErrNotHeld, notHeld),
+	"recipes/semaphore.ErrLeaseLost":    of(semaphore.ErrLeaseLost, lost),
 	"recipes/semaphore.ErrReleased":     own(semaphore.ErrReleased),
-	"recipes/semaphore.ErrNodeVanished": own(semaphore.ErrNodeVanished),
+	"recipes/semaphore.ErrNodeVanished": of(semaphore.ErrNodeVanished, lost),
 
 	"recipes/sharedcount.ErrConflict":       own(sharedcount.ErrConflict),
 	"recipes/sharedcount.ErrUnknownOutcome": of(sharedcount.ErrUnknownOutcome, unknown),
 	"recipes/sharedcount.ErrNodeReplaced":   of(sharedcount.ErrNodeReplaced, unknown),
 	"recipes/sharedcount.ErrNotStarted":     of(sharedcount.ErrNotStarted, notStarted),
-	"recipes/sharedcount.ErrAlreadyStarted": own(sharedcount.ErrAlreadyStarted),
+	"recipes/sharedcount.ErrAlreadyStarted": of(sharedcount.ErrAlreadyStarted, started),
 	"recipes/sharedcount.ErrClosed":         of(sharedcount.ErrClosed, closed),
-	"recipes/sharedcount.ErrBadData":        own(sharedcount.ErrBadData),
+	"recipes/sharedcount.ErrBadData":        of(sharedcount.ErrBadData, badData),
 }
 
 // moduleRoot is the directory holding the module's go.mod.
