@@ -180,7 +180,7 @@ func TestBadInput(t *testing.T) {
 	_, err = d.NewCache("..")
 	assert.ErrorIs(t, err, discovery.ErrInvalidName)
 	_, err = discovery.NewProvider(d, "a", discovery.WithDownInstancePolicy[any](discovery.DownInstancePolicy{}))
-	assert.ErrorIs(t, err, discovery.ErrInvalidInstance)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument, "a zero down-instance policy")
 	assert.Empty(t, testutil.Children(t, connect, "/disc/bad"), "nothing registered")
 }
 

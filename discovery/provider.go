@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
 )
 
 // Strategy picks one instance out of those available (Curator's ProviderStrategy).
@@ -130,11 +132,11 @@ func NewProvider[T any](d *ServiceDiscovery[T], name string, opts ...ProviderOpt
 		o.strategy = RoundRobin[T]()
 	}
 	if o.policy.ErrorThreshold < 1 || o.policy.Timeout <= 0 {
-		return nil, fmt.Errorf("discovery: down-instance policy %+v: the threshold must be at least 1 and the timeout positive: %w", o.policy, ErrInvalidInstance)
+		return nil, fmt.Errorf("discovery: %w: down-instance policy %+v: the threshold must be at least 1 and the timeout positive", framework.ErrInvalidArgument, o.policy)
 	}
 	for _, f := range o.filters {
 		if f == nil {
-			return nil, fmt.Errorf("discovery: nil filter: %w", ErrInvalidInstance)
+			return nil, fmt.Errorf("discovery: %w: nil filter", framework.ErrInvalidArgument)
 		}
 	}
 	c, err := d.NewCache(name)

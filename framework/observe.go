@@ -31,7 +31,7 @@ type RequestInfo struct {
 func WithRequestObserver(observe func(RequestInfo)) Option {
 	return func(o *options) error {
 		if observe == nil {
-			return fmt.Errorf("%w: nil request observer", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil request observer", ErrInvalidArgument)
 		}
 		o.requestObservers = append(o.requestObservers, observe)
 		return nil
@@ -44,7 +44,7 @@ func WithRequestObserver(observe func(RequestInfo)) Option {
 func WithStateListener(fn func(State)) Option {
 	return func(o *options) error {
 		if fn == nil {
-			return fmt.Errorf("%w: nil state listener", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil state listener", ErrInvalidArgument)
 		}
 		o.stateListeners = append(o.stateListeners, fn)
 		return nil
@@ -110,7 +110,7 @@ type LockInfo struct {
 func WithLockObserver(observe func(LockInfo)) Option {
 	return func(o *options) error {
 		if observe == nil {
-			return fmt.Errorf("%w: nil lock observer", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil lock observer", ErrInvalidArgument)
 		}
 		o.lockObservers = append(o.lockObservers, observe)
 		return nil

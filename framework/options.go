@@ -60,7 +60,7 @@ const packetOverhead = 512
 
 func defaultOptions() options {
 	return options{
-		sessionTimeout:    60 * time.Second,
+		sessionTimeout:    DefaultSessionTimeout,
 		connectionTimeout: 15 * time.Second,
 		retryPolicy:       retry.Default(),
 		aclProvider:       fixedACL(zk.WorldACL(zk.PermAll)),
@@ -76,13 +76,25 @@ func defaultOptions() options {
 
 func positive(name string, d time.Duration) error {
 	if d <= 0 {
-		return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidArgument, name, d)
+		return fmt.Errorf("framework: %w: %s must be positive, got %v", ErrInvalidArgument, name, d)
 	}
 	return nil
 }
 
-// WithSessionTimeout sets the session timeout the client asks for. The default is 60 s,
-// as Curator's; the server may negotiate it into its own bounds.
+// DefaultSessionTimeout is the session timeout a client asks for unless told otherwise:
+// 30 s, which a stock server (tickTime 2 s, bounds 4–40 s) grants as asked. Curator asks
+// for 60 s, which such a server cuts to 40 s.
+const DefaultSessionTimeout = 30 * time.Second
+
+// WithSessionTimeout sets the session timeout the client asks for. The default is
+// DefaultSessionTimeout (30 s). The server grants a value within its bounds, by default
+// [2, 20] × its tickTime (4–40 s with the stock tickTime of 2 s); a granted value that
+// differs from the one asked for is logged at Warn with both, and
+// Client.NegotiatedSessionTimeout returns it. It is how long the server keeps the
+// session, its ephemeral nodes (locks, leadership, registrations) and its watches after
+// it last heard from the client: what a crashed holder costs others, and how long a
+// stalled process (a GC pause, a stopped VM) may go silent before it loses its leases.
+// For locks and leaders 4–15 s is a usual choice; see the package doc.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) error { o.sessionTimeout = d; return positive("session timeout", d) }
 }
@@ -102,7 +114,7 @@ func WithConnectionTimeout(d time.Duration) Option {
 func WithRetryPolicy(p retry.Policy) Option {
 	return func(o *options) error {
 		if p == nil {
-			return fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil retry policy", ErrInvalidArgument)
 		}
 		o.retryPolicy = p
 		return nil
@@ -130,7 +142,7 @@ func WithNamespace(ns string) Option {
 func WithACL(acl []zk.ACL) Option {
 	return func(o *options) error {
 		if len(acl) == 0 {
-			return fmt.Errorf("%w: empty ACL", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: empty ACL", ErrInvalidArgument)
 		}
 		o.aclProvider = fixedACL(acl)
 		return nil
@@ -141,7 +153,7 @@ func WithACL(acl []zk.ACL) Option {
 func WithACLProvider(p ACLProvider) Option {
 	return func(o *options) error {
 		if p == nil {
-			return fmt.Errorf("%w: nil ACL provider", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil ACL provider", ErrInvalidArgument)
 		}
 		o.aclProvider = p
 		return nil
@@ -153,7 +165,7 @@ func WithACLProvider(p ACLProvider) Option {
 func WithAuth(scheme string, auth []byte) Option {
 	return func(o *options) error {
 		if scheme == "" {
-			return fmt.Errorf("%w: empty auth scheme", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: empty auth scheme", ErrInvalidArgument)
 		}
 		o.auth = append(o.auth, authInfo{scheme, append([]byte(nil), auth...)})
 		return nil
@@ -173,7 +185,7 @@ func WithContainers(on bool) Option {
 func WithErrorPolicy(p ErrorPolicy) Option {
 	return func(o *options) error {
 		if p != StandardErrorPolicy && p != SessionErrorPolicy {
-			return fmt.Errorf("%w: unknown error policy %d", ErrInvalidArgument, p)
+			return fmt.Errorf("framework: %w: unknown error policy %d", ErrInvalidArgument, p)
 		}
 		o.errorPolicy = p
 		return nil
@@ -184,7 +196,7 @@ func WithErrorPolicy(p ErrorPolicy) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {
-			return fmt.Errorf("%w: nil logger", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil logger", ErrInvalidArgument)
 		}
 		o.logger = l
 		return nil
@@ -197,7 +209,7 @@ func WithLogger(l *slog.Logger) Option {
 func WithDialer(d Dialer) Option {
 	return func(o *options) error {
 		if d == nil {
-			return fmt.Errorf("%w: nil dialer", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil dialer", ErrInvalidArgument)
 		}
 		o.dialer = d
 		return nil
@@ -210,7 +222,7 @@ func WithDialer(d Dialer) Option {
 func WithSimulatedExpiry(fraction float64) Option {
 	return func(o *options) error {
 		if !(fraction > 0 && fraction <= 1) {
-			return fmt.Errorf("%w: simulated expiry fraction %v not in (0, 1]", ErrInvalidArgument, fraction)
+			return fmt.Errorf("framework: %w: simulated expiry fraction %v not in (0, 1]", ErrInvalidArgument, fraction)
 		}
 		o.expiryFraction = fraction
 		return nil
@@ -223,7 +235,7 @@ func WithSimulatedExpiry(fraction float64) Option {
 func WithMaxPacketSize(n int) Option {
 	return func(o *options) error {
 		if n <= packetOverhead {
-			return fmt.Errorf("%w: max packet size %d too small", ErrInvalidArgument, n)
+			return fmt.Errorf("framework: %w: max packet size %d too small", ErrInvalidArgument, n)
 		}
 		o.maxPacket = n
 		return nil

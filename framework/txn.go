@@ -81,7 +81,7 @@ func (e *TxnError) Unwrap() error { return e.Err }
 // its cause and every other op's result carries an error wrapping ErrRolledBack.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
-		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
+		return nil, fmt.Errorf("framework: %w: empty transaction", ErrInvalidArgument)
 	}
 	reqs := make([]any, len(ops))
 	size := 0
@@ -98,7 +98,7 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		switch op.kind {
 		case "create":
 			if op.mode.ttl() || op.mode < Persistent || op.mode > PersistentSequentialWithTTL {
-				return nil, opErr("transaction create", op.path, fmt.Errorf("%w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode))
+				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode))
 			}
 			acl := op.acl
 			if len(acl) == 0 {
@@ -112,7 +112,7 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		case "check":
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
 		default:
-			return nil, fmt.Errorf("%w: zero Op at index %d", ErrInvalidArgument, i)
+			return nil, fmt.Errorf("framework: %w: zero Op at index %d", ErrInvalidArgument, i)
 		}
 	}
 	if size+packetOverhead > c.opts.maxPacket {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 // ErrUnknownOutcome matches the error of a write that may or may not have been applied:
@@ -32,7 +33,7 @@ var ErrConflict = errors.New("node changed since it was read")
 // is sent: it overwrote what the new node held. The error matches ErrUnknownOutcome too
 // (the change asked for, on the node read, was not made; something was written), never
 // ErrConflict (which says nothing was written).
-var ErrNodeReplaced = errors.New("the node was deleted and made again since it was read: the write was applied to the new node")
+var ErrNodeReplaced = sentinel.New("the node was deleted and made again since it was read: the write was applied to the new node", framework.ErrUnknownOutcome)
 
 // unknownError is a write whose outcome is unknown. It matches ErrUnknownOutcome and its
 // cause, and says what happened in its own words (the framework's sentinel speaks of a
