@@ -1,0 +1,99 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A guarded transaction is applied while the owner node exists and refused by the server
+// once it is gone; the same transaction without the guard is applied (negative control).
+func TestGuardedTransactionRefusedOnceOwnerGone(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	const owner, target = "/guard/owner", "/guard/target"
+	_, err := c.Create(ctx, owner, nil, framework.WithMode(framework.Ephemeral), framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Create(ctx, target, []byte("0"), framework.WithParents())
+	require.NoError(t, err)
+	st, err := c.Exists(ctx, owner)
+	require.NoError(t, err)
+	g := framework.NewGuard(owner, st.Czxid, nil)
+	require.Equal(t, owner, g.Path())
+	require.Equal(t, st.Czxid, g.Czxid())
+	require.Equal(t, []framework.Op{framework.CheckOp(owner, -1)}, g.Ops())
+
+	res, err := c.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("1"), -1))
+	require.NoError(t, err)
+	require.Len(t, res, 1, "the results are the ops', without the guard's check")
+	require.EqualValues(t, 1, res[0].Stat.Version)
+
+	// A failed op of the caller's keeps its own index.
+	_, err = c.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("x"), 7))
+	var te *framework.TxnError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, 0, te.Index)
+	require.ErrorIs(t, err, framework.ErrBadVersion)
+	require.NotErrorIs(t, err, framework.ErrFenced)
+
+	require.NoError(t, c.Delete(ctx, owner))
+	_, err = c.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("2"), -1))
+	require.ErrorIs(t, err, framework.ErrFenced)
+	require.NotErrorIs(t, err, framework.ErrUnknownOutcome)
+	data, _, err := c.GetData(ctx, target)
+	require.NoError(t, err)
+	require.Equal(t, "1", string(data), "the server applied a write whose guard's node was gone")
+
+	// Negative control: the same write without the guard is applied.
+	_, err = c.Transaction(ctx, framework.SetDataOp(target, []byte("2"), -1))
+	require.NoError(t, err)
+	data, _, err = c.GetData(ctx, target)
+	require.NoError(t, err)
+	require.Equal(t, "2", string(data))
+}
+
+// A guard whose lease ended refuses before anything is sent.
+func TestGuardEndedRefusesBeforeSending(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	const target = "/guard/ended"
+	_, err := c.Create(ctx, target, []byte("0"), framework.WithParents())
+	require.NoError(t, err)
+	ended := false
+	g := framework.NewGuard(target, 0, func() bool { return ended })
+	_, err = c.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("1"), -1))
+	require.NoError(t, err)
+	ended = true
+	before := c.Requests()
+	_, err = c.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("2"), -1))
+	require.ErrorIs(t, err, framework.ErrFenced)
+	require.Equal(t, before, c.Requests(), "a request was sent for an ended guard")
+
+	// Joined guards: either ending refuses; WithGuard joins them.
+	ended = false
+	other := false
+	joined := framework.WithGuard(framework.WithGuard(ctx, g), framework.NewGuard("", 0, func() bool { return other }))
+	jg, ok := framework.GuardFrom(joined)
+	require.True(t, ok)
+	require.Len(t, jg.Ops(), 1, "a guard without a node adds no check")
+	_, err = c.GuardedTransaction(ctx, jg, framework.SetDataOp(target, []byte("3"), -1))
+	require.NoError(t, err)
+	other = true
+	_, err = c.GuardedTransaction(ctx, jg, framework.SetDataOp(target, []byte("4"), -1))
+	require.ErrorIs(t, err, framework.ErrFenced)
+	_, ok = framework.GuardFrom(framework.WithGuard(context.Background(), framework.Guard{}))
+	require.False(t, ok, "the zero Guard is no guard")
+	require.True(t, errors.Is(g.Fenced(), framework.ErrFenced))
+}
