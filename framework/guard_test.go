@@ -97,3 +97,39 @@ func TestGuardEndedRefusesBeforeSending(t *testing.T) {
 	require.False(t, ok, "the zero Guard is no guard")
 	require.True(t, errors.Is(g.Fenced(), framework.ErrFenced))
 }
+
+// A guarded write applied by the server whose reply was lost, sent again after its owner
+// node went: the resent transaction's refusal is not a refusal of the write (the first
+// attempt was applied, while the owner node existed): ErrUnknownOutcome, never ErrFenced.
+func TestGuardedTransactionResentAfterOwnerGoneIsUnknown(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ca := testutil.Connect(t, proxy.ConnectString())
+	cb := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const owner, target = "/guard/resent-owner", "/guard/resent-target"
+	_, err := cb.Create(ctx, owner, nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = cb.Create(ctx, target, []byte("0"), framework.WithParents())
+	require.NoError(t, err)
+	g := framework.NewGuard(owner, 0, nil)
+
+	proxy.HoldReplies()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ca.GuardedTransaction(ctx, g, framework.SetDataOp(target, []byte("A"), -1))
+		errc <- err
+	}()
+	require.Eventually(t, func() bool {
+		data, _, err := cb.GetData(ctx, target)
+		return err == nil && string(data) == "A"
+	}, 20*time.Second, 20*time.Millisecond, "the guarded write was not applied")
+	require.NoError(t, cb.Delete(ctx, owner)) // the lease ends after the write was applied
+	proxy.DropConnections()
+	proxy.Heal()
+	err = <-errc
+	require.ErrorIs(t, err, framework.ErrUnknownOutcome)
+	require.ErrorIs(t, err, framework.ErrNoNode, "the resent transaction found the owner node gone")
+	require.NotErrorIs(t, err, framework.ErrFenced, "a write that was applied reported as refused")
+}
