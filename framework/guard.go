@@ -125,21 +125,21 @@ func (g Guard) Ended() bool {
 // owner node gone).
 type fencedError struct {
 	path  string
-	cause error // the server's refusal, or nil when refused before sending
+	cause error // the server's refusal (a *TxnError), or nil when refused before sending
 }
 
 func (e *fencedError) Error() string {
 	if e.cause == nil {
 		return fmt.Sprintf("%v: refused before sending (guard %s)", ErrFenced, e.path)
 	}
-	return fmt.Sprintf("%v: refused by the server: owner node %s is gone (%v)", ErrFenced, e.path, e.cause)
+	return fmt.Sprintf("%v: refused by the server: owner node %s is gone", ErrFenced, e.path)
 }
 
 func (e *fencedError) Unwrap() error { return ErrFenced }
 
-// Fenced returns an error matching ErrFenced for a write refused before it was sent
-// because the guard's lease or term ended (Ended), naming the guard's node.
-func (g Guard) Fenced() error { return &fencedError{path: g.Path()} }
+// fenced is the error of a write refused before it was sent because the guard's lease or
+// term ended (Ended).
+func (g Guard) fenced() error { return &fencedError{path: g.Path()} }
 
 // guardKey is the context key of WithGuard.
 type guardKey struct{}
@@ -186,7 +186,7 @@ func (c *Client) GuardedTransaction(ctx context.Context, g Guard, ops ...Op) ([]
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
 	}
 	if g.Ended() {
-		return nil, g.Fenced()
+		return nil, g.fenced()
 	}
 	checks := g.Ops()
 	all := append(checks, ops...)
