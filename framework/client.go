@@ -93,9 +93,10 @@ func New(connect string, opts ...Option) (*Client, error) {
 		if opt == nil {
 			continue
 		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
 	}
 	hosts, chroot, _ := strings.Cut(strings.TrimSpace(connect), "/")
 	var servers []string

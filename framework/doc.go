@@ -79,4 +79,33 @@
 // their own for that reason.
 //
 // A Client is safe for concurrent use.
+//
+// # Shapes
+//
+// Every package of the module follows the same shapes for the same acts:
+//
+//   - A method that waits — for the server, a connection, a watch, a lock — takes a
+//     context.Context first, and returns when it ends.
+//   - Start() without a context only starts background work and returns at once:
+//     Client.Start, persistentnode.Node.Start, persistentnode.TTLNode.Start. A Start(ctx)
+//     waits for something before it returns (latch node made, members or instances read,
+//     the value read; a cache's initial build under BuildInitialCache). Two take a
+//     context without waiting: leader.Selector.Start keeps ctx for its values (the
+//     contexts the leadership function gets carry them), and cache.CuratorCache.Start
+//     returns at once (it keeps the shape of the other caches' Start).
+//   - Acquiring returns a lease; a lease is given back with Release(ctx): a release waits
+//     for the server (the lock node's delete, guaranteed in the background past ctx).
+//     Releasing twice is an error.
+//   - Long-lived objects (the client, caches, persistent nodes, group members, latches,
+//     selectors, shared values, service discovery) end with Close() error, which cancels
+//     their work and waits for their goroutines; it may be called many times. The waits
+//     that rest on the server are bounded (10 s for a create in flight, the cleanup
+//     timeout for deletes, which then go on in the background); the ones that rest on the
+//     caller's code are not: a Close waits for a listener or a leadership function that
+//     is running to return.
+//   - Options are plain values (functional options over an unexported struct); a
+//     constructor reports an invalid one as an error matching ErrInvalidArgument. No
+//     option needs a type argument: a generic one infers it from its argument.
+//   - A lease or leader term fences writes to an outside store with Token, and writes to
+//     ZooKeeper itself with Guard: see Guard and WithGuard.
 package framework

@@ -33,7 +33,11 @@ func SetDataOp(path string, data []byte, version int32) Op {
 	return Op{kind: "setData", path: path, data: data, version: version}
 }
 
-// CheckOp makes a transaction fail unless the node's version matches.
+// CheckOp makes a transaction fail unless the node at path exists and, when version is
+// not -1, is at that version. Version -1 matches any version: the transaction then fails
+// (ErrNoNode) only when the node does not exist, which makes CheckOp(node, -1) the op that
+// binds a write to the life of an owner node (see Guard). A check cannot compare a czxid:
+// a node deleted and made again at the same path passes it.
 func CheckOp(path string, version int32) Op { return Op{kind: "check", path: path, version: version} }
 
 // OpResult is the result of one operation of a transaction.

@@ -92,6 +92,7 @@ var families = map[string]sentinel{
 	"framework.ErrBadData":          of(framework.ErrBadData, badData),
 	"framework.ErrInvalidPath":      of(framework.ErrInvalidPath, invalidArg),
 	"framework.ErrDataTooLarge":     own(framework.ErrDataTooLarge),
+	"framework.ErrFenced":           own(framework.ErrFenced),
 	"framework.ErrRolledBack":       own(framework.ErrRolledBack),
 	"framework.ErrNoNode":           own(framework.ErrNoNode),
 	"framework.ErrNodeExists":       own(framework.ErrNodeExists),

@@ -67,7 +67,7 @@ func TestArgumentErrorsHaveOnePrefix(t *testing.T) {
 		{"discovery", "nil client", func() error { _, err := discovery.New[string](nil, "/s"); return err }},
 		{"discovery", "bad name", func() error { _, err := discovery.NewInstance("a/b", ""); return err }},
 		{"discovery", "zero down-instance policy", func() error {
-			_, err := discovery.NewProvider(d, "svc", discovery.WithDownInstancePolicy[string](discovery.DownInstancePolicy{}))
+			_, err := discovery.NewProvider(d, "svc", discovery.WithDownInstancePolicy(discovery.DownInstancePolicy{}))
 			return err
 		}},
 		{"atomic", "nil client", func() error { _, err := atomic.NewLong(nil, "/a"); return err }},
@@ -118,7 +118,7 @@ func TestDownInstancePolicyIsAnArgumentError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = discovery.NewProvider(d, "svc", discovery.WithDownInstancePolicy[string](discovery.DownInstancePolicy{}))
+	_, err = discovery.NewProvider(d, "svc", discovery.WithDownInstancePolicy(discovery.DownInstancePolicy{}))
 	if errors.Is(err, discovery.ErrInvalidInstance) || !errors.Is(err, framework.ErrInvalidArgument) {
 		t.Fatalf("zero down-instance policy: %v; want an invalid argument, not an invalid instance", err)
 	}
