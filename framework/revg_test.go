@@ -1,7 +1,9 @@
 package framework_test
 
 import (
+	"context"
 	"sync"
+	stdatomic "sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +74,37 @@ func TestRevgGuardedTransactionUnknownTxnErrorIndexCountsChecks(t *testing.T) {
 	require.ErrorAs(t, got, &te)
 	require.Equalf(t, len(ops), te.N, "TxnError.N counts the guard's check: %v", got)
 	require.Lessf(t, te.Index, len(ops), "TxnError.Index %d is out of range of the caller's %d ops: %v", te.Index, len(ops), got)
+}
+
+// A guarded transaction called with a context already ended sends nothing (Transaction
+// returns the context's error before any attempt), yet GuardedTransaction reports it as
+// ErrUnknownOutcome ("may have been applied"): its doc gives that answer only to a
+// transaction in flight when ctx ended. A guarded queue Put or atomic change reports the
+// same for a write never sent (the unguarded one reports ctx's error).
+func TestRevgGuardedTransactionNotSentIsNotUnknown(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	var multis stdatomic.Int32
+	c := testutil.Connect(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "multi" {
+			multis.Add(1)
+		}
+	}))
+	ctx := testutil.Context(t, 30*time.Second)
+	const owner, target = "/revg/owner2", "/revg/target2"
+	_, err := c.Create(ctx, owner, nil, framework.WithParents())
+	require.NoError(t, err)
+	_, err = c.Create(ctx, target, []byte("0"), framework.WithParents())
+	require.NoError(t, err)
+	g := framework.NewGuard(owner, 0, nil)
+
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	_, plain := c.Transaction(ended, framework.SetDataOp(target, []byte("1"), -1))
+	require.ErrorIs(t, plain, context.Canceled)
+	require.NotErrorIs(t, plain, framework.ErrUnknownOutcome, "negative control: Transaction")
+	_, err = c.GuardedTransaction(ended, g, framework.SetDataOp(target, []byte("1"), -1))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, multis.Load(), "nothing was sent")
+	require.NotErrorIsf(t, err, framework.ErrUnknownOutcome, "a transaction never sent is reported as of unknown outcome: %v", err)
 }
