@@ -342,6 +342,7 @@ func TestCacheAndProvider(t *testing.T) {
 	require.NoError(t, p.Start(ctx))
 	_, err = p.GetInstance()
 	assert.ErrorIs(t, err, discovery.ErrNoInstance)
+	assert.ErrorContains(t, err, "none registered", "the error tells a service that is gone from one held back")
 
 	a, b := newInstance(t, "svc", "a", 1), newInstance(t, "svc", "b", 2)
 	off := newInstance(t, "svc", "c", 3, discovery.WithEnabled(false))
@@ -397,6 +398,7 @@ func TestCacheAndProvider(t *testing.T) {
 	require.NoError(t, f.Start(ctx))
 	_, err = f.GetInstance()
 	assert.ErrorIs(t, err, discovery.ErrNoInstance, "b filtered out, c disabled")
+	assert.ErrorContains(t, err, "2 registered (1 disabled, 0 marked down after errors, 1 filtered out)")
 	require.NoError(t, d.Register(ctx, a))
 	r, err := discovery.NewProvider(d, "svc", discovery.WithStrategy(discovery.Random()))
 	require.NoError(t, err)

@@ -252,6 +252,29 @@ func (p *ServiceProvider[T]) GetAllInstances() ([]*Instance[T], error) {
 	return out, nil
 }
 
+// noInstance says why no instance is handed out: none registered, or how many are
+// disabled, marked down by NoteError or filtered out, so that a caller can tell a service
+// that is gone from one the policy holds back.
+func (p *ServiceProvider[T]) noInstance() error {
+	all := p.cache.Instances()
+	if len(all) == 0 {
+		return fmt.Errorf("%w: %s: none registered", ErrNoInstance, p.cache.name)
+	}
+	var disabled, down, filtered int
+	for _, i := range all {
+		switch {
+		case !i.Enabled:
+			disabled++
+		case !p.up(i):
+			down++
+		case !p.kept(i):
+			filtered++
+		}
+	}
+	return fmt.Errorf("%w: %s: %d registered (%d disabled, %d marked down after errors, %d filtered out)",
+		ErrNoInstance, p.cache.name, len(all), disabled, down, filtered)
+}
+
 func (p *ServiceProvider[T]) kept(i *Instance[T]) bool {
 	for _, f := range p.o.filters {
 		if !f(i) {
@@ -269,7 +292,7 @@ func (p *ServiceProvider[T]) GetInstance() (*Instance[T], error) {
 		return nil, err
 	}
 	if len(in) == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNoInstance, p.cache.name)
+		return nil, p.noInstance()
 	}
 	return p.o.strategy.Choose(in), nil
 }

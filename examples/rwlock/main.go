@@ -46,7 +46,7 @@ func main() {
 }
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
-// default is 60 s, as Curator's). It is how long the server keeps the session of a client
+// default is 30 s; Curator asks for 60 s). It is how long the server keeps the session of a client
 // that went silent — crashed, paused or cut off — and with it the client's ephemeral
 // nodes: its lock, lease or election nodes. Others wait up to that long before a crashed
 // holder's place is theirs. Shorter means a faster take-over, but a pause or network blip

@@ -548,7 +548,10 @@ func (l *Latch) Token(ctx context.Context) (int64, error) {
 // Await waits until this participant is leader, ctx ends, or the latch or the client is
 // closed. It returns nil when leader, ctx.Err() (wrapped) on cancellation, ErrClosed
 // after Close and ErrNotStarted before Start. Leadership can end right after Await
-// returns: use Term for the Done channel of the term.
+// returns: use Term for the Done channel of the term. While this participant leads,
+// Await returns nil even if ctx has ended: a loop that awaits leadership again after each
+// term should test ctx itself (for ctx.Err() == nil { … }) and Close the latch to step
+// down.
 func (l *Latch) Await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
