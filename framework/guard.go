@@ -142,6 +142,16 @@ func (g Guard) Ended() bool {
 	return false
 }
 
+// Check returns an error matching ErrFenced when the lease or term behind the guard has
+// ended on the client's side (Ended), nil otherwise: what a recipe asks before a write
+// it makes outside a guarded transaction would be made at all.
+func (g Guard) Check() error {
+	if g.Ended() {
+		return g.fenced()
+	}
+	return nil
+}
+
 // fencedError is a guarded write refused: before sending (Ended) or by the server (an
 // owner node gone).
 type fencedError struct {

@@ -49,7 +49,12 @@ func (q *SimpleQueue[T]) ensure(ctx context.Context) error {
 	if q.ready.Load() {
 		return nil
 	}
-	_, err := q.c.Create(ctx, q.path, nil, framework.WithContainerParents(), framework.WithMode(framework.Container))
+	var err error
+	if g, ok := framework.GuardFrom(ctx); ok { // guarded: nothing made once it no longer holds
+		err = q.c.GuardedEnsure(ctx, g, q.path, framework.Container, true)
+	} else {
+		_, err = q.c.Create(ctx, q.path, nil, framework.WithContainerParents(), framework.WithMode(framework.Container))
+	}
 	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return err
 	}
@@ -67,6 +72,11 @@ func (q *SimpleQueue[T]) Offer(ctx context.Context, item T) (string, error) {
 	p := framework.JoinPath(q.path, simplePrefix)
 	if err := q.c.CheckDataSize(p+"0000000000", len(data)); err != nil {
 		return "", fmt.Errorf("queue: offer: %w", err)
+	}
+	if g, ok := framework.GuardFrom(ctx); ok {
+		if err := g.Check(); err != nil { // ended: make nothing, not even the queue path
+			return "", fmt.Errorf("queue: offer: %w", err)
+		}
 	}
 	if err := q.ensure(ctx); err != nil {
 		return "", err
