@@ -273,28 +273,22 @@ func (e *guardCheckError) Error() string {
 
 func (e *guardCheckError) Unwrap() error { return e.err }
 
-// GuardedEnsure makes the node at path (mode mode, no data) and its missing parents (as
-// containers when containerParents, else persistent), each create in a guarded
+// GuardedEnsure makes the node at path and its missing parents, each create in a guarded
 // transaction (GuardedTransaction), so that the server makes none of them once g no
 // longer holds: what a recipe uses for the paths a guarded write needs. It returns nil
 // when the node exists (made now or before), an error matching ErrFenced when g no
-// longer holds (parents made while it held are left: they are what an unguarded ensure
-// makes), or the error of the create that failed. A sequential mode is refused.
-func (c *Client) GuardedEnsure(ctx context.Context, g Guard, path string, mode CreateMode, containerParents bool) error {
-	if mode.sequential() {
-		return opErr("ensure", path, fmt.Errorf("%w: sequential mode %d", ErrInvalidArgument, mode))
-	}
+// longer holds (parents made while it held are left, as an unguarded create's are), or
+// the error of the create that failed. The nodes it makes are persistent, never
+// containers: a transaction cannot make a container (go-zookeeper sends a multi's creates
+// as plain creates, which ZooKeeper refuses with the container flag).
+func (c *Client) GuardedEnsure(ctx context.Context, g Guard, path string) error {
 	if err := ValidatePath(path); err != nil {
 		return opErr("ensure", path, err)
 	}
-	parentMode := Persistent
-	if containerParents {
-		parentMode = Container
-	}
 	var pending []string // nodes found without a parent, the deepest first
-	p, m := path, mode
+	p := path
 	for {
-		_, err := c.GuardedTransaction(ctx, g, CreateOp(p, nil, m, nil))
+		_, err := c.GuardedTransaction(ctx, g, CreateOp(p, nil, Persistent, nil))
 		var te *TxnError
 		switch {
 		case err == nil, errors.Is(err, ErrNodeExists) && !errors.Is(err, ErrFenced):
@@ -302,13 +296,9 @@ func (c *Client) GuardedEnsure(ctx context.Context, g Guard, path string, mode C
 				return nil
 			}
 			p, pending = pending[len(pending)-1], pending[:len(pending)-1]
-			m = parentMode
-			if p == path {
-				m = mode
-			}
 		case errors.As(err, &te) && errors.Is(err, ErrNoNode) && !errors.Is(err, ErrUnknownOutcome) && ParentPath(p) != "/":
 			pending = append(pending, p)
-			p, m = ParentPath(p), parentMode
+			p = ParentPath(p)
 		default:
 			return err
 		}

@@ -21,7 +21,8 @@ type Op struct {
 	server  string // the full server path (chroot and namespace), when not the client's: a guard's check
 }
 
-// CreateOp creates a node in a transaction (acl nil: the client's ACL provider's).
+// CreateOp creates a node in a transaction (acl nil: the client's ACL provider's). Container
+// and TTL modes are refused (ErrInvalidArgument): a transaction cannot make them.
 func CreateOp(path string, data []byte, mode CreateMode, acl []zk.ACL) Op {
 	return Op{kind: "create", path: path, data: data, mode: mode, acl: acl}
 }
@@ -113,6 +114,9 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 		}
 		switch op.kind {
 		case "create":
+			if op.mode == Container { // sent as a plain create, which ZooKeeper refuses ("api error")
+				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: a container cannot be created in a transaction", ErrInvalidArgument)), false
+			}
 			if op.mode.ttl() || op.mode < Persistent || op.mode > PersistentSequentialWithTTL {
 				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode)), false
 			}

@@ -283,14 +283,15 @@ func checkPath(what, p string) error {
 
 // ensure creates p (persistent, its parents as containers) once, as Curator's queue does
 // at start for the queue and lock paths. Under a guard (framework.WithGuard) the creates
-// are guarded: none is made once the guard no longer holds (framework.ErrFenced).
+// are guarded: none is made once the guard no longer holds (framework.ErrFenced); the
+// parents are then persistent nodes, not containers (a transaction cannot make one).
 func (b *base[T]) ensure(ctx context.Context, p string, done *atomic.Bool) error {
 	if done.Load() {
 		return nil
 	}
 	var err error
 	if g, ok := framework.GuardFrom(ctx); ok {
-		err = b.c.GuardedEnsure(ctx, g, p, framework.Persistent, true)
+		err = b.c.GuardedEnsure(ctx, g, p)
 	} else {
 		_, err = b.c.Create(ctx, p, nil, framework.WithContainerParents())
 	}

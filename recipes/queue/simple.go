@@ -50,8 +50,8 @@ func (q *SimpleQueue[T]) ensure(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if g, ok := framework.GuardFrom(ctx); ok { // guarded: nothing made once it no longer holds
-		err = q.c.GuardedEnsure(ctx, g, q.path, framework.Container, true)
+	if g, ok := framework.GuardFrom(ctx); ok { // guarded: nothing made once it no longer holds; persistent, not a container (see framework.Client.GuardedEnsure)
+		err = q.c.GuardedEnsure(ctx, g, q.path)
 	} else {
 		_, err = q.c.Create(ctx, q.path, nil, framework.WithContainerParents(), framework.WithMode(framework.Container))
 	}
