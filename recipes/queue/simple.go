@@ -63,7 +63,8 @@ func (q *SimpleQueue[T]) ensure(ctx context.Context) error {
 }
 
 // Offer adds item at the end of the queue and returns its node's path; see Queue.Put for
-// ErrMaybeTwice and the size limit.
+// ErrMaybeTwice, the size limit and a guard (framework.WithGuard): under a guard, a
+// missing queue path is made as a persistent node, not a container.
 func (q *SimpleQueue[T]) Offer(ctx context.Context, item T) (string, error) {
 	data, err := q.ser.Serialize(item)
 	if err != nil {
