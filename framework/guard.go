@@ -43,9 +43,10 @@ type Guard struct {
 }
 
 type guardOwner struct {
-	path  string
-	czxid int64
-	ended func() bool // nil: only the server's check
+	path   string
+	server string // path with the chroot and namespace of the client it came from; "": the writing client's
+	czxid  int64
+	ended  func() bool // nil: only the server's check
 }
 
 // NewGuard returns a guard on the node at path (without namespace), whose czxid is czxid
@@ -53,8 +54,24 @@ type guardOwner struct {
 // write is sent: when it returns true the write is refused with ErrFenced at once. With
 // path "", the guard checks no node: it only refuses before sending once ended is true
 // (to be joined, with And, to guards that check nodes).
+//
+// The guard's check looks for path under the chroot and namespace of the client that
+// makes the guarded write. Client.NewGuard binds the path to a client's chroot and
+// namespace instead, so that a write through any client of the ensemble checks the same
+// node.
 func NewGuard(path string, czxid int64, ended func() bool) Guard {
 	return Guard{owners: []guardOwner{{path: path, czxid: czxid, ended: ended}}}
+}
+
+// NewGuard is the package's NewGuard for a node at path under c's chroot and namespace:
+// the guard checks that node whatever client makes the guarded write (one with another
+// namespace or chroot, on the same ensemble), as the leases of the recipes' locks do.
+func (c *Client) NewGuard(path string, czxid int64, ended func() bool) Guard {
+	g := NewGuard(path, czxid, ended)
+	if path != "" {
+		g.owners[0].server = c.fullPath(path)
+	}
+	return g
 }
 
 // And returns a guard that holds while both g and other hold (a multi-lock's guard is its
@@ -87,25 +104,29 @@ func (g Guard) Czxid() int64 {
 	return 0
 }
 
-// Ops returns the guard's ops, one CheckOp(path, -1) per owner node: put them first in a
+// Ops returns the guard's ops, one CheckOp(path, -1) per owner node (bound to the owner's
+// chroot and namespace for a guard made by Client.NewGuard): put them first in a
 // Transaction with the writes they guard. The transaction then fails with ErrNoNode on the
 // check (a *TxnError) once an owner node is gone. Prefer GuardedTransaction, which also
 // refuses before sending when the lease already ended and reports ErrFenced.
 func (g Guard) Ops() []Op {
 	var ops []Op
 	for _, o := range g.owners {
-		if o.path != "" && !slices.ContainsFunc(ops, func(op Op) bool { return op.path == o.path }) {
-			ops = append(ops, CheckOp(o.path, -1))
+		if o.path != "" && !slices.ContainsFunc(ops, func(op Op) bool { return op.path == o.path && op.server == o.server }) {
+			op := CheckOp(o.path, -1)
+			op.server = o.server
+			ops = append(ops, op)
 		}
 	}
 	return ops
 }
 
-// Op returns the op of a guard with one owner node: CheckOp(path, -1). For a guard with
-// several (And), use Ops. A guard with no node has the zero Op, which Transaction refuses.
+// Op returns the op of a guard with one owner node: CheckOp(path, -1) (bound as Ops's
+// are). For a guard with several (And), use Ops. A guard with no node has the zero Op,
+// which Transaction refuses.
 func (g Guard) Op() Op {
-	if p := g.Path(); p != "" {
-		return CheckOp(p, -1)
+	if ops := g.Ops(); len(ops) > 0 {
+		return ops[0]
 	}
 	return Op{}
 }
@@ -119,6 +140,16 @@ func (g Guard) Ended() bool {
 		}
 	}
 	return false
+}
+
+// Check returns an error matching ErrFenced when the lease or term behind the guard has
+// ended on the client's side (Ended), nil otherwise: what a recipe asks before a write
+// it makes outside a guarded transaction would be made at all.
+func (g Guard) Check() error {
+	if g.Ended() {
+		return g.fenced()
+	}
+	return nil
 }
 
 // fencedError is a guarded write refused: before sending (Ended) or by the server (an
@@ -174,13 +205,17 @@ func GuardFrom(ctx context.Context) (Guard, bool) {
 //   - an error matching ErrFenced when nothing was applied because g no longer holds: the
 //     lease or term ended before the transaction was sent (nothing is sent), or the server
 //     found an owner node gone;
-//   - a *TxnError whose Index is that of the op of ops that failed (the guard held);
+//   - a *TxnError whose Index and N count ops only (not the guard's checks), when an op of
+//     ops failed (the guard held);
 //   - an error matching ErrUnknownOutcome, as Transaction's, when the transaction was sent
-//     again after a connection loss and then failed (its guard's check included: the first
-//     attempt may have been applied, while the owner node still existed), or when ctx ended
-//     while it was in flight (also matching ctx's error).
+//     again after a connection loss and then failed (a *TxnError within it counts ops only,
+//     as above; a resend refused by the guard's check carries no *TxnError and says so:
+//     the first attempt may have been applied, while the owner node still existed), or
+//     when ctx ended while an attempt was in flight (also matching ctx's error);
+//   - ctx's error alone when ctx ended before any attempt was sent (nothing applied).
 //
-// The zero Guard runs ops as Transaction does.
+// Errors other than a *TxnError name the path of ops[0], not the guard's. The zero Guard
+// runs ops as Transaction does.
 func (c *Client) GuardedTransaction(ctx context.Context, g Guard, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
@@ -190,7 +225,7 @@ func (c *Client) GuardedTransaction(ctx context.Context, g Guard, ops ...Op) ([]
 	}
 	checks := g.Ops()
 	all := append(checks, ops...)
-	res, err := c.Transaction(ctx, all...)
+	res, err, attempted := c.transaction(ctx, len(checks), all)
 	if len(res) >= len(checks) {
 		res = res[len(checks):]
 	}
@@ -199,23 +234,73 @@ func (c *Client) GuardedTransaction(ctx context.Context, g Guard, ops ...Op) ([]
 	}
 	var te *TxnError
 	if errors.As(err, &te) {
-		if errors.Is(err, ErrUnknownOutcome) {
-			return res, err
+		unknown := errors.Is(err, ErrUnknownOutcome)
+		var out error
+		switch {
+		case te.Index >= len(checks):
+			shifted := *te
+			shifted.Index -= len(checks)
+			shifted.N -= len(checks)
+			out = &shifted
+		case !unknown && errors.Is(te.Err, ErrNoNode):
+			return res, &fencedError{path: te.Path, cause: te}
+		default:
+			out = &guardCheckError{path: te.Path, err: te.Err}
 		}
-		if te.Index < len(checks) {
-			if errors.Is(te.Err, ErrNoNode) {
-				return res, &fencedError{path: te.Path, cause: te}
-			}
-			return res, err
+		if unknown {
+			return res, &unknownOutcomeError{err: out}
 		}
-		shifted := *te
-		shifted.Index -= len(checks)
-		shifted.N -= len(checks)
-		return res, &shifted
+		return res, out
 	}
-	if mayHaveApplied(err) && !errors.Is(err, ErrUnknownOutcome) {
+	if attempted && mayHaveApplied(err) && !errors.Is(err, ErrUnknownOutcome) {
 		// Given up while it may have been in flight: applied or not, nobody can say.
 		return res, &unknownOutcomeError{err: err}
 	}
 	return res, err
+}
+
+// guardCheckError is a guarded transaction failed on the guard's check other than as
+// fenced: refused on a resend (its first attempt's outcome unknown), or for another
+// reason than a missing owner node.
+type guardCheckError struct {
+	path string
+	err  error
+}
+
+func (e *guardCheckError) Error() string {
+	return fmt.Sprintf("framework: guarded transaction: the guard's check of owner node %s failed: %v", e.path, e.err)
+}
+
+func (e *guardCheckError) Unwrap() error { return e.err }
+
+// GuardedEnsure makes the node at path and its missing parents, each create in a guarded
+// transaction (GuardedTransaction), so that the server makes none of them once g no
+// longer holds: what a recipe uses for the paths a guarded write needs. It returns nil
+// when the node exists (made now or before), an error matching ErrFenced when g no
+// longer holds (parents made while it held are left, as an unguarded create's are), or
+// the error of the create that failed. The nodes it makes are persistent, never
+// containers: a transaction cannot make a container (go-zookeeper sends a multi's creates
+// as plain creates, which ZooKeeper refuses with the container flag).
+func (c *Client) GuardedEnsure(ctx context.Context, g Guard, path string) error {
+	if err := ValidatePath(path); err != nil {
+		return opErr("ensure", path, err)
+	}
+	var pending []string // nodes found without a parent, the deepest first
+	p := path
+	for {
+		_, err := c.GuardedTransaction(ctx, g, CreateOp(p, nil, Persistent, nil))
+		var te *TxnError
+		switch {
+		case err == nil, errors.Is(err, ErrNodeExists) && !errors.Is(err, ErrFenced):
+			if len(pending) == 0 {
+				return nil
+			}
+			p, pending = pending[len(pending)-1], pending[:len(pending)-1]
+		case errors.As(err, &te) && errors.Is(err, ErrNoNode) && !errors.Is(err, ErrUnknownOutcome) && ParentPath(p) != "/":
+			pending = append(pending, p)
+			p = ParentPath(p)
+		default:
+			return err
+		}
+	}
 }

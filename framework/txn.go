@@ -18,9 +18,11 @@ type Op struct {
 	mode    CreateMode
 	acl     []zk.ACL
 	version int32
+	server  string // the full server path (chroot and namespace), when not the client's: a guard's check
 }
 
-// CreateOp creates a node in a transaction (acl nil: the client's ACL provider's).
+// CreateOp creates a node in a transaction (acl nil: the client's ACL provider's). Container
+// and TTL modes are refused (ErrInvalidArgument): a transaction cannot make them.
 func CreateOp(path string, data []byte, mode CreateMode, acl []zk.ACL) Op {
 	return Op{kind: "create", path: path, data: data, mode: mode, acl: acl}
 }
@@ -84,8 +86,16 @@ func (e *TxnError) Unwrap() error { return e.Err }
 // it fails, the error is a *TxnError naming the op that failed; that op's result carries
 // its cause and every other op's result carries an error wrapping ErrRolledBack.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
+	res, err, _ := c.transaction(ctx, 0, ops)
+	return res, err
+}
+
+// transaction is Transaction, whose errors other than a *TxnError name ops[name]'s path,
+// and which also reports whether an attempt was handed to the connection (sent: it may
+// have reached the server).
+func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpResult, _ error, attempted bool) {
 	if len(ops) == 0 {
-		return nil, fmt.Errorf("framework: %w: empty transaction", ErrInvalidArgument)
+		return nil, fmt.Errorf("framework: %w: empty transaction", ErrInvalidArgument), false
 	}
 	reqs := make([]any, len(ops))
 	size := 0
@@ -95,14 +105,20 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 			validate = ValidatePathSequential
 		}
 		if err := validate(op.path); err != nil {
-			return nil, opErr("transaction "+op.kind, op.path, err)
+			return nil, opErr("transaction "+op.kind, op.path, err), false
 		}
 		size += len(op.data) + len(op.path) + 64
 		full := c.fullPath(op.path)
+		if op.server != "" {
+			full = op.server
+		}
 		switch op.kind {
 		case "create":
+			if op.mode == Container { // sent as a plain create, which ZooKeeper refuses ("api error")
+				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: a container cannot be created in a transaction", ErrInvalidArgument)), false
+			}
 			if op.mode.ttl() || op.mode < Persistent || op.mode > PersistentSequentialWithTTL {
-				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode))
+				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode)), false
 			}
 			acl := op.acl
 			if len(acl) == 0 {
@@ -116,16 +132,17 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		case "check":
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
 		default:
-			return nil, fmt.Errorf("framework: %w: zero Op at index %d", ErrInvalidArgument, i)
+			return nil, fmt.Errorf("framework: %w: zero Op at index %d", ErrInvalidArgument, i), false
 		}
 	}
 	if size+packetOverhead > c.opts.maxPacket {
-		return nil, &DataTooLargeError{Path: ops[0].path, Size: size, Limit: c.opts.maxPacket - packetOverhead}
+		return nil, &DataTooLargeError{Path: ops[name].path, Size: size, Limit: c.opts.maxPacket - packetOverhead}, false
 	}
 	var resp []zk.MultiResponse
 	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
+		attempted = true
 		resp, err = call(c, ctx, "multi", func() ([]zk.MultiResponse, error) { return conn.Multi(reqs...) }, nil)
 		sent.note(err)
 		return err
@@ -148,14 +165,14 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 			}
 		}
 		if bool(sent) {
-			return results, &unknownOutcomeError{err: te}
+			return results, &unknownOutcomeError{err: te}, attempted
 		}
-		return results, te
+		return results, te, attempted
 	}
 	if err != nil {
-		return results, opErr("transaction", ops[0].path, err)
+		return results, opErr("transaction", ops[name].path, err), attempted
 	}
-	return results, nil
+	return results, nil, attempted
 }
 
 // isRolledBackCode reports ZooKeeper's RUNTIMEINCONSISTENCY (-2), which it gives the ops

@@ -12,11 +12,13 @@ import (
 // node's czxid (one request, shared with Czxid), which also checks that the node is this
 // session's; it fails with ErrLeaseLost when the lease already ended or the node is not
 // ours. The node's protected name (a fresh UUID) is what makes a check by path sound:
-// no other create makes a node at that path.
+// no other create makes a node at that path. The guard is bound to the lease's client's
+// chroot and namespace (framework.Client.NewGuard): a write through a client of another
+// namespace checks the same node.
 func (l *Lease) Guard(ctx context.Context) (framework.Guard, error) {
 	z, err := l.Czxid(ctx)
 	if err != nil {
 		return framework.Guard{}, err
 	}
-	return framework.NewGuard(l.Held.Path, z, l.ended), nil
+	return l.client.NewGuard(l.Held.Path, z, l.ended), nil
 }

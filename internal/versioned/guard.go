@@ -25,7 +25,9 @@ func setData(ctx context.Context, c *framework.Client, path string, data []byte,
 
 // create is c.CreateStat with container parents, or, when ctx carries a guard, the
 // create in a guarded transaction (a transaction cannot create parents: a missing parent
-// is created first, as a container, outside it). The guarded create returns no Stat.
+// is created first in guarded transactions of its own, so that the server makes no
+// parent either once the guard no longer holds; such parents are persistent nodes, not
+// containers: a transaction cannot make a container). The guarded create returns no Stat.
 func create(ctx context.Context, c *framework.Client, path string, data []byte) (*framework.Stat, error) {
 	g, ok := framework.GuardFrom(ctx)
 	if !ok {
@@ -38,8 +40,7 @@ func create(ctx context.Context, c *framework.Client, path string, data []byte) 
 	if errors.As(err, &te) && errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
 		// The parent is missing (the create found no parent; nothing was applied).
 		parent := framework.ParentPath(path)
-		_, perr := c.Create(ctx, parent, nil, framework.WithMode(framework.Container), framework.WithContainerParents())
-		if perr != nil && !errors.Is(perr, framework.ErrNodeExists) {
+		if perr := c.GuardedEnsure(ctx, g, parent); perr != nil {
 			return nil, perr
 		}
 		_, err = c.GuardedTransaction(ctx, g, op)

@@ -282,12 +282,19 @@ func checkPath(what, p string) error {
 }
 
 // ensure creates p (persistent, its parents as containers) once, as Curator's queue does
-// at start for the queue and lock paths.
+// at start for the queue and lock paths. Under a guard (framework.WithGuard) the creates
+// are guarded: none is made once the guard no longer holds (framework.ErrFenced); the
+// parents are then persistent nodes, not containers (a transaction cannot make one).
 func (b *base[T]) ensure(ctx context.Context, p string, done *atomic.Bool) error {
 	if done.Load() {
 		return nil
 	}
-	_, err := b.c.Create(ctx, p, nil, framework.WithContainerParents())
+	var err error
+	if g, ok := framework.GuardFrom(ctx); ok {
+		err = b.c.GuardedEnsure(ctx, g, p)
+	} else {
+		_, err = b.c.Create(ctx, p, nil, framework.WithContainerParents())
+	}
 	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return err
 	}
@@ -312,6 +319,11 @@ func (b *base[T]) put(ctx context.Context, name string, items []T) (string, erro
 	itemPath := framework.JoinPath(b.path, name)
 	if err := b.c.CheckDataSize(itemPath+"0000000000", len(data)); err != nil {
 		return "", fmt.Errorf("queue: put: %w", err)
+	}
+	if g, ok := framework.GuardFrom(ctx); ok {
+		if err := g.Check(); err != nil { // ended: make nothing, not even the queue path
+			return "", fmt.Errorf("queue: put: %w", err)
+		}
 	}
 	if err := b.ensure(ctx, b.path, &b.pathReady); err != nil {
 		return "", err

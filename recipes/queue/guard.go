@@ -12,7 +12,8 @@ import (
 // the item's create goes in one transaction with the guard's checks, so the server
 // queues the item only while the guard's owner nodes exist; a refused put's error
 // matches framework.ErrFenced (nothing queued). A transaction cannot create parents:
-// when the queue path is missing, ensure makes it and the transaction is tried once more.
+// when the queue path is missing, ensure makes it (in guarded transactions of its own:
+// nothing is made once the guard no longer holds) and the transaction is tried once more.
 // A transaction whose answer does not say whether it was sent twice is counted as maybe
 // twice when the connection was lost while it was in flight (ErrMaybeTwice with the
 // path, as for an unguarded put).

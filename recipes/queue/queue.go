@@ -32,8 +32,10 @@ func New[T any](c *framework.Client, path string, ser Serializer[T], opts ...Opt
 // was in flight returns that error alone, with no path, and the item may be queued all
 // the same: a caller that puts it again may queue it twice, with no ErrMaybeTwice. Under a
 // context carrying a guard (framework.WithGuard), the item's create goes in one transaction
-// with the guard's check: a refused put matches framework.ErrFenced and queued nothing; a
-// put that saw a connection loss while in flight is reported with ErrMaybeTwice.
+// with the guard's check: a refused put matches framework.ErrFenced and queued nothing,
+// nor made the queue path (a missing queue path is made in guarded transactions too, as
+// persistent nodes: a transaction cannot make containers); a put that saw a connection
+// loss while in flight is reported with ErrMaybeTwice.
 func (q *Queue[T]) Put(ctx context.Context, item T) (string, error) {
 	return q.put(ctx, itemPrefix, []T{item})
 }

@@ -49,7 +49,12 @@ func (q *SimpleQueue[T]) ensure(ctx context.Context) error {
 	if q.ready.Load() {
 		return nil
 	}
-	_, err := q.c.Create(ctx, q.path, nil, framework.WithContainerParents(), framework.WithMode(framework.Container))
+	var err error
+	if g, ok := framework.GuardFrom(ctx); ok { // guarded: nothing made once it no longer holds; persistent, not a container (see framework.Client.GuardedEnsure)
+		err = q.c.GuardedEnsure(ctx, g, q.path)
+	} else {
+		_, err = q.c.Create(ctx, q.path, nil, framework.WithContainerParents(), framework.WithMode(framework.Container))
+	}
 	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		return err
 	}
@@ -58,7 +63,8 @@ func (q *SimpleQueue[T]) ensure(ctx context.Context) error {
 }
 
 // Offer adds item at the end of the queue and returns its node's path; see Queue.Put for
-// ErrMaybeTwice and the size limit.
+// ErrMaybeTwice, the size limit and a guard (framework.WithGuard): under a guard, a
+// missing queue path is made as a persistent node, not a container.
 func (q *SimpleQueue[T]) Offer(ctx context.Context, item T) (string, error) {
 	data, err := q.ser.Serialize(item)
 	if err != nil {
@@ -67,6 +73,11 @@ func (q *SimpleQueue[T]) Offer(ctx context.Context, item T) (string, error) {
 	p := framework.JoinPath(q.path, simplePrefix)
 	if err := q.c.CheckDataSize(p+"0000000000", len(data)); err != nil {
 		return "", fmt.Errorf("queue: offer: %w", err)
+	}
+	if g, ok := framework.GuardFrom(ctx); ok {
+		if err := g.Check(); err != nil { // ended: make nothing, not even the queue path
+			return "", fmt.Errorf("queue: offer: %w", err)
+		}
 	}
 	if err := q.ensure(ctx); err != nil {
 		return "", err
