@@ -13,8 +13,9 @@ import (
 // framework.WithGuard, or put its Op into a framework transaction: the server applies the
 // write only while the latch node exists, so a write made after leadership was given up
 // or the session expired is refused (framework.ErrFenced), and a write made once the term
-// ended (Done closed) is refused before it is sent. It needs no request; it fails with
-// ErrLeadershipLost once the term has ended.
+// ended (Done closed) is refused before it is sent. The guard names the node with the latch
+// client's namespace and chroot, so a write through a client of another namespace checks the
+// same node. It needs no request; it fails with ErrLeadershipLost once the term has ended.
 //
 // A latch that keeps its node through a brief disconnection starts a new term on the same
 // node: nobody else led in between, and the server passes both terms' writes; the ended
@@ -23,7 +24,11 @@ func (t *Term) Guard() (framework.Guard, error) {
 	if isClosed(t.done) {
 		return framework.Guard{}, fmt.Errorf("%w: %s", ErrLeadershipLost, t.node)
 	}
-	return framework.NewGuard(t.node, t.czxid, func() bool { return isClosed(t.done) }), nil
+	ended := func() bool { return isClosed(t.done) }
+	if t.client != nil {
+		return t.client.NewGuard(t.node, t.czxid, ended), nil
+	}
+	return framework.NewGuard(t.node, t.czxid, ended), nil
 }
 
 // SelectorGuard returns a guard on the leadership that ctx — the context a Selector gives

@@ -435,6 +435,7 @@ func (l *Latch) step(ctx context.Context) error {
 	if t == nil || t.node != node || isClosed(t.Done()) {
 		l.endTerm(true)
 		t = newTerm(node, st.Czxid, sid, loss)
+		t.client = l.client // its guard names the node with this client's namespace and chroot
 		if !l.beginTerm(t) {
 			return ErrClosed
 		}

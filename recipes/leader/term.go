@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/zoocurator/zoocurator/framework"
 )
 
 // Term is one uninterrupted period of leadership of a Latch. It ends (Done closes) when
@@ -19,8 +21,10 @@ type Term struct {
 	node  string
 	czxid int64
 	sid   int64
-	done  chan struct{}
-	once  sync.Once
+	// client is the latch's: the term's guard names the node with its namespace and chroot.
+	client *framework.Client
+	done   chan struct{}
+	once   sync.Once
 
 	mu      sync.Mutex
 	ended   bool
