@@ -58,3 +58,32 @@ func TestRevqGivenUpItemRemovedMeanwhileNotReportedDeadLettered(t *testing.T) {
 		})
 	}
 }
+
+// JSON[T]'s promise: "bytes that are not one JSON value of T's shape (another writer's,
+// say) are refused", and the consumer reports the node as a *BadItemError. The JSON
+// literal null is not a job (a struct): another writer's null (Jackson writes a null
+// reference as "null") must be refused, not handed to the handler as a zero job, which a
+// handler cannot tell from a real job{ID: 0}.
+func TestRevqJSONNullNotTakenForAZeroItem(t *testing.T) {
+	leakcheck.Check(t)
+	_, err := queue.JSON[job]{}.Deserialize([]byte("null"))
+	assert.Error(t, err, "null is not a queue_test.job")
+
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	path := uniq("/revq-json") + "/q"
+	t.Cleanup(func() { _ = c.Delete(context.Background(), path, framework.WithChildren()) })
+	raw, err := queue.New(c, path, queue.String{})
+	require.NoError(t, err)
+	_, err = raw.Put(ctx, "null") // another writer's item
+	require.NoError(t, err)
+	q, err := queue.New(c, path, queue.JSON[job]{})
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	var got []job
+	err = q.ConsumeOne(short, func(_ context.Context, j job) error { got = append(got, j); return nil })
+	assert.Empty(t, got, "the handler got a job that was never put")
+	assert.ErrorIs(t, err, queue.ErrNotAnItem)
+}
