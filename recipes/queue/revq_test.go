@@ -2,6 +2,8 @@ package queue_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/queue"
+	"github.com/zoocurator/zoocurator/retry"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // An item given up on (WithMaxAttempts) whose node was removed by someone else while its
@@ -86,4 +90,96 @@ func TestRevqJSONNullNotTakenForAZeroItem(t *testing.T) {
 	err = q.ConsumeOne(short, func(_ context.Context, j job) error { got = append(got, j); return nil })
 	assert.Empty(t, got, "the handler got a job that was never put")
 	assert.ErrorIs(t, err, queue.ErrNotAnItem)
+}
+
+// finish abandons the move (or removal) "once the lock's session ends" by a connection
+// state listener that cancels the transaction's context. Listeners are called one at a
+// time, in order, on the client's goroutine (framework.AddListener: "a slow listener
+// delays the next listener calls"), while the transaction's retry (framework's withRetry)
+// waits only for the client to be connected again, in whatever session. So when the
+// application's own listener is still busy with the Lost state, the transaction is sent
+// again in the new session: it deletes the item node, which another consumer now holds,
+// together with that consumer's lock node (DeleteOp(lock, -1)), and creates the item in
+// the dead-letter path. The other consumer handles the item all the same and finishes it
+// (found gone: "removed by someone without the lock"): the item is both handled and in
+// the dead-letter queue, and another consumer's lock node was deleted.
+func TestRevqMoveResentInNewSessionTakesOthersLock(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var armed, stallOnMulti atomic.Bool
+	var multis atomic.Int32
+	resent := make(chan struct{})
+	var resentOnce, blockOnce sync.Once
+	policy, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 100)
+	require.NoError(t, err)
+	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
+		framework.WithSessionTimeout(2*time.Second), framework.WithRetryPolicy(policy),
+		framework.WithRequestHook(func(op string) {
+			if op == "multi" && stallOnMulti.CompareAndSwap(true, false) {
+				proxy.Stall() // A's move goes into the stall: it never reaches the server
+			}
+		}),
+		framework.WithRequestObserver(func(ri framework.RequestInfo) {
+			if ri.Op == "multi" && armed.Load() && multis.Add(1) == 2 {
+				resentOnce.Do(func() { close(resent) })
+			}
+		}),
+		// The application's listener: busy for a while with the Lost state (bounded
+		// here: until A's transaction was sent again and answered, or 15 s).
+		framework.WithStateListener(func(s framework.State) {
+			if s == framework.Lost && armed.Load() {
+				blockOnce.Do(func() {
+					select {
+					case <-resent:
+					case <-time.After(15 * time.Second):
+					}
+				})
+			}
+		}))
+	b := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 2*time.Minute)
+	base := uniq("/revq-newsession")
+	t.Cleanup(func() { _ = b.Delete(context.Background(), base, framework.WithChildren()) })
+	opts := []queue.Option{queue.WithLockPath(base + "/locks"), queue.WithMaxAttempts(1),
+		queue.WithDeadLetterPath(base + "/dead")}
+	qa, err := queue.New(a, base+"/q", queue.String{}, opts...)
+	require.NoError(t, err)
+	qb, err := queue.New(b, base+"/q", queue.String{}, opts...)
+	require.NoError(t, err)
+	node, err := qa.Put(ctx, "x")
+	require.NoError(t, err)
+	lock := base + "/locks/" + framework.NodeName(node)
+
+	armed.Store(true)
+	stallOnMulti.Store(true)
+	aDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qa.ConsumeOne(ctx, func(context.Context, string) error { return errJob })
+	})
+	require.Eventually(t, func() bool { return !stallOnMulti.Load() }, 20*time.Second, 5*time.Millisecond,
+		"A's handler failed and A sent the move")
+	require.Eventually(t, func() bool {
+		st, err := b.Exists(ctx, lock)
+		return err == nil && st == nil
+	}, 30*time.Second, 20*time.Millisecond, "A's lock node goes with its session")
+	bIn, bRelease := make(chan struct{}), make(chan struct{})
+	bDone := testutil.Go(ctx, func(ctx context.Context) error {
+		return qb.ConsumeOne(ctx, func(context.Context, string) error {
+			close(bIn)
+			<-bRelease
+			return nil
+		})
+	})
+	testutil.WaitClosed(t, bIn, 20*time.Second, "B takes the item A's lock no longer guards")
+	proxy.Heal()
+	err = testutil.Result(t, aDone, 60*time.Second, "A's ConsumeOne")
+	t.Logf("A: %v", err)
+	assert.ErrorIs(t, err, queue.ErrNotRemoved)
+	st, serr := b.Exists(ctx, lock)
+	require.NoError(t, serr)
+	assert.NotNil(t, st, "B's lock node is still there while B handles the item")
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), base+"/dead"),
+		"the item B is handling is not in the dead-letter path")
+	close(bRelease)
+	require.NoError(t, testutil.Result(t, bDone, 30*time.Second, "B's ConsumeOne"))
 }
