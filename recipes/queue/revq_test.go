@@ -183,3 +183,54 @@ func TestRevqMoveResentInNewSessionTakesOthersLock(t *testing.T) {
 	close(bRelease)
 	require.NoError(t, testutil.Result(t, bDone, 30*time.Second, "B's ConsumeOne"))
 }
+
+// A move to the dead-letter path that the server applied but whose answer was lost with
+// the session is reported as ErrNotRemoved (doc.go: "the item is then in the queue or in
+// the dead-letter path, once"), joined with the *HandlerError. That HandlerError must not
+// claim an outcome nobody knows: it has GaveUp set and DeadLettered clear, so its message
+// says "left in the queue", while the item is in the dead-letter path (and not in the
+// queue). A caller that logs or reads the error is told the wrong place.
+func TestRevqMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var holdOnMulti atomic.Bool
+	policy, err := retry.NewBoundedExponentialBackoff(20*time.Millisecond, 200*time.Millisecond, 100)
+	require.NoError(t, err)
+	a := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
+		framework.WithSessionTimeout(2*time.Second), framework.WithRetryPolicy(policy),
+		framework.WithRequestHook(func(op string) {
+			if op == "multi" && holdOnMulti.CompareAndSwap(true, false) {
+				proxy.HoldReplies() // the move reaches the server; its answer does not come back
+			}
+		}))
+	peer := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 2*time.Minute)
+	base := uniq("/revq-lostanswer")
+	t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.New(a, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"),
+		queue.WithMaxAttempts(1), queue.WithDeadLetterPath(base+"/dead"))
+	require.NoError(t, err)
+	node, err := q.Put(ctx, "x")
+	require.NoError(t, err)
+	gen0 := a.Generation()
+	holdOnMulti.Store(true)
+	done := testutil.Go(ctx, func(ctx context.Context) error {
+		return q.ConsumeOne(ctx, func(context.Context, string) error { return errJob })
+	})
+	require.Eventually(t, func() bool {
+		st, err := peer.Exists(ctx, node)
+		return err == nil && st == nil
+	}, 20*time.Second, 5*time.Millisecond, "the move is applied")
+	require.Eventually(t, func() bool { return a.Generation() != gen0 }, 30*time.Second, 20*time.Millisecond,
+		"A's client gives its session up")
+	proxy.Heal()
+	err = testutil.Result(t, done, 60*time.Second, "ConsumeOne")
+	t.Logf("ConsumeOne: %v", err)
+	require.ErrorIs(t, err, queue.ErrNotRemoved)
+	require.Len(t, testutil.Children(t, srv.ConnectString(), base+"/dead"), 1, "the item was moved")
+	require.Empty(t, testutil.Children(t, srv.ConnectString(), base+"/q"), "the item is not in the queue")
+	var he *queue.HandlerError
+	require.ErrorAs(t, err, &he)
+	assert.NotContains(t, err.Error(), "left in the queue", "the error tells where the item is not")
+}
