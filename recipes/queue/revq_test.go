@@ -234,3 +234,39 @@ func TestRevqMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T
 	require.ErrorAs(t, err, &he)
 	assert.NotContains(t, err.Error(), "left in the queue", "the error tells where the item is not")
 }
+
+// IDQueue.Remove "returns how many it removed". With a lock path it locks the item, reads
+// it (there), and then removes it with the consumers' removal (finish), which reads it
+// again; an item removed meanwhile by someone else (a Remove of another process without
+// a lock path, a Curator consumer without one) is found gone there and finish returns
+// nil ("removed by someone without the lock, or by us"): Remove counts it as removed
+// although it removed nothing. (A request hook deletes the item, by a peer, just before
+// finish's read goes out.)
+func TestRevqIDRemoveWithLockCountsAnItemRemovedByAnother(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	var exists atomic.Int32
+	var onSecondExists atomic.Pointer[func()]
+	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "exists" && exists.Add(1) == 2 {
+			if f := onSecondExists.Swap(nil); f != nil {
+				(*f)()
+			}
+		}
+	}))
+	peer := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, time.Minute)
+	base := uniq("/revq-idremove")
+	t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.NewID(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
+	require.NoError(t, err)
+	node, err := q.Put(ctx, "x", "job-1")
+	require.NoError(t, err)
+	del := func() { require.NoError(t, peer.Delete(context.Background(), node)) }
+	onSecondExists.Store(&del)
+	exists.Store(0)
+	n, err := q.Remove(ctx, "job-1")
+	require.NoError(t, err)
+	require.Nil(t, onSecondExists.Load(), "the item was removed by the peer during Remove")
+	assert.Equal(t, 0, n, "Remove removed nothing: the peer did")
+}
