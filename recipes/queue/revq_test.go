@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,4 +270,47 @@ func TestRevqIDRemoveWithLockCountsAnItemRemovedByAnother(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, onSecondExists.Load(), "the item was removed by the peer during Remove")
 	assert.Equal(t, 0, n, "Remove removed nothing: the peer did")
+}
+
+// Put takes any item whose node fits the packet limit (CheckDataSize). The move of such an
+// item to the dead-letter path (and its requeue) is one transaction that carries the
+// item's bytes plus the item's, the dead-letter node's and the lock node's paths, which
+// framework refuses before sending (ErrDataTooLarge) for an item near the limit. finish
+// takes that permanent error for a passing one: it sends the transaction again every
+// 250 ms until the clean-up timeout (30 s), holding the item, then gives it back with
+// ErrNotRemoved; the item's count starts again, so it is run n more times and the same
+// happens, for ever: an item Put accepted is never dead-lettered, and each round holds
+// the consumer 30 s.
+func TestRevqLargestItemCannotBeDeadLettered(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 2*time.Minute)
+	base := uniq("/revq-large")
+	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"),
+		queue.WithMaxAttempts(1), queue.WithDeadLetterPath(base+"/dead"))
+	require.NoError(t, err)
+	// The largest item Put takes: its node's data (Curator's format adds 10 bytes) at the
+	// limit CheckDataSize allows.
+	lo, hi := 0, framework.DefaultMaxPacketSize
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if c.CheckDataSize(base+"/q/queue-0000000000", mid) == nil {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	_, err = q.Put(ctx, strings.Repeat("x", lo-10))
+	require.NoError(t, err, "Put takes it")
+	start := time.Now()
+	err = q.ConsumeOne(ctx, func(context.Context, string) error { return errJob })
+	elapsed := time.Since(start)
+	t.Logf("ConsumeOne after %v: %v", elapsed.Round(time.Millisecond), err)
+	assert.Less(t, elapsed, 10*time.Second, "a transaction refused before sending is not sent again until the clean-up timeout")
+	var he *queue.HandlerError
+	require.ErrorAs(t, err, &he)
+	assert.True(t, he.DeadLettered, "the item given up on is moved to the dead-letter path: %v", err)
+	assert.Len(t, testutil.Children(t, srv.ConnectString(), base+"/dead"), 1, "the item is in the dead-letter path")
 }
