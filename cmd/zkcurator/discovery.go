@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
 )
 
 // defaultDiscoveryBase is where services register unless --base says otherwise (Spring
@@ -163,6 +164,9 @@ func (a *app) discoveryList(ctx context.Context, args []string) error {
 		for _, n := range names {
 			fmt.Fprintln(a.stdout, n)
 		}
+		if len(names) == 0 {
+			return a.noneListed(ctx, c, *base, *base+" does not exist: no services", "no services under "+*base)
+		}
 		return nil
 	}
 	all, err := d.QueryForInstances(ctx, name)
@@ -172,9 +176,27 @@ func (a *app) discoveryList(ctx context.Context, args []string) error {
 	for _, i := range all {
 		a.printInstance(i, *asJSON)
 	}
+	if len(all) == 0 && err == nil {
+		return a.noneListed(ctx, c, framework.JoinPath(*base, name),
+			"service "+name+" does not exist under "+*base+": no instances", "service "+name+" has no instances")
+	}
 	if err != nil { // nodes that are not instances: listed the others, say which
 		return exitWith(exitError, "%v", err)
 	}
+	return nil
+}
+
+// noneListed says why a list printed nothing, as queue list does: path does not exist
+// (missing, exit 1) or has no children (empty, on stderr, exit 0).
+func (a *app) noneListed(ctx context.Context, c *framework.Client, path, missing, empty string) error {
+	st, err := c.Exists(ctx, path)
+	if err != nil {
+		return exitWith(exitError, "%v", err)
+	}
+	if st == nil {
+		return exitWith(exitError, "%s", missing)
+	}
+	fmt.Fprintf(a.stderr, "zkcurator: %s\n", empty)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -50,7 +51,7 @@ func TestDiscoveryRegisterListGet(t *testing.T) {
 	assert.Equal(t, 1, g.code)
 	assert.Contains(t, g.stderr.String(), "no instance available")
 	l = zkc(t, srv.ConnectString(), "discovery", "list", "nothing", "--base", "/elsewhere")
-	assert.Equal(t, 0, l.code, l.stderr.String())
+	assert.Equal(t, 1, l.code, "no such service: %s", l.stderr.String())
 	assert.Empty(t, l.stdout.String())
 }
 
@@ -73,4 +74,44 @@ func TestDiscoveryUsage(t *testing.T) {
 		p := zkc(t, "127.0.0.1:1", args...)
 		assert.Equal(t, 2, p.code, "%q: %s", args, p.stderr.String())
 	}
+}
+
+// discovery list of a service that does not exist, or has no instances, says so on stderr
+// as queue list does for a missing or empty queue: a missing one exits 1, an empty one 0.
+// So does the list of services when there are none.
+func TestDiscoveryListMissingOrEmpty(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	l := zkc(t, c, "discovery", "list", "nosuch")
+	assert.Equal(t, 1, l.code)
+	assert.Empty(t, l.stdout.String())
+	assert.Contains(t, l.stderr.String(), "service nosuch does not exist under /services: no instances")
+	l = zkc(t, c, "discovery", "list")
+	assert.Equal(t, 1, l.code)
+	assert.Empty(t, l.stdout.String())
+	assert.Contains(t, l.stderr.String(), "/services does not exist: no services")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := zktest.Dial(ctx, c, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, p := range []string{"/services", "/services/idle"} {
+		_, err = conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	l = zkc(t, c, "discovery", "list", "idle")
+	assert.Equal(t, 0, l.code)
+	assert.Empty(t, l.stdout.String())
+	assert.Contains(t, l.stderr.String(), "service idle has no instances")
+	l = zkc(t, c, "discovery", "list", "nosuch")
+	assert.Equal(t, 1, l.code)
+	assert.Contains(t, l.stderr.String(), "service nosuch does not exist under /services: no instances")
+
+	_, err = conn.Create("/elsewhere", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	l = zkc(t, c, "discovery", "list", "--base", "/elsewhere")
+	assert.Equal(t, 0, l.code)
+	assert.Empty(t, l.stdout.String())
+	assert.Contains(t, l.stderr.String(), "no services under /elsewhere")
 }

@@ -6,8 +6,9 @@ import (
 )
 
 const helpMain = `zkcurator runs Apache Curator's ZooKeeper recipes from a shell: a command under a
-distributed lock or semaphore, barriers that hold and release batch jobs. What it makes
-is compatible with Curator (Java) and with the zoocurator Go packages on the same paths.
+distributed lock or semaphore or only while leader, barriers that hold and release batch
+jobs, queues, service discovery, counters. What it makes is compatible with Curator (Java)
+and with the zoocurator Go packages on the same paths.
 
 Usage:
   zkcurator [global flags] <command> [arguments] [flags] [-- command...]
@@ -19,7 +20,11 @@ Commands:
         list who holds the lock at <path> and who waits, in order
   lock revoke <node> [--wait D]
         ask the holder of lock, lease or leader node <node> to let go (holders made
-        revocable do: lock run --revocable, semaphore run --revocable)
+        revocable do: lock run, semaphore run and leader run --revocable)
+  leader run <path> [--id ID] [--timeout D] [--grace D] [--revocable] -- <command...>
+        run a command only while leading the election at <path> (Curator's LeaderSelector)
+  leader who <path> [-v]
+        print the leader's participant id (-v: everyone in line, leader first)
   semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] -- <command...>
         run a command while holding one of the N leases of the semaphore at <path>
   semaphore holders <path> [--leases N]
@@ -40,15 +45,20 @@ Commands:
         read, add to or set a distributed counter (Curator's DistributedAtomicLong/Integer)
   sharedcount get|set <path> [<n>] [--with-version] [--version V]
         read or set a shared count (Curator's SharedCount)
-  queue put|take|list <path> [<data>] [flags]
-        put an item into a queue (Curator's DistributedQueue and kin), take one, list them
+  queue put|take|list <path> [<data>] [--kind K] [flags]
+        put an item into a queue (Curator's DistributedQueue and kin; --kind simple:
+        SimpleDistributedQueue), take one, list them
   help [command]
         show this help, or a command's ("zkcurator help lock run")
 
 Global flags (also accepted after the command):
   --connect host:port[,host:port...][/chroot]
         ZooKeeper to use (default $ZK_CONNECT, else 127.0.0.1:2181)
-  --session-timeout D   ZooKeeper session timeout (default 30s)
+  --session-timeout D   ZooKeeper session timeout (default: the zoocurator library's
+                        default, "go doc framework.WithSessionTimeout"; the server may
+                        negotiate it into its bounds). A crashed holder keeps its lock
+                        or leadership for up to this long; a shorter one ends sooner
+                        on a GC pause or a slow network
   --connect-timeout D   give up connecting after D (default 15s)
   --namespace NS        prefix every path with /NS (Curator's namespace)
 
@@ -56,14 +66,15 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
-  0    barrier, holders, revoke, counter and sharedcount commands succeeded
-  1    error: ZooKeeper unreachable, a request failed, holders of a path that does
-       not exist or is not that recipe's, ...
+  0    barrier, holders, who, list, revoke, counter and sharedcount commands succeeded
+  1    error: ZooKeeper unreachable, a request failed, holders or list of a path
+       that does not exist or is not that recipe's, ...
   2    usage error
   3    counter set --expect, sharedcount set --version: the value or version was
        another; nothing was written
-  70   the lock or lease was lost (or revoked) while the command ran; it was stopped
-  75   --timeout expired before the lock, lease or barrier was had
+  70   the lock, lease or leadership was lost (or revoked) while the command ran; it
+       was stopped
+  75   --timeout expired before the lock, lease, leadership or barrier was had
   126  the command could not be executed; 127 the command was not found
   130  interrupted while waiting
 
@@ -71,6 +82,8 @@ Examples:
   zkcurator lock run /locks/nightly-report -- ./report.sh
   zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate || echo "busy: $?"
   zkcurator --connect zk1:2181,zk2:2181,zk3:2181 lock holders /locks/nightly-report
+  zkcurator leader run /leaders/scheduler -- ./scheduler.sh
+  zkcurator leader who -v /leaders/scheduler
   zkcurator semaphore run /semaphores/api --leases 3 -- ./call-api.sh
   zkcurator barrier set /jobs/nightly/start     # coordinator, before the workers start
   zkcurator barrier wait /jobs/nightly/start    # each worker, before its work
@@ -138,11 +151,61 @@ that made its lock revocable reacts (zkcurator lock run --revocable, a Go mutex 
 WithRevocationListener, Curator's makeRevocable); the others ignore the request.
 It works the same on a semaphore's lease node ("zkcurator semaphore holders"; zkcurator
 semaphore run --revocable, a Go semaphore with WithRevocationListener) and on a leader's
-node (a Go latch or selector made revocable; "zkcurator participants" lists them).
+node (zkcurator leader run --revocable, a Go latch or selector made revocable;
+"zkcurator leader who -v" lists them).
 Only ephemeral nodes (as lock, lease and election nodes are) are written to.
 
   --wait D   wait up to D for the node to go; exit 75 if it is still there (default 0:
              do not wait)
+`
+
+const helpLeaderRun = `Usage: zkcurator leader run <path> [--id ID] [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
+
+Joins the leader election at <path> as participant ID (default host:pid), waits until it
+leads, runs the command while it leads, gives leadership up when the command ends (the
+next in line then leads), and exits with the command's status. It takes part as a
+Curator LeaderSelector does, one turn per run (no auto-requeue): the command is its
+takeLeadership. A LeaderSelector rather than a LeaderLatch because its leadership lasts
+exactly as long as the work; Go selectors, Curator LeaderSelectors (and Curator
+InterProcessMutexes) on the same path queue with it, first come first served. A Curator
+LeaderLatch's path is another election ("leader who" reads both).
+
+  --id ID        the participant id, the election node's data (default host:pid)
+  --timeout D    give up waiting for leadership after D and exit 75 (default 0: wait)
+  --grace D      when leadership is lost, wait D after SIGTERM before SIGKILL (default 10s)
+  --revocable    let go when asked ("zkcurator lock revoke $ZK_LEADER_NODE"): stop the
+                 command as if leadership were lost, and exit 70
+  --foreground   see "zkcurator help lock run"
+
+The command gets, in its environment:
+  ZK_LEADER_TOKEN  a fencing token that grows from one leader to the next (see
+                   ZK_LOCK_TOKEN in "zkcurator help lock run")
+  ZK_LEADER_ID     the participant id
+  ZK_LEADER_PATH   the election's path
+  ZK_LEADER_NODE   the election node (for "zkcurator lock revoke")
+
+Leadership may be lost while the command runs: when the connection to ZooKeeper is
+suspended (no answer for 2/3 of the session timeout), the session expires, or someone
+deletes the node. zkcurator then stops the command (SIGTERM to its process group,
+SIGKILL after --grace), says so on stderr and exits 70; it does not rejoin (run it
+again, e.g. in a loop or from a supervisor, to stand for election again). Signals
+zkcurator gets are passed on to the command. If zkcurator itself dies, its session ends
+and the next in line leads (on Linux the command is killed with it).
+
+Exit status: the command's; 70 leadership lost or revoked; 75 timeout; 130 interrupted
+while waiting; 1 error; 2 usage; 126/127 the command could not be run.
+`
+
+const helpLeaderWho = `Usage: zkcurator leader who <path> [-v]
+
+Prints the participant id of the leader of the election at <path>: a LeaderLatch's
+(latch- nodes) or a LeaderSelector's (lock- nodes), made by Curator, the Go package
+recipes/leader or "zkcurator leader run". With -v, prints everyone in line, the leader
+first, one a line: "leader" or "waiting", the node's path and the participant id.
+
+An election nobody takes part in prints nothing (and says so on stderr) and exits 0. A
+path that does not exist, or whose children are not election nodes, is reported on
+stderr, and the exit status is 1.
 `
 
 const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
@@ -227,7 +290,11 @@ register makes the command an instance of <name> while it runs: the node is crea
 if someone deletes it or the session expires, and deleted when the command ends (or goes
 with the session when zkcurator is gone); it exits with the command's status. list prints
 the service names, or one line per instance of <name>, "<id> <uri>" (the URI spec built,
-else address:port). get prints one instance picked by the strategy.
+else address:port); a service with no instances (or a registry with no services) prints
+nothing, says so on stderr and exits 0, one that does not exist is reported on stderr
+with exit status 1, as "queue list" does for a queue. (A service's node is a container:
+the server deletes it a while after its last instance went.) get prints one instance
+picked by the strategy.
 
   --base P       the registry's base path (default /services), every subcommand
   --address A    the instance's address (default: this host's first non-loopback address)
@@ -260,21 +327,27 @@ A write whose connection was lost while it was in flight may or may not have bee
 applied: the command says so and exits 1; it does not try again (that could add twice).
 `
 
-const helpQueue = `Usage: zkcurator queue put <path> <data> [--priority N | --delay D | --id ID]
+const helpQueue = `Usage: zkcurator queue put <path> <data> [--priority N | --delay D | --id ID | --kind simple]
        zkcurator queue take <path> [--timeout D] [--lock-path P] [--kind K]
        zkcurator queue list <path> [--kind K]
 
 A distributed queue (Curator's DistributedQueue, or with the flags its priority, delay
 and id queues): items in persistent sequential nodes <path>/queue-..., in Curator's item
-format. Go, Curator and zkcurator producers and consumers share it.
+format. With --kind simple, Curator's SimpleDistributedQueue: nodes <path>/qn-..., each
+holding one item's bytes as they are. Go, Curator and zkcurator producers and consumers
+share it.
 
   put    queues <data> and prints the item's node; --priority N (lowest first), --delay D
-         (due after D) or --id ID name the kind of queue
-  take   waits for the first item (in the order of --kind: plain, id, priority or delay;
-         default plain), removes it and prints it (a node put with several items prints
-         each on a line); with --lock-path, the queue's lock path, it takes the item as
-         Curator's safe consumers do. --timeout D: exit 75 if nothing came within D
-  list   prints the queued items in order, "<node> <item>" a line
+         (due after D) or --id ID name the kind of queue; --kind may say it too (plain,
+         id, priority, delay), and must for a simple queue
+  take   waits for the first item (in the order of --kind: plain, id, priority, delay or
+         simple; default plain), removes it and prints it (a node put with several items
+         prints each on a line); with --lock-path, the queue's lock path, it takes the
+         item as Curator's safe consumers do (not for a simple queue, which takes an item
+         by deleting it: a take that dies then loses it). --timeout D: exit 75 if nothing
+         came within D
+  list   prints the queued items in order, "<node> <item>" a line; a queue with no items
+         says so on stderr (exit 0), a path that does not exist is an error (exit 1)
 
 Items are printed as they are when they are one line of printable text, else Go-quoted.
 ZooKeeper is not a high-volume queue: keep queues short (see the README's numbers).
@@ -302,6 +375,9 @@ var helpTopics = map[string]string{
 	"participants":       helpLockHolders,
 	"lock revoke":        helpLockRevoke,
 	"revoke":             helpLockRevoke,
+	"leader":             helpLeaderRun + "\n" + helpLeaderWho,
+	"leader run":         helpLeaderRun,
+	"leader who":         helpLeaderWho,
 	"semaphore":          helpSemaphoreRun + "\n" + helpSemaphoreHolders,
 	"semaphore run":      helpSemaphoreRun,
 	"semaphore holders":  helpSemaphoreHolders,

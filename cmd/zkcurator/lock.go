@@ -179,7 +179,7 @@ func notALock(path string, kids []string) error {
 	case slices.Contains(kids, "leases") && slices.Contains(kids, "locks"):
 		return exitWith(exitError, "%s is a semaphore (it has leases and locks children), not a lock: try 'zkcurator semaphore holders %s'", path, path)
 	case has("latch-"):
-		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: its first node in sequence order is the leader", path)
+		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: try 'zkcurator leader who -v %s'", path, path)
 	case has("__WRIT__") || has("__READ__"):
 		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes), not a lock", path)
 	case len(kids) > 0 && !has("lock-"):

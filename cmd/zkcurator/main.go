@@ -1,12 +1,16 @@
 // Command zkcurator runs Apache Curator's ZooKeeper recipes from a shell, for batch jobs
 // and operators: a command under a distributed lock (like flock(1), but across machines)
-// or a semaphore, barriers that hold and release jobs, and a look at who holds a lock.
-// Locks, semaphores and barriers made here are wire-compatible with Curator's and with
-// this module's Go packages on the same paths.
+// or a semaphore, or only while it leads an election (Curator's LeaderSelector); barriers
+// that hold and release jobs; queues, service discovery, counters; and a look at who
+// holds a lock or leads. What it makes is wire-compatible with Curator's recipes and with
+// this module's Go packages on the same paths. It asks for the library's default session
+// timeout unless --session-timeout says otherwise.
 //
 //	zkcurator lock run /locks/nightly-report -- ./report.sh
 //	zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate
 //	zkcurator lock holders /locks/nightly-report
+//	zkcurator leader run /leaders/scheduler -- ./scheduler.sh
+//	zkcurator leader who /leaders/scheduler
 //	zkcurator semaphore run /sem/api --leases 3 -- ./call-api.sh
 //	zkcurator barrier set /jobs/nightly/start
 //	zkcurator doublebarrier run /jobs/nightly/workers --members 4 -- ./part.sh
@@ -16,6 +20,7 @@
 //	zkcurator discovery get orders
 //	zkcurator counter add /counters/jobs-done 1
 //	zkcurator sharedcount set /config/workers 8
+//	zkcurator queue put /queues/jobs '{"id": 7}' --kind simple
 //
 // Run `zkcurator help` for the commands, flags, environment and exit statuses.
 package main
@@ -87,7 +92,7 @@ type app struct {
 	stdout, stderr io.Writer
 
 	connect        string
-	sessionTimeout time.Duration
+	sessionTimeout optDuration // unset: the library's default
 	connectTimeout time.Duration
 	namespace      string
 }
@@ -98,8 +103,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if connect == "" {
 		connect = "127.0.0.1:2181"
 	}
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect,
-		sessionTimeout: 30 * time.Second, connectTimeout: 15 * time.Second}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect, connectTimeout: 15 * time.Second}
 	err := a.dispatch(ctx, args)
 	var se *statusError
 	var ue *usageError
@@ -152,6 +156,10 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return a.lockHolders(ctx, rest)
 	case "revoke":
 		return a.lockRevoke(ctx, rest)
+	case "leader":
+		return a.sub(ctx, "leader", rest, map[string]func(context.Context, []string) error{
+			"run": a.leaderRun, "who": a.leaderWho,
+		})
 	case "semaphore":
 		return a.sub(ctx, "semaphore", rest, map[string]func(context.Context, []string) error{
 			"run": a.semaphoreRun, "holders": a.semaphoreHolders,
@@ -212,7 +220,7 @@ func (a *app) newFlagSet(topic string) *flag.FlagSet {
 	fs.Usage = func() {}
 	// Defaults are the current values, so that a flag given before the command stays.
 	fs.StringVar(&a.connect, "connect", a.connect, "ZooKeeper connect string `host:port[,host:port...][/chroot]` (default $ZK_CONNECT, else 127.0.0.1:2181)")
-	fs.DurationVar(&a.sessionTimeout, "session-timeout", a.sessionTimeout, "ZooKeeper session timeout")
+	fs.Var(&a.sessionTimeout, "session-timeout", "ZooKeeper session timeout (default: the library's, framework.WithSessionTimeout)")
 	fs.DurationVar(&a.connectTimeout, "connect-timeout", a.connectTimeout, "give up connecting to ZooKeeper after this long")
 	fs.StringVar(&a.namespace, "namespace", a.namespace, "prefix every path with /`ns` (Curator's namespace)")
 	return fs
@@ -268,12 +276,12 @@ func (a *app) parseArgs(fs *flag.FlagSet, topic string, args []string, names []s
 
 // client connects to ZooKeeper with the global settings.
 func (a *app) client(ctx context.Context) (*framework.Client, error) {
-	if a.sessionTimeout <= 0 || a.connectTimeout <= 0 {
+	if (a.sessionTimeout.set && a.sessionTimeout.d <= 0) || a.connectTimeout <= 0 {
 		return nil, usagef("", "--session-timeout and --connect-timeout must be positive")
 	}
-	opts := []framework.Option{
-		framework.WithSessionTimeout(a.sessionTimeout),
-		framework.WithConnectionTimeout(a.connectTimeout),
+	opts := []framework.Option{framework.WithConnectionTimeout(a.connectTimeout)}
+	if a.sessionTimeout.set { // else the library's default, which zkcurator does not repeat
+		opts = append(opts, framework.WithSessionTimeout(a.sessionTimeout.d))
 	}
 	if a.namespace != "" {
 		opts = append(opts, framework.WithNamespace(strings.Trim(a.namespace, "/")))
@@ -292,6 +300,28 @@ func (a *app) client(ctx context.Context) (*framework.Client, error) {
 			a.connect, a.connectTimeout, err)
 	}
 	return c, nil
+}
+
+// optDuration is a duration flag that remembers whether it was given.
+type optDuration struct {
+	d   time.Duration
+	set bool
+}
+
+func (o *optDuration) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	o.d, o.set = d, true
+	return nil
 }
 
 // checkPath validates a recipe path given on the command line.

@@ -229,14 +229,14 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestGlobalFlagsBeforeOrAfter(t *testing.T) {
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, connect: "default:1", sessionTimeout: time.Second}
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, connect: "default:1"}
 	fs := a.newFlagSet("")
 	require.NoError(t, fs.Parse([]string{"--connect", "before:1", "lock"}))
 	fs = a.newFlagSet("lock run")
 	_, _, err := a.parseArgs(fs, "lock run", []string{"/p", "--session-timeout", "5s", "--", "true"}, []string{"<path>"}, true)
 	require.NoError(t, err)
 	assert.Equal(t, "before:1", a.connect, "a global flag before the command stays")
-	assert.Equal(t, 5*time.Second, a.sessionTimeout)
+	assert.Equal(t, optDuration{d: 5 * time.Second, set: true}, a.sessionTimeout)
 }
 
 func TestLockRunStatusAndToken(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
-// queueKinds are the values of --kind.
-var queueKinds = []string{"plain", "id", "priority", "delay"}
+// queueKinds are the values of --kind: Curator's DistributedQueue, DistributedIdQueue,
+// DistributedPriorityQueue, DistributedDelayQueue and SimpleDistributedQueue.
+var queueKinds = []string{"plain", "id", "priority", "delay", "simple"}
 
 // itemQueue is what take and list need of the four distributed queues.
 type itemQueue interface {
@@ -43,13 +44,14 @@ func checkKind(topic, kind string) error {
 	return usagef(topic, "%s: --kind must be one of %s", topic, strings.Join(queueKinds, ", "))
 }
 
-// queuePut is `zkcurator queue put <path> <data> [--priority N | --delay D | --id ID]`.
+// queuePut is `zkcurator queue put <path> <data> [--priority N | --delay D | --id ID | --kind K]`.
 func (a *app) queuePut(ctx context.Context, args []string) error {
 	const topic = "queue put"
 	fs := a.newFlagSet(topic)
 	prio := fs.String("priority", "", "put into a priority queue with this priority (a 32-bit integer, lowest first)")
 	delay := fs.Duration("delay", 0, "put into a delay queue, due after this long")
 	id := fs.String("id", "", "put into an id queue with this id")
+	kind := fs.String("kind", "", "the queue's kind: plain, id, priority, delay or simple (default: plain, or what --priority, --delay or --id say)")
 	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>", "<data>"}, false)
 	if err != nil {
 		return err
@@ -69,6 +71,26 @@ func (a *app) queuePut(ctx context.Context, args []string) error {
 	if *delay < 0 {
 		return usagef(topic, "%s: --delay must not be negative", topic)
 	}
+	implied := "plain"
+	switch {
+	case *prio != "":
+		implied = "priority"
+	case *delay != 0:
+		implied = "delay"
+	case *id != "":
+		implied = "id"
+	}
+	if *kind != "" {
+		if err := checkKind(topic, *kind); err != nil {
+			return err
+		}
+		if *kind != implied && (implied != "plain" || *kind != "simple") {
+			if implied == "plain" {
+				return usagef(topic, "%s: --kind %s needs --%s", topic, *kind, *kind)
+			}
+			return usagef(topic, "%s: --kind %s does not go with --%s", topic, *kind, implied)
+		}
+	}
 	var p int64
 	if *prio != "" {
 		if p, err = strconv.ParseInt(*prio, 10, 32); err != nil {
@@ -83,6 +105,12 @@ func (a *app) queuePut(ctx context.Context, args []string) error {
 	data := []byte(pos[1])
 	var node string
 	switch {
+	case *kind == "simple":
+		q, qerr := queue.NewSimple(c, pos[0], queue.Bytes{})
+		if qerr != nil {
+			return qerr
+		}
+		node, err = q.Offer(ctx, data)
 	case *prio != "":
 		q, qerr := queue.NewPriority(c, pos[0], queue.Bytes{})
 		if qerr != nil {
@@ -124,13 +152,16 @@ func (a *app) queueTake(ctx context.Context, args []string) error {
 	fs := a.newFlagSet(topic)
 	timeout := fs.Duration("timeout", 0, "give up waiting for an item after this long (exit 75); 0 waits")
 	lockPath := fs.String("lock-path", "", "the queue's lock path (Curator's lockPath), for safe consumption")
-	kind := fs.String("kind", "plain", "the queue's kind, which sets the order: plain, id, priority or delay")
+	kind := fs.String("kind", "plain", "the queue's kind, which sets the order: plain, id, priority, delay or simple")
 	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>"}, false)
 	if err != nil {
 		return err
 	}
 	if err := checkPath(topic, "path", pos[0]); err != nil {
 		return err
+	}
+	if *kind == "simple" && *lockPath != "" {
+		return usagef(topic, "%s: a simple queue has no --lock-path (Curator's SimpleDistributedQueue takes an item by deleting it)", topic)
 	}
 	if *lockPath != "" {
 		if err := checkPath(topic, "--lock-path", *lockPath); err != nil {
@@ -148,6 +179,23 @@ func (a *app) queueTake(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	wctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	if *kind == "simple" {
+		q, err := queue.NewSimple(c, pos[0], queue.Bytes{})
+		if err != nil {
+			return err
+		}
+		item, err := q.Take(wctx)
+		if errors.Is(err, queue.ErrMaybeGone) {
+			return exitWith(exitError, "%v", err)
+		}
+		if err != nil {
+			return waitFailed(ctx, "an item in "+pos[0], *timeout, err)
+		}
+		fmt.Fprintln(a.stdout, itemText(item))
+		return nil
+	}
 	var opts []queue.Option
 	if *lockPath != "" {
 		opts = append(opts, queue.WithLockPath(*lockPath))
@@ -157,8 +205,6 @@ func (a *app) queueTake(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := withTimeout(ctx, *timeout)
-	defer cancel()
 	err = q.ConsumeOne(wctx, func(_ context.Context, item []byte) error {
 		fmt.Fprintln(a.stdout, itemText(item))
 		return nil
@@ -173,7 +219,7 @@ func (a *app) queueTake(ctx context.Context, args []string) error {
 func (a *app) queueList(ctx context.Context, args []string) error {
 	const topic = "queue list"
 	fs := a.newFlagSet(topic)
-	kind := fs.String("kind", "plain", "the queue's kind, which sets the order: plain, id, priority or delay")
+	kind := fs.String("kind", "plain", "the queue's kind, which sets the order: plain, id, priority, delay or simple")
 	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>"}, false)
 	if err != nil {
 		return err
@@ -196,7 +242,14 @@ func (a *app) queueList(ctx context.Context, args []string) error {
 	if st == nil {
 		return exitWith(exitError, "%s: no queue there", pos[0])
 	}
-	q, err := newItemQueue(c, *kind, pos[0])
+	var q interface {
+		Items(ctx context.Context) ([]string, error)
+	}
+	if *kind == "simple" {
+		q, err = queue.NewSimple(c, pos[0], queue.Bytes{})
+	} else {
+		q, err = newItemQueue(c, *kind, pos[0])
+	}
 	if err != nil {
 		return err
 	}
@@ -212,6 +265,10 @@ func (a *app) queueList(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if *kind == "simple" { // the item's bytes as they are
+			fmt.Fprintf(a.stdout, "%s %s\n", name, itemText(data))
+			continue
+		}
 		items, err := queue.DecodeItems(data)
 		if err != nil {
 			fmt.Fprintf(a.stdout, "%s !not an item: %v\n", name, err)
@@ -222,9 +279,34 @@ func (a *app) queueList(ctx context.Context, args []string) error {
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(a.stderr, "zkcurator: %s is empty\n", pos[0])
+		fmt.Fprintf(a.stderr, "zkcurator: %s\n", emptyQueue(ctx, c, pos[0], *kind))
 	}
 	return nil
+}
+
+// emptyQueue says that the queue at path has no items of kind, and names the nodes of
+// the other layout (a simple queue's qn-, the others' queue-) when it has some: the
+// queue is then of another kind than --kind says.
+func emptyQueue(ctx context.Context, c *framework.Client, path, kind string) string {
+	other, hint := "qn-", "a simple queue: --kind simple"
+	if kind == "simple" {
+		other, hint = "queue-", "a distributed queue: --kind plain, id, priority or delay"
+	}
+	kids, _, err := c.Children(ctx, path)
+	n := 0
+	for _, k := range kids {
+		if strings.HasPrefix(k, other) {
+			n++
+		}
+	}
+	if err != nil || n == 0 {
+		return path + " is empty"
+	}
+	nodes := "nodes"
+	if n == 1 {
+		nodes = "node"
+	}
+	return fmt.Sprintf("%s has no %s items; it has %d %s %s (%s)", path, kind, n, other, nodes, hint)
 }
 
 // itemText returns b as it is when it is one line of printable UTF-8, else Go-quoted.
