@@ -581,7 +581,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
-	lockGen, _ := b.c.Session() // read first: a lock node made later is of this generation or a newer one
+	lockGen, lockSid := b.c.Session() // read first: a lock node made later is of this session or a newer one
 	tok := newLockToken()
 	ours, err := b.lock(ctx, lockPath, tok)
 	if err != nil || !ours {
@@ -637,7 +637,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			}
 		}
 	}
-	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, tok)
+	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, lockSid, tok)
 	if err != nil {
 		if he != nil {
 			// Both: the removal's error and the handler's, as the *HandlerError it is
@@ -786,8 +786,8 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
-	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
+	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, lockSid, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return "", errors.Join(err, ctx.Err())
 	}
@@ -795,15 +795,18 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
-// It runs to its end even when ctx ended: the handler has run. lockGen is the session
-// generation the lock node was created in: once the session changed, the node at the
-// lock path (if any) is another consumer's, which has taken the item, and the item is
-// left to it. czxid is the item node's, as read before the handler ran: a node at its
+// It runs to its end even when ctx ended: the handler has run. lockGen and lockSid are
+// the session generation and id the lock node was created in: once the session changed,
+// the node at the lock path (if any) is another consumer's, which has taken the item, and
+// the item is left to it. The transaction is bound to that session
+// (framework.InSession): an attempt whose answer was lost with the connection is never
+// sent again in a new session, where it would delete another consumer's lock node with
+// the item it holds. czxid is the item node's, as read before the handler ran: a node at its
 // name with another czxid is another item (the queue path was deleted and made again
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -824,7 +827,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
-	// resend in a new session could take another consumer's lock node with the item.
+	// resend in a new session could take another consumer's lock node with the item. The
+	// transaction is bound to the session (a resend in another fails, not sent); the
+	// listener ends a wait for a connection sooner.
 	tctx, stop := context.WithCancel(cctx)
 	defer stop()
 	remove := b.c.AddListener(func(framework.State) {
@@ -855,8 +860,8 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
 			var res []framework.OpResult
-			res, err = b.c.Transaction(tctx, ops...)
-			if b.c.Generation() != lockGen {
+			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
 				return lost()

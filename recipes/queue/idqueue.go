@@ -90,7 +90,7 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return false, err
 	}
-	lockGen, _ := b.c.Session()
+	lockGen, lockSid := b.c.Session()
 	tok := newLockToken()
 	ours, err := b.lock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 	if err != nil || !ours {
@@ -101,7 +101,7 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 		return false, err
 	}
-	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, tok)
+	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, lockSid, tok)
 	return true, err
 }
 
