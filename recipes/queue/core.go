@@ -638,6 +638,16 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		}
 	}
 	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, lockSid, tok)
+	if errors.Is(err, errRemovedMeanwhile) {
+		// Removed by someone without the lock while the handler ran: nothing was moved,
+		// requeued or removed by us, and there is nothing left to count or back off for.
+		b.noteRequeue(name, data, false, nil)
+		if he != nil {
+			he.RemovedByOther = true
+			return taken, he
+		}
+		return taken, nil
+	}
 	if err != nil {
 		if he != nil {
 			// Both: the removal's error and the handler's, as the *HandlerError it is
@@ -838,6 +848,17 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 	})
 	defer remove()
+	// sent says a transaction of ours went out and may have been applied: an item found
+	// gone after that is taken for ours; before, it was removed by another (without the
+	// lock), and nothing of ours was applied.
+	sent := false
+	goneMeanwhile := func() (string, error) {
+		b.unlock(cctx, lockPath, tok)
+		if sent {
+			return "", nil // removed by us (the answer was lost), or by someone without the lock
+		}
+		return "", errRemovedMeanwhile
+	}
 	lost := func() (string, error) {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
@@ -855,12 +876,15 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
-				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-				return "", nil
+				return goneMeanwhile()
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
 			var res []framework.OpResult
 			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			var te *framework.TxnError
+			if err != nil && !(errors.As(err, &te) && !errors.Is(err, framework.ErrUnknownOutcome)) {
+				sent = true // not a failure the server answered for certain
+			}
 			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
@@ -891,8 +915,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			continue
 		}
 		if st == nil || st.Czxid != czxid {
-			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-			return "", nil
+			return goneMeanwhile()
 		}
 		ours, lerr := b.ownLock(cctx, lockPath, tok)
 		if lerr != nil {

@@ -33,8 +33,9 @@ var (
 	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
 	// ErrAttemptsExhausted is matched by the *HandlerError of an item that failed its
 	// handler for the WithMaxAttempts time in a row in this consumer: it was moved to the
-	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue,
-	// and Consume returned the error.
+	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue
+	// (unless someone else removed it meanwhile: HandlerError.RemovedByOther), and
+	// Consume returned the error.
 	ErrAttemptsExhausted = errors.New("queue: the item's handler failed the maximum number of attempts")
 	// ErrMaybeGone is matched by the error of a take that removes the item before it
 	// delivers it (SimpleQueue's Take, Poll and Remove; Consume and ConsumeOne without a
@@ -53,6 +54,11 @@ var (
 	// (the item is not counted as removed: a consumer may have taken it).
 	ErrMaybeGone = errors.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered")
 )
+
+// errRemovedMeanwhile is finish's error when it found the item removed by someone else
+// (without the lock) before any transaction of its own could have been applied: nothing
+// was removed, requeued or moved by this consumer.
+var errRemovedMeanwhile = errors.New("queue: the item was removed by someone else before this consumer removed it")
 
 // MaybeGoneError is the error of a take whose delete's outcome is unknown (see
 // ErrMaybeGone, which it matches): it names the node, so that a caller counting items
@@ -121,6 +127,9 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 // was lost with the connection and the item was found gone: moved, since only the
 // holder of its lock node removes it, unless someone removed it without the lock, as
 // IDQueue.Remove without a lock path or a Curator consumer without one does).
+// RemovedByOther says the consumer found the item removed by someone else (without the
+// lock) before it sent its own removal, requeue or move: nothing of it was applied
+// (Requeued and DeadLettered are false), and the item is gone.
 type HandlerError struct {
 	Path           string // the item's node
 	Requeued       bool   // put back at the end of the queue
@@ -129,12 +138,17 @@ type HandlerError struct {
 	GaveUp         bool   // with WithMaxAttempts: the last attempt (matches ErrAttemptsExhausted)
 	DeadLettered   bool   // moved to the dead-letter path
 	DeadLetterNode string // the node it was moved to, when the move's answer came
+	RemovedByOther bool   // found removed by someone else before the consumer's removal, requeue or move went out
 }
 
 // Error names the node, the outcome and the handler's error.
 func (e *HandlerError) Error() string {
 	what := "removed"
 	switch {
+	case e.RemovedByOther && e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, but removed by someone else meanwhile: not moved", e.Attempts)
+	case e.RemovedByOther:
+		what = "removed by someone else meanwhile: not requeued nor removed by this consumer"
 	case e.Requeued:
 		what = "requeued"
 	case e.DeadLettered && e.DeadLetterNode != "":

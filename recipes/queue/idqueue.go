@@ -102,6 +102,9 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, lockSid, tok)
+	if errors.Is(err, errRemovedMeanwhile) {
+		return true, nil
+	}
 	return true, err
 }
 
