@@ -655,6 +655,9 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			// a *MaybeGoneError says so).
 			applied := errors.Is(err, ErrMaybeGone)
 			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
+			he.OutcomeUnknown = !applied && errors.Is(err, framework.ErrUnknownOutcome)
+			he.notApplied = !applied && !he.OutcomeUnknown
+			he.requeue = requeue
 			return taken, errors.Join(err, he)
 		}
 		return taken, err
@@ -863,7 +866,13 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
 		b.unlock(cctx, lockPath, tok)
-		return "", &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
+		reason := "the session that held its lock ended while the item was being removed"
+		if sent && !b.stillThere(cctx, itemPath, czxid) {
+			// Gone: moved (or removed) by our transaction, whose answer was lost with the
+			// session, or taken by another consumer since.
+			return "", &NotRemovedError{Path: itemPath, Reason: reason, Err: errOutcomeUnknown}
+		}
+		return "", &NotRemovedError{Path: itemPath, Reason: reason}
 	}
 	for {
 		if b.c.Generation() != lockGen {
@@ -907,6 +916,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
 			b.unlock(cctx, lockPath, tok)
+			if sent && !errors.Is(err, framework.ErrUnknownOutcome) {
+				err = errors.Join(errOutcomeUnknown, err)
+			}
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
@@ -941,6 +953,13 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
+}
+
+// stillThere reports whether the item node with czxid is at p (false when it is not, or
+// when it cannot be read).
+func (b *base[T]) stillThere(ctx context.Context, p string, czxid int64) bool {
+	st, err := stat(ctx, b.c, p)
+	return err == nil && st != nil && st.Czxid == czxid
 }
 
 // consume is Consume (one is false) and ConsumeOne (one is true).

@@ -77,7 +77,8 @@
 // read, and a resend after a lost answer finds it gone and applies nothing; a move whose
 // outcome is unknown at the clean-up timeout, or cut by the end of the session, reports
 // ErrNotRemoved as a removal does (the item is then in the queue or in the dead-letter
-// path, once). The removal's transaction (plain, requeue or move) deletes the lock node
+// path, once; the error matches framework.ErrUnknownOutcome and the HandlerError's
+// OutcomeUnknown is set when the move went out and its answer was lost). The removal's transaction (plain, requeue or move) deletes the lock node
 // by its path, so it is bound to the session that made the lock node
 // (framework.InSession): after a connection loss it is sent again only in that session,
 // never in a new one, where the lock node at that path may be another consumer's that
