@@ -78,13 +78,15 @@ func (e *TxnError) Unwrap() error { return e.Err }
 
 // Transaction runs ops atomically: all of them or none. It returns a result per op; when
 // it fails, the error is a *TxnError naming the op that failed; that op's result carries
-// its cause and every other op's result carries an error wrapping ErrRolledBack.
+// its cause and every other op's result carries an error wrapping ErrRolledBack. A
+// transaction whose encoded size (counted exactly, ACLs included) comes within 64 bytes of
+// the packet limit (WithMaxPacketSize) is refused before anything is sent, with a
+// *DataTooLargeError.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
 	}
 	reqs := make([]any, len(ops))
-	size := 0
 	for i, op := range ops {
 		validate := ValidatePath
 		if op.kind == "create" && op.mode.sequential() {
@@ -93,7 +95,6 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		if err := validate(op.path); err != nil {
 			return nil, opErr("transaction "+op.kind, op.path, err)
 		}
-		size += len(op.data) + len(op.path) + 64
 		full := c.fullPath(op.path)
 		switch op.kind {
 		case "create":
@@ -115,8 +116,8 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 			return nil, fmt.Errorf("%w: zero Op at index %d", ErrInvalidArgument, i)
 		}
 	}
-	if size+packetOverhead > c.opts.maxPacket {
-		return nil, &DataTooLargeError{Path: ops[0].path, Size: size, Limit: c.opts.maxPacket - packetOverhead}
+	if size := multiSize(reqs); size+txnMargin > c.opts.maxPacket {
+		return nil, &DataTooLargeError{Path: ops[0].path, Size: size, Limit: c.opts.maxPacket - txnMargin}
 	}
 	var resp []zk.MultiResponse
 	var sent resent

@@ -890,6 +890,12 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
 			var res []framework.OpResult
 			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			if errors.Is(err, framework.ErrDataTooLarge) {
+				// Refused before sending: the item's bytes and the paths do not fit one
+				// request. Sending it again fails the same way: give the item back now.
+				b.unlock(cctx, lockPath, tok)
+				return "", &NotRemovedError{Path: itemPath, Reason: "the transaction that removes it (with its requeue or move) does not fit the packet limit; nothing was sent", Err: err}
+			}
 			var te *framework.TxnError
 			if err != nil && !(errors.As(err, &te) && !errors.Is(err, framework.ErrUnknownOutcome)) {
 				sent = true // not a failure the server answered for certain

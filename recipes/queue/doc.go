@@ -43,7 +43,12 @@
 // Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
 // one transaction, to <deadLetterPath>/<its name prefix><seq> with the same bytes (the
 // dead-letter path is a queue of the same kind); without one it is left in the queue and
-// Consume returns the handler's error, matching ErrAttemptsExhausted.
+// Consume returns the handler's error, matching ErrAttemptsExhausted. That transaction
+// carries the item's bytes and the item's, the destination's and the lock node's paths
+// (counted exactly): an item Put near the packet limit, with lock and dead-letter paths
+// longer than a few hundred bytes together, does not fit it and cannot be requeued or
+// moved; the consumer gives it back at once (nothing sent) with an error matching
+// ErrNotRemoved and framework.ErrDataTooLarge, and it is delivered again.
 //
 // # Delivery guarantees
 //
