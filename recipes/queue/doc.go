@@ -83,14 +83,16 @@
 // outcome is unknown at the clean-up timeout, or cut by the end of the session, reports
 // ErrNotRemoved as a removal does (the item is then in the queue or in the dead-letter
 // path, once; the error matches framework.ErrUnknownOutcome and the HandlerError's
-// OutcomeUnknown is set when the move went out and its answer was lost). The removal's transaction (plain, requeue or move) deletes the lock node
-// by its path, so it is bound to the session that made the lock node
-// (framework.InSession): after a connection loss it is sent again only in that session,
-// never in a new one, where the lock node at that path may be another consumer's that
-// holds the item (left: a transaction handed to go-zookeeper just as the connection
-// drops is queued there and sent once it reconnects, in a new session if the old one
-// expired meanwhile). A
-// consumer whose session ended while its handler ran leaves the item (another consumer
+// OutcomeUnknown is set when the move went out and its answer was lost). The removal's
+// transaction (plain, requeue or move) deletes the lock node by its path, so it is bound
+// to the session that made the lock node (framework.InSession): after a connection loss
+// it is sent again only in that session, never in a new one, where the lock node at that
+// path may be another consumer's that holds the item (left: a transaction handed to
+// go-zookeeper just as the connection drops is queued there and sent once it reconnects,
+// in a new session if the old one expired meanwhile). An item found removed by someone
+// else (without the lock) before the consumer's transaction went out is reported so
+// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose session
+// ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
 // before it returns, so that stopping a consumer does not deliver its last item twice;
