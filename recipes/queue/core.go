@@ -897,8 +897,10 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 				return "", &NotRemovedError{Path: itemPath, Reason: "the transaction that removes it (with its requeue or move) does not fit the packet limit; nothing was sent", Err: err}
 			}
 			var te *framework.TxnError
-			if err != nil && !(errors.As(err, &te) && !errors.Is(err, framework.ErrUnknownOutcome)) {
-				sent = true // not a failure the server answered for certain
+			certain := (errors.As(err, &te) || errors.Is(err, framework.ErrSessionChanged)) &&
+				!errors.Is(err, framework.ErrUnknownOutcome) // answered, or never sent in the new session
+			if err != nil && !certain {
+				sent = true // it may have been applied
 			}
 			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
