@@ -73,13 +73,15 @@ func (c *Client) CheckDataSize(path string, n int) error {
 	return nil
 }
 
-// withRetry runs op under the retry policy, each attempt after waiting for a connection.
+// withRetry runs op under the retry policy, each attempt after waiting for a connection
+// (and, for a ctx from InSession, only in that session).
 // The first attempt runs directly; the retry machinery is set up only when it fails with a
 // retryable error (most operations succeed the first time).
 func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, conn *zk.Conn) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
+	sent := false // an attempt went out (InSession: a later one may meet it)
 	attempt := func(ctx context.Context) error {
 		if err := c.waitConnected(ctx); err != nil {
 			return err
@@ -88,6 +90,10 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 		if err := c.ensureNamespace(ctx, conn); err != nil {
 			return err
 		}
+		if err := c.checkSession(ctx, conn, sent); err != nil {
+			return err
+		}
+		sent = true
 		return op(ctx, conn)
 	}
 	if err := ctx.Err(); err != nil {

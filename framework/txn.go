@@ -84,7 +84,10 @@ func (e *TxnError) Unwrap() error { return e.Err }
 
 // Transaction runs ops atomically: all of them or none. It returns a result per op; when
 // it fails, the error is a *TxnError naming the op that failed; that op's result carries
-// its cause and every other op's result carries an error wrapping ErrRolledBack.
+// its cause and every other op's result carries an error wrapping ErrRolledBack. A
+// transaction whose encoded size (counted exactly, ACLs included) comes within 64 bytes of
+// the packet limit (WithMaxPacketSize) is refused before anything is sent, with a
+// *DataTooLargeError.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	res, err, _ := c.transaction(ctx, 0, ops)
 	return res, err
@@ -98,7 +101,6 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 		return nil, fmt.Errorf("framework: %w: empty transaction", ErrInvalidArgument), false
 	}
 	reqs := make([]any, len(ops))
-	size := 0
 	for i, op := range ops {
 		validate := ValidatePath
 		if op.kind == "create" && op.mode.sequential() {
@@ -107,7 +109,6 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 		if err := validate(op.path); err != nil {
 			return nil, opErr("transaction "+op.kind, op.path, err), false
 		}
-		size += len(op.data) + len(op.path) + 64
 		full := c.fullPath(op.path)
 		if op.server != "" {
 			full = op.server
@@ -135,8 +136,8 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 			return nil, fmt.Errorf("framework: %w: zero Op at index %d", ErrInvalidArgument, i), false
 		}
 	}
-	if size+packetOverhead > c.opts.maxPacket {
-		return nil, &DataTooLargeError{Path: ops[name].path, Size: size, Limit: c.opts.maxPacket - packetOverhead}, false
+	if size := multiSize(reqs); size+txnMargin > c.opts.maxPacket {
+		return nil, &DataTooLargeError{Path: ops[name].path, Size: size, Limit: c.opts.maxPacket - txnMargin}, false
 	}
 	var resp []zk.MultiResponse
 	var sent resent

@@ -93,6 +93,7 @@ var families = map[string]sentinel{
 	"framework.ErrInvalidPath":      of(framework.ErrInvalidPath, invalidArg),
 	"framework.ErrDataTooLarge":     own(framework.ErrDataTooLarge),
 	"framework.ErrFenced":           own(framework.ErrFenced),
+	"framework.ErrSessionChanged":   own(framework.ErrSessionChanged),
 	"framework.ErrRolledBack":       own(framework.ErrRolledBack),
 	"framework.ErrNoNode":           own(framework.ErrNoNode),
 	"framework.ErrNodeExists":       own(framework.ErrNodeExists),

@@ -596,7 +596,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	itemPath := framework.JoinPath(b.path, name)
 	lockPath := framework.JoinPath(b.o.lockPath, name)
-	lockGen, _ := b.c.Session() // read first: a lock node made later is of this generation or a newer one
+	lockGen, lockSid := b.c.Session() // read first: a lock node made later is of this session or a newer one
 	tok := newLockToken()
 	ours, err := b.lock(ctx, lockPath, tok)
 	if err != nil || !ours {
@@ -652,7 +652,17 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			}
 		}
 	}
-	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, tok)
+	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, lockSid, tok)
+	if errors.Is(err, errRemovedMeanwhile) {
+		// Removed by someone without the lock while the handler ran: nothing was moved,
+		// requeued or removed by us, and there is nothing left to count or back off for.
+		b.noteRequeue(name, data, false, nil)
+		if he != nil {
+			he.RemovedByOther = true
+			return taken, he
+		}
+		return taken, nil
+	}
 	if err != nil {
 		if he != nil {
 			// Both: the removal's error and the handler's, as the *HandlerError it is
@@ -660,6 +670,9 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			// a *MaybeGoneError says so).
 			applied := errors.Is(err, ErrMaybeGone)
 			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
+			he.OutcomeUnknown = !applied && errors.Is(err, framework.ErrUnknownOutcome)
+			he.notApplied = !applied && !he.OutcomeUnknown
+			he.requeue = requeue
 			return taken, errors.Join(err, he)
 		}
 		return taken, err
@@ -801,8 +814,8 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
-	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
+	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, lockSid, tok)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return "", errors.Join(err, ctx.Err())
 	}
@@ -810,15 +823,18 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 }
 
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
-// It runs to its end even when ctx ended: the handler has run. lockGen is the session
-// generation the lock node was created in: once the session changed, the node at the
-// lock path (if any) is another consumer's, which has taken the item, and the item is
-// left to it. czxid is the item node's, as read before the handler ran: a node at its
+// It runs to its end even when ctx ended: the handler has run. lockGen and lockSid are
+// the session generation and id the lock node was created in: once the session changed,
+// the node at the lock path (if any) is another consumer's, which has taken the item, and
+// the item is left to it. The transaction is bound to that session
+// (framework.InSession): an attempt whose answer was lost with the connection is never
+// sent again in a new session, where it would delete another consumer's lock node with
+// the item it holds. czxid is the item node's, as read before the handler ran: a node at its
 // name with another czxid is another item (the queue path was deleted and made again
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, tok []byte) (string, error) {
+func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	itemPath := framework.JoinPath(b.path, name)
@@ -839,7 +855,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
-	// resend in a new session could take another consumer's lock node with the item.
+	// resend in a new session could take another consumer's lock node with the item. The
+	// transaction is bound to the session (a resend in another fails, not sent); the
+	// listener ends a wait for a connection sooner.
 	tctx, stop := context.WithCancel(cctx)
 	defer stop()
 	remove := b.c.AddListener(func(framework.State) {
@@ -848,11 +866,28 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 	})
 	defer remove()
+	// sent says a transaction of ours went out and may have been applied: an item found
+	// gone after that is taken for ours; before, it was removed by another (without the
+	// lock), and nothing of ours was applied.
+	sent := false
+	goneMeanwhile := func() (string, error) {
+		b.unlock(cctx, lockPath, tok)
+		if sent {
+			return "", nil // removed by us (the answer was lost), or by someone without the lock
+		}
+		return "", errRemovedMeanwhile
+	}
 	lost := func() (string, error) {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
 		b.unlock(cctx, lockPath, tok)
-		return "", &NotRemovedError{Path: itemPath, Reason: "the session that held its lock ended while the item was being removed"}
+		reason := "the session that held its lock ended while the item was being removed"
+		if sent && !b.stillThere(cctx, itemPath, czxid) {
+			// Gone: moved (or removed) by our transaction, whose answer was lost with the
+			// session, or taken by another consumer since.
+			return "", &NotRemovedError{Path: itemPath, Reason: reason, Err: errOutcomeUnknown}
+		}
+		return "", &NotRemovedError{Path: itemPath, Reason: reason}
 	}
 	for {
 		if b.c.Generation() != lockGen {
@@ -865,13 +900,24 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		cur, err := stat(tctx, b.c, itemPath)
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
-				b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-				return "", nil
+				return goneMeanwhile()
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
 			var res []framework.OpResult
-			res, err = b.c.Transaction(tctx, ops...)
-			if b.c.Generation() != lockGen {
+			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			if errors.Is(err, framework.ErrDataTooLarge) {
+				// Refused before sending: the item's bytes and the paths do not fit one
+				// request. Sending it again fails the same way: give the item back now.
+				b.unlock(cctx, lockPath, tok)
+				return "", &NotRemovedError{Path: itemPath, Reason: "the transaction that removes it (with its requeue or move) does not fit the packet limit; nothing was sent", Err: err}
+			}
+			var te *framework.TxnError
+			certain := (errors.As(err, &te) || errors.Is(err, framework.ErrSessionChanged)) &&
+				!errors.Is(err, framework.ErrUnknownOutcome) // answered, or never sent in the new session
+			if err != nil && !certain {
+				sent = true // it may have been applied
+			}
+			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
 				return lost()
@@ -893,6 +939,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
 			b.unlock(cctx, lockPath, tok)
+			if sent && !errors.Is(err, framework.ErrUnknownOutcome) {
+				err = errors.Join(errOutcomeUnknown, err)
+			}
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		// Applied or not? The item goes only with the transaction (we hold its lock).
@@ -901,8 +950,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			continue
 		}
 		if st == nil || st.Czxid != czxid {
-			b.unlock(cctx, lockPath, tok) // removed by someone without the lock, or by us
-			return "", nil
+			return goneMeanwhile()
 		}
 		ours, lerr := b.ownLock(cctx, lockPath, tok)
 		if lerr != nil {
@@ -928,6 +976,13 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
+}
+
+// stillThere reports whether the item node with czxid is at p (false when it is not, or
+// when it cannot be read).
+func (b *base[T]) stillThere(ctx context.Context, p string, czxid int64) bool {
+	st, err := stat(ctx, b.c, p)
+	return err == nil && st != nil && st.Czxid == czxid
 }
 
 // consume is Consume (one is false) and ConsumeOne (one is true).

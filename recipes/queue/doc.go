@@ -43,7 +43,12 @@
 // Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
 // one transaction, to <deadLetterPath>/<its name prefix><seq> with the same bytes (the
 // dead-letter path is a queue of the same kind); without one it is left in the queue and
-// Consume returns the handler's error, matching ErrAttemptsExhausted.
+// Consume returns the handler's error, matching ErrAttemptsExhausted. That transaction
+// carries the item's bytes and the item's, the destination's and the lock node's paths
+// (counted exactly): an item Put near the packet limit, with lock and dead-letter paths
+// longer than a few hundred bytes together, does not fit it and cannot be requeued or
+// moved; the consumer gives it back at once (nothing sent) with an error matching
+// ErrNotRemoved and framework.ErrDataTooLarge, and it is delivered again.
 //
 // # Delivery guarantees
 //
@@ -77,8 +82,17 @@
 // read, and a resend after a lost answer finds it gone and applies nothing; a move whose
 // outcome is unknown at the clean-up timeout, or cut by the end of the session, reports
 // ErrNotRemoved as a removal does (the item is then in the queue or in the dead-letter
-// path, once). A
-// consumer whose session ended while its handler ran leaves the item (another consumer
+// path, once; the error matches framework.ErrUnknownOutcome and the HandlerError's
+// OutcomeUnknown is set when the move went out and its answer was lost). The removal's
+// transaction (plain, requeue or move) deletes the lock node by its path, so it is bound
+// to the session that made the lock node (framework.InSession): after a connection loss
+// it is sent again only in that session, never in a new one, where the lock node at that
+// path may be another consumer's that holds the item (left: a transaction handed to
+// go-zookeeper just as the connection drops is queued there and sent once it reconnects,
+// in a new session if the old one expired meanwhile). An item found removed by someone
+// else (without the lock) before the consumer's transaction went out is reported so
+// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose session
+// ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
 // before it returns, so that stopping a consumer does not deliver its last item twice;

@@ -31,13 +31,16 @@ var (
 	// the session) and is delivered again, or another consumer already took it: either
 	// way it is, or may have been, delivered twice. When the removal's outcome was not
 	// known by the clean-up timeout (its reply held up in the network, say), it may have
-	// been applied after all, and the item is not delivered again. The error is a
-	// *NotRemovedError, which names the item's node.
+	// been applied after all, and the item is not delivered again; the error then matches
+	// framework.ErrUnknownOutcome too (as it does when the session ended with the removal
+	// in flight and the item is gone from the queue). The error is a *NotRemovedError,
+	// which names the item's node.
 	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
 	// ErrAttemptsExhausted is matched by the *HandlerError of an item that failed its
 	// handler for the WithMaxAttempts time in a row in this consumer: it was moved to the
-	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue,
-	// and Consume returned the error.
+	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue
+	// (unless someone else removed it meanwhile: HandlerError.RemovedByOther), and
+	// Consume returned the error.
 	ErrAttemptsExhausted = errors.New("queue: the item's handler failed the maximum number of attempts")
 	// ErrMaybeGone is matched by the error of a take that removes the item before it
 	// delivers it (SimpleQueue's Take, Poll and Remove; Consume and ConsumeOne without a
@@ -56,6 +59,15 @@ var (
 	// (the item is not counted as removed: a consumer may have taken it).
 	ErrMaybeGone = sentinel.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered", framework.ErrUnknownOutcome)
 )
+
+// errRemovedMeanwhile is finish's error when it found the item removed by someone else
+// (without the lock) before any transaction of its own could have been applied: nothing
+// was removed, requeued or moved by this consumer.
+var errRemovedMeanwhile = errors.New("queue: the item was removed by someone else before this consumer removed it")
+
+// errOutcomeUnknown is the cause of a *NotRemovedError whose removal (requeue, move) went
+// out and whose outcome is unknown.
+var errOutcomeUnknown = fmt.Errorf("%w: the removal went out and its answer was lost: the item may have been removed, requeued or moved, or still be in the queue", framework.ErrUnknownOutcome)
 
 // MaybeGoneError is the error of a take whose delete's outcome is unknown (see
 // ErrMaybeGone, which it matches): it names the node, so that a caller counting items
@@ -87,6 +99,9 @@ type NotRemovedError struct {
 
 // Error names the node and the reason.
 func (e *NotRemovedError) Error() string {
+	if e.Err != nil && e.Reason != "" {
+		return fmt.Sprintf("%v: %s: %s: %v", ErrNotRemoved, e.Path, e.Reason, e.Err)
+	}
 	if e.Err != nil {
 		return fmt.Sprintf("%v: %s: %v", ErrNotRemoved, e.Path, e.Err)
 	}
@@ -124,6 +139,14 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 // was lost with the connection and the item was found gone: moved, since only the
 // holder of its lock node removes it, unless someone removed it without the lock, as
 // IDQueue.Remove without a lock path or a Curator consumer without one does).
+// RemovedByOther says the consumer found the item removed by someone else (without the
+// lock) before it sent its own removal, requeue or move: nothing of it was applied
+// (Requeued and DeadLettered are false), and the item is gone. When the removal, requeue or
+// move could not be made (the error is then joined with an ErrNotRemoved one),
+// OutcomeUnknown says it went out and its outcome is unknown (the NotRemovedError matches
+// framework.ErrUnknownOutcome): the item was removed, requeued or moved, or is still in
+// the queue; without it, nothing was applied and the item is in the queue. Error's text
+// says which, and never claims an outcome nobody knows.
 type HandlerError struct {
 	Path           string // the item's node
 	Requeued       bool   // put back at the end of the queue
@@ -132,12 +155,30 @@ type HandlerError struct {
 	GaveUp         bool   // with WithMaxAttempts: the last attempt (matches ErrAttemptsExhausted)
 	DeadLettered   bool   // moved to the dead-letter path
 	DeadLetterNode string // the node it was moved to, when the move's answer came
+	RemovedByOther bool   // found removed by someone else before the consumer's removal, requeue or move went out
+	OutcomeUnknown bool   // the removal, requeue or move went out and its outcome is unknown
+	notApplied     bool   // the removal, requeue or move was not applied: the item is in the queue
+	requeue        bool   // a requeue was sent
 }
 
 // Error names the node, the outcome and the handler's error.
 func (e *HandlerError) Error() string {
 	what := "removed"
 	switch {
+	case e.RemovedByOther && e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, but removed by someone else meanwhile: not moved", e.Attempts)
+	case e.RemovedByOther:
+		what = "removed by someone else meanwhile: not requeued nor removed by this consumer"
+	case e.OutcomeUnknown && e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, its move to the dead-letter path went out and its outcome is unknown: moved, or in the queue", e.Attempts)
+	case e.OutcomeUnknown && e.requeue:
+		what = "its requeue went out and its outcome is unknown: requeued, or in the queue"
+	case e.OutcomeUnknown:
+		what = "its removal went out and its outcome is unknown: removed, or in the queue"
+	case e.notApplied && e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, not moved: in the queue", e.Attempts)
+	case e.notApplied:
+		what = "not removed nor requeued: in the queue"
 	case e.Requeued:
 		what = "requeued"
 	case e.DeadLettered && e.DeadLetterNode != "":

@@ -34,7 +34,7 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 }
 
 // Remove removes the queued items with id that no consumer holds, and returns how many it
-// removed. Without a lock path, a removal whose outcome is unknown (its answer lost with
+// removed (an item someone else removed meanwhile is not counted). Without a lock path, a removal whose outcome is unknown (its answer lost with
 // the connection, or a resend answered "no node", which a consumer's take may explain) is
 // not counted: Remove stops there with an error matching ErrMaybeGone (and
 // framework.ErrUnknownOutcome). The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
@@ -90,7 +90,7 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 	if err := b.ensure(ctx, b.o.lockPath, &b.lockReady); err != nil {
 		return false, err
 	}
-	lockGen, _ := b.c.Session()
+	lockGen, lockSid := b.c.Session()
 	tok := newLockToken()
 	ours, err := b.lock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 	if err != nil || !ours {
@@ -101,8 +101,11 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 		return false, err
 	}
-	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, tok)
-	return true, err
+	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, lockSid, tok)
+	if errors.Is(err, errRemovedMeanwhile) {
+		return false, nil // removed by someone else (without the lock) meanwhile
+	}
+	return err == nil, err
 }
 
 // Consume takes items until ctx ends, calling h for each, in put order; see Queue.Consume.

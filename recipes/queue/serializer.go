@@ -42,7 +42,11 @@ func (String) Deserialize(data []byte) (string, error) { return string(data), ni
 // Jackson reads and writes the same items. Reading is json.Unmarshal's: fields not in T
 // are ignored, and bytes that are not one JSON value of T's shape (another writer's, say)
 // are refused with an error that names T; a consumer then reports the node as a
-// *BadItemError (matching ErrNotAnItem), skips it and leaves it in place.
+// *BadItemError (matching ErrNotAnItem), skips it and leaves it in place. The JSON literal
+// null (Jackson's null reference) is such bytes unless T is a pointer, interface, slice or
+// map type, whose nil it stands for: it is refused for any other T (a struct, a number, a
+// string...), rather than read as T's zero value, which a handler could not tell from an
+// item put as that value.
 type JSON[T any] struct{}
 
 // Serialize returns item's JSON.
@@ -56,9 +60,17 @@ func (JSON[T]) Serialize(item T) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// Deserialize reads data as one JSON value of T.
+// Deserialize reads data as one JSON value of T; null is refused unless T is a pointer,
+// interface, slice or map type.
 func (JSON[T]) Deserialize(data []byte) (T, error) {
 	var item T
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		switch reflect.TypeFor[T]().Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
+		default:
+			return item, fmt.Errorf("queue: JSON: not a %v: null", reflect.TypeFor[T]())
+		}
+	}
 	if err := json.Unmarshal(data, &item); err != nil {
 		var zero T
 		return zero, fmt.Errorf("queue: JSON: not a %v: %w", reflect.TypeFor[T](), err)
