@@ -1,0 +1,58 @@
+package persistentnode_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/persistentnode"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// A sequential node is re-created at the name it had (as Curator does). When its parent
+// was deleted and made again, that name is ahead of the new parent's sequence counter; a
+// sequential create that reaches it is refused (node exists) and, the refusal changing
+// nothing, so is every later one. Another Node with the same base must still get its
+// node (within a bound), and must not spin on the refusal, one request after another.
+func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	var creates atomic.Int64
+	cb := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "create" {
+			creates.Add(1)
+		}
+	}))
+	ca := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, admin.EnsurePath(ctx, "/pn/reuse/x")) // the parent's counter moves on
+	a, _ := start(t, ca, "/pn/reuse/node-", []byte("a"), persistentnode.WithMode(framework.PersistentSequential))
+	old := a.ActualPath()
+	require.Equal(t, "/pn/reuse/node-0000000001", old)
+	require.NoError(t, admin.Delete(ctx, "/pn/reuse", framework.WithChildren())) // the parent and all in it
+	// a makes its node again at its old name, in a new parent whose counter is at 0.
+	require.Eventually(t, func() bool {
+		st, err := admin.Exists(ctx, old)
+		return err == nil && st != nil
+	}, 30*time.Second, 10*time.Millisecond, "a's node was not made again")
+	// The new parent's counter is 1 now: a sequential create is refused at node-0000000001.
+	b, err := persistentnode.New(cb, "/pn/reuse/node-", []byte("b"), persistentnode.WithMode(framework.PersistentSequential))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	t.Cleanup(func() { _ = b.Close() })
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	werr := b.WaitForInitialCreate(wctx)
+	sent := creates.Load()
+	require.NoError(t, b.Close())
+	require.NoError(t, a.Close())
+	require.NoError(t, werr, "b never got a node of its own (%d creates sent in 5 s)", sent)
+	require.Less(t, sent, int64(50), "b spins on the refused create")
+}
