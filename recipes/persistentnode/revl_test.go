@@ -56,3 +56,70 @@ func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
 	require.NoError(t, werr, "b never got a node of its own (%d creates sent in 5 s)", sent)
 	require.Less(t, sent, int64(50), "b spins on the refused create")
 }
+
+// The Stat of a node just created is read by a second request (CreateStat). When the
+// parent is deleted and made again between the two, and another Node's sequential create
+// reuses the name, that read gives the other's Stat, and the Node takes the other's node
+// (its czxid) for its own: it has no node of its own, while reported created. It must end
+// up with a node of its own, and its Close must leave the other's.
+func TestRevlCreateStatReadsAnotherNodeAfterNameReuse(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, admin.EnsurePath(ctx, "/pn/stat"))
+	var b *persistentnode.Node
+	var created, done atomic.Bool
+	ca := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		switch {
+		case op == "create":
+			created.Store(true)
+		case op == "exists" && created.Load() && done.CompareAndSwap(false, true):
+			// a's create was answered; before its Stat is read, the parent is made again
+			// and b's node takes the name.
+			_ = admin.Delete(ctx, "/pn/stat", framework.WithChildren())
+			_, _ = admin.Create(ctx, "/pn/stat", nil)
+			n, err := persistentnode.New(cb, "/pn/stat/node-", []byte("b"), persistentnode.WithMode(framework.PersistentSequential))
+			if err == nil && n.Start() == nil && n.WaitForInitialCreate(ctx) == nil {
+				b = n
+			}
+		}
+	}))
+	a, err := persistentnode.New(ca, "/pn/stat/node-", []byte("a"), persistentnode.WithMode(framework.PersistentSequential))
+	require.NoError(t, err)
+	require.NoError(t, a.Start())
+	require.NoError(t, a.WaitForInitialCreate(ctx))
+	require.True(t, done.Load())
+	require.NotNil(t, b, "b's node was not made")
+	bPath := b.ActualPath()
+	require.Equal(t, "/pn/stat/node-0000000000", bPath, "b reuses a's old name")
+	own := func() bool {
+		p := a.ActualPath()
+		if p == "" || p == bPath {
+			return false
+		}
+		st, err := admin.Exists(ctx, p)
+		return err == nil && st != nil
+	}
+	ok := assertEventually(own, 10*time.Second)
+	aPath := a.ActualPath()
+	require.NoError(t, a.Close())
+	st, err := admin.Exists(ctx, bPath)
+	require.NoError(t, err)
+	require.NotNil(t, st, "a's Close deleted b's node")
+	require.NoError(t, b.Close())
+	require.True(t, ok, "a has no node of its own: it holds b's node %s as its own (a's path: %s)", bPath, aPath)
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/stat")
+}
+
+func assertEventually(cond func() bool, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
+}
