@@ -1,10 +1,13 @@
 package cache
 
-import "errors"
+import (
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
+)
 
 var (
 	// ErrClosed is returned by Start on a cache that was closed.
-	ErrClosed = errors.New("cache: closed")
+	ErrClosed = sentinel.New("cache: closed", framework.ErrClosed)
 	// ErrAlreadyStarted is returned by Start on a cache that was started before.
-	ErrAlreadyStarted = errors.New("cache: already started")
+	ErrAlreadyStarted = sentinel.New("cache: already started", framework.ErrAlreadyStarted)
 )

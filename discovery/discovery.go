@@ -95,7 +95,7 @@ type ServiceDiscovery[T any] struct {
 // arguments and does not talk to ZooKeeper; its client must be started.
 func New[T any](c *framework.Client, basePath string, opts ...Option) (*ServiceDiscovery[T], error) {
 	if c == nil {
-		return nil, fmt.Errorf("discovery: nil client: %w", framework.ErrInvalidArgument)
+		return nil, fmt.Errorf("discovery: %w: nil client", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(basePath); err != nil {
 		return nil, fmt.Errorf("discovery: base path: %w", err)

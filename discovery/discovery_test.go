@@ -159,7 +159,7 @@ func TestBadInput(t *testing.T) {
 	c := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
 	_, err := discovery.New[int](nil, "/x")
-	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument, "a zero down-instance policy")
 	for _, p := range []string{"", "x", "/x/", "/", "/a//b"} {
 		_, err := discovery.New[int](c, p)
 		assert.Error(t, err, p)
@@ -179,8 +179,8 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, d.Register(ctx, big), framework.ErrDataTooLarge)
 	_, err = d.NewCache("..")
 	assert.ErrorIs(t, err, discovery.ErrInvalidName)
-	_, err = discovery.NewProvider(d, "a", discovery.WithDownInstancePolicy[any](discovery.DownInstancePolicy{}))
-	assert.ErrorIs(t, err, discovery.ErrInvalidInstance)
+	_, err = discovery.NewProvider(d, "a", discovery.WithDownInstancePolicy(discovery.DownInstancePolicy{}))
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument, "a zero down-instance policy")
 	assert.Empty(t, testutil.Children(t, connect, "/disc/bad"), "nothing registered")
 }
 
@@ -398,9 +398,9 @@ func TestCacheAndProvider(t *testing.T) {
 	_, err = f.GetInstance()
 	assert.ErrorIs(t, err, discovery.ErrNoInstance, "b filtered out, c disabled")
 	require.NoError(t, d.Register(ctx, a))
-	r, err := discovery.NewProvider(d, "svc", discovery.WithStrategy(discovery.Random[details]()))
+	r, err := discovery.NewProvider(d, "svc", discovery.WithStrategy(discovery.Random()))
 	require.NoError(t, err)
-	s, err := discovery.NewProvider(d, "svc", discovery.WithStrategy(discovery.Sticky(discovery.RoundRobin[details]())))
+	s, err := discovery.NewProvider(d, "svc", discovery.WithStrategy(discovery.Sticky(discovery.RoundRobin())))
 	require.NoError(t, err)
 	require.NoError(t, r.Start(ctx))
 	require.NoError(t, s.Start(ctx))

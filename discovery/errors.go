@@ -3,25 +3,28 @@ package discovery
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 var (
 	// ErrInvalidName is returned for a service name or instance id that is not a single
 	// valid ZooKeeper path component (empty, containing '/', ".", "..", or a character
 	// ZooKeeper refuses).
-	ErrInvalidName = errors.New("discovery: invalid name")
+	ErrInvalidName = sentinel.New("discovery: invalid name", framework.ErrInvalidArgument)
 	// ErrInvalidInstance is returned for an instance that cannot be registered or
 	// written: a bad field, a payload that does not marshal to JSON, an unknown service
 	// type.
-	ErrInvalidInstance = errors.New("discovery: invalid instance")
+	ErrInvalidInstance = sentinel.New("discovery: invalid instance", framework.ErrInvalidArgument)
 	// ErrNotInstance is wrapped by an *InstanceError when a node's data is not a service
 	// instance's JSON.
-	ErrNotInstance = errors.New("discovery: not a service instance")
+	ErrNotInstance = sentinel.New("discovery: not a service instance", framework.ErrBadData)
 	// ErrInvalidURISpec is returned by ParseURISpec for an unbalanced template.
-	ErrInvalidURISpec = errors.New("discovery: invalid URI spec")
+	ErrInvalidURISpec = sentinel.New("discovery: invalid URI spec", framework.ErrInvalidArgument)
 	// ErrNotRegistered is returned by Update and Unregister for an instance this
 	// ServiceDiscovery did not register.
-	ErrNotRegistered = errors.New("discovery: instance not registered")
+	ErrNotRegistered = sentinel.New("discovery: instance not registered", framework.ErrNotHeld)
 	// ErrAlreadyRegistered is returned by Register for an id this ServiceDiscovery
 	// registered already (use Update to change it).
 	ErrAlreadyRegistered = errors.New("discovery: instance already registered")
@@ -30,12 +33,12 @@ var (
 	ErrConflict = errors.New("discovery: the instance's node was replaced meanwhile")
 	// ErrClosed is returned by calls on a closed ServiceDiscovery, ServiceCache or
 	// ServiceProvider.
-	ErrClosed = errors.New("discovery: closed")
+	ErrClosed = sentinel.New("discovery: closed", framework.ErrClosed)
 	// ErrNotStarted is returned by reads of a ServiceCache or ServiceProvider that was
 	// not started.
-	ErrNotStarted = errors.New("discovery: not started")
+	ErrNotStarted = sentinel.New("discovery: not started", framework.ErrNotStarted)
 	// ErrAlreadyStarted is returned by a second Start.
-	ErrAlreadyStarted = errors.New("discovery: already started")
+	ErrAlreadyStarted = sentinel.New("discovery: already started", framework.ErrAlreadyStarted)
 	// ErrNoInstance is returned by ServiceProvider.GetInstance when no instance is
 	// available: none is registered, or the filters and the down-instance policy left
 	// none.

@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zoocurator/zoocurator/framework"
 )
+
+// typeName names T in an error.
+func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 
 // Strategy picks one instance out of those available (Curator's ProviderStrategy).
 // Choose gets at least one instance, sorted by node name, and returns one of them.
@@ -16,8 +22,53 @@ type Strategy[T any] interface {
 	Choose(instances []*Instance[T]) *Instance[T]
 }
 
-// RoundRobin returns Curator's default strategy: each call takes the next instance.
-func RoundRobin[T any]() Strategy[T] { return &roundRobin[T]{} }
+// BuiltinStrategy is one of the library's strategies (RoundRobin, Random, Sticky), for
+// providers of any instance type: give it to WithStrategy, no type argument needed. A
+// provider gets its own instance of it (a round robin's turn is per provider).
+type BuiltinStrategy struct {
+	kind   builtinKind
+	master *BuiltinStrategy // Sticky's
+}
+
+type builtinKind int
+
+const (
+	roundRobinKind builtinKind = iota + 1
+	randomKind
+	stickyKind
+)
+
+// RoundRobin is Curator's default strategy: each call takes the next instance.
+func RoundRobin() BuiltinStrategy { return BuiltinStrategy{kind: roundRobinKind} }
+
+// Random picks an instance at random.
+func Random() BuiltinStrategy { return BuiltinStrategy{kind: randomKind} }
+
+// Sticky keeps returning the instance it picked (by master) as long as that instance is
+// available (same name, id and data), as Curator's StickyStrategy. StickyOf does the same
+// over a Strategy of your own.
+func Sticky(master BuiltinStrategy) BuiltinStrategy {
+	return BuiltinStrategy{kind: stickyKind, master: &master}
+}
+
+// strategyOf makes the Strategy b stands for, for instances of T (nil for the zero
+// BuiltinStrategy).
+func strategyOf[T any](b BuiltinStrategy) Strategy[T] {
+	switch b.kind {
+	case roundRobinKind:
+		return &roundRobin[T]{}
+	case randomKind:
+		return random[T]{}
+	case stickyKind:
+		if b.master == nil {
+			return nil
+		}
+		if m := strategyOf[T](*b.master); m != nil {
+			return StickyOf(m)
+		}
+	}
+	return nil
+}
 
 type roundRobin[T any] struct{ next atomic.Uint64 }
 
@@ -26,18 +77,15 @@ func (s *roundRobin[T]) Choose(in []*Instance[T]) *Instance[T] {
 	return in[(s.next.Add(1)-1)%uint64(len(in))]
 }
 
-// Random returns a strategy that picks an instance at random.
-func Random[T any]() Strategy[T] { return random[T]{} }
-
 type random[T any] struct{}
 
 // Choose takes an instance at random.
 func (random[T]) Choose(in []*Instance[T]) *Instance[T] { return in[rand.IntN(len(in))] }
 
-// Sticky returns a strategy that keeps returning the instance it picked (by master) as
-// long as that instance is available (same name, id and data), as Curator's
-// StickyStrategy.
-func Sticky[T any](master Strategy[T]) Strategy[T] { return &sticky[T]{master: master} }
+// StickyOf returns a strategy that keeps returning the instance master picked as long as
+// that instance is available (same name, id and data): Sticky over a Strategy of your
+// own.
+func StickyOf[T any](master Strategy[T]) Strategy[T] { return &sticky[T]{master: master} }
 
 type sticky[T any] struct {
 	master Strategy[T]
@@ -74,8 +122,19 @@ type DownInstancePolicy struct {
 // DefaultDownInstancePolicy is Curator's default: 2 errors, 30 s.
 var DefaultDownInstancePolicy = DownInstancePolicy{Timeout: 30 * time.Second, ErrorThreshold: 2}
 
-// ProviderOption configures a ServiceProvider.
-type ProviderOption[T any] func(*providerOpts[T])
+// ProviderOption configures a ServiceProvider. It is not generic: the instance type is
+// the ServiceDiscovery's, given to NewProvider, and the options that carry a type
+// (WithCustomStrategy, WithFilter) infer it from their argument. Options are plain
+// values; NewProvider reports an invalid one (framework.ErrInvalidArgument).
+type ProviderOption func(*providerConfig)
+
+// providerConfig is what the options set, before NewProvider gives it the provider's type.
+type providerConfig struct {
+	builtin  *BuiltinStrategy
+	strategy any   // a Strategy[T] (WithCustomStrategy)
+	filters  []any // func(*Instance[T]) bool
+	policy   DownInstancePolicy
+}
 
 type providerOpts[T any] struct {
 	strategy Strategy[T]
@@ -83,22 +142,31 @@ type providerOpts[T any] struct {
 	policy   DownInstancePolicy
 }
 
-// WithStrategy sets how GetInstance picks. The default is RoundRobin.
-func WithStrategy[T any](s Strategy[T]) ProviderOption[T] {
-	return func(o *providerOpts[T]) { o.strategy = s }
+// WithStrategy sets how GetInstance picks: RoundRobin(), Random() or Sticky(...). The
+// default is RoundRobin().
+func WithStrategy(s BuiltinStrategy) ProviderOption {
+	return func(o *providerConfig) { o.builtin, o.strategy = &s, nil }
+}
+
+// WithCustomStrategy sets a Strategy of your own (Curator's ProviderStrategy); its type
+// argument is inferred from s and must be the provider's instance type. The default is
+// RoundRobin().
+func WithCustomStrategy[T any](s Strategy[T]) ProviderOption {
+	return func(o *providerConfig) { o.builtin, o.strategy = nil, s }
 }
 
 // WithFilter adds a filter: only instances for which keep returns true are handed out.
 // Disabled instances and those the down-instance policy took out are always left out.
-// The default is no filter.
-func WithFilter[T any](keep func(*Instance[T]) bool) ProviderOption[T] {
-	return func(o *providerOpts[T]) { o.filters = append(o.filters, keep) }
+// Its type argument is inferred from keep and must be the provider's instance type. The
+// default is no filter.
+func WithFilter[T any](keep func(*Instance[T]) bool) ProviderOption {
+	return func(o *providerConfig) { o.filters = append(o.filters, keep) }
 }
 
 // WithDownInstancePolicy sets the down-instance policy. The default is
 // DefaultDownInstancePolicy.
-func WithDownInstancePolicy[T any](p DownInstancePolicy) ProviderOption[T] {
-	return func(o *providerOpts[T]) { o.policy = p }
+func WithDownInstancePolicy(p DownInstancePolicy) ProviderOption {
+	return func(o *providerConfig) { o.policy = p }
 }
 
 // ServiceProvider hands out instances of one service from a ServiceCache of its own,
@@ -119,23 +187,40 @@ type downStatus struct {
 }
 
 // NewProvider returns a provider of instances of the service name. Call Start.
-func NewProvider[T any](d *ServiceDiscovery[T], name string, opts ...ProviderOption[T]) (*ServiceProvider[T], error) {
-	o := providerOpts[T]{policy: DefaultDownInstancePolicy}
+func NewProvider[T any](d *ServiceDiscovery[T], name string, opts ...ProviderOption) (*ServiceProvider[T], error) {
+	cfg := providerConfig{policy: DefaultDownInstancePolicy}
 	for _, opt := range opts {
 		if opt != nil {
-			opt(&o)
+			opt(&cfg)
 		}
 	}
-	if o.strategy == nil {
-		o.strategy = RoundRobin[T]()
+	o := providerOpts[T]{policy: cfg.policy}
+	switch {
+	case cfg.strategy != nil:
+		s, ok := cfg.strategy.(Strategy[T])
+		if !ok {
+			return nil, fmt.Errorf("discovery: %w: strategy %T is not a Strategy[%s]", framework.ErrInvalidArgument, cfg.strategy, typeName[T]())
+		}
+		o.strategy = s
+	case cfg.builtin != nil:
+		if o.strategy = strategyOf[T](*cfg.builtin); o.strategy == nil {
+			return nil, fmt.Errorf("discovery: %w: the zero BuiltinStrategy", framework.ErrInvalidArgument)
+		}
+	default:
+		o.strategy = &roundRobin[T]{}
 	}
 	if o.policy.ErrorThreshold < 1 || o.policy.Timeout <= 0 {
-		return nil, fmt.Errorf("discovery: down-instance policy %+v: the threshold must be at least 1 and the timeout positive: %w", o.policy, ErrInvalidInstance)
+		return nil, fmt.Errorf("discovery: %w: down-instance policy %+v: the threshold must be at least 1 and the timeout positive", framework.ErrInvalidArgument, o.policy)
 	}
-	for _, f := range o.filters {
-		if f == nil {
-			return nil, fmt.Errorf("discovery: nil filter: %w", ErrInvalidInstance)
+	for i, f := range cfg.filters {
+		keep, ok := f.(func(*Instance[T]) bool)
+		if !ok {
+			return nil, fmt.Errorf("discovery: %w: filter %d is a %T, not a func(*Instance[%s]) bool", framework.ErrInvalidArgument, i, f, typeName[T]())
 		}
+		if keep == nil {
+			return nil, fmt.Errorf("discovery: %w: nil filter", framework.ErrInvalidArgument)
+		}
+		o.filters = append(o.filters, keep)
 	}
 	c, err := d.NewCache(name)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,7 @@ type Client struct {
 	watches *watches
 
 	negotiated atomic.Int64 // negotiated session timeout, ns
+	dialErr    atomic.Value // dialFailure: the last dial's error, nil once one succeeded
 	requests   atomic.Uint64
 	nsSettled  atomic.Bool // the namespace node was made (or found), or cannot be
 
@@ -91,9 +93,10 @@ func New(connect string, opts ...Option) (*Client, error) {
 		if opt == nil {
 			continue
 		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+		opt(&o)
+	}
+	if o.err != nil {
+		return nil, o.err
 	}
 	hosts, chroot, _ := strings.Cut(strings.TrimSpace(connect), "/")
 	var servers []string
@@ -103,7 +106,7 @@ func New(connect string, opts ...Option) (*Client, error) {
 		}
 	}
 	if len(servers) == 0 {
-		return nil, fmt.Errorf("%w: connect string %q names no server", ErrInvalidArgument, connect)
+		return nil, fmt.Errorf("framework: %w: connect string %q names no server", ErrInvalidArgument, connect)
 	}
 	prefix := ""
 	if chroot != "" {
@@ -153,22 +156,90 @@ func Connect(ctx context.Context, connect string, opts ...Option) (*Client, erro
 	defer cancel()
 	if err := c.BlockUntilConnected(wctx); err != nil {
 		c.Close()
+		cerr := &ConnectError{Servers: strings.Join(c.servers, ","), Dial: c.lastDialErr()}
 		if ctx.Err() == nil && wctx.Err() != nil {
-			return nil, fmt.Errorf("framework: connect %s: no connection within %v: %w", strings.Join(c.servers, ","), c.opts.connectionTimeout, ErrNotConnected)
+			cerr.Timeout, cerr.Err = c.opts.connectionTimeout, ErrNotConnected
+		} else {
+			cerr.Err = err
 		}
-		return nil, err
+		return nil, cerr
 	}
 	return c, nil
 }
 
+// ConnectError is Connect's error: no connection was made within the connection timeout
+// (Err is ErrNotConnected) or before the caller's context ended (Err is the context's
+// error). Dial is the last dial's error, when the last attempt failed to dial (a refused
+// connection: errors.Is(err, syscall.ECONNREFUSED)). It matches both.
+type ConnectError struct {
+	Servers string        // the servers of the connect string
+	Timeout time.Duration // the wait that ran out; 0 when the caller's context ended
+	Err     error         // ErrNotConnected, or the context's error
+	Dial    error         // the last dial's error, or nil
+}
+
+// Error says which servers, the last dial's error, and how long it waited:
+// "framework: connect 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused
+// (no connection within 2s)".
+func (e *ConnectError) Error() string {
+	why := strings.TrimPrefix(e.Err.Error(), "framework: ")
+	if e.Timeout > 0 {
+		why = fmt.Sprintf("no connection within %v", e.Timeout)
+	}
+	if e.Dial != nil {
+		return fmt.Sprintf("framework: connect %s: %v (%s)", e.Servers, e.Dial, why)
+	}
+	return fmt.Sprintf("framework: connect %s: %s", e.Servers, why)
+}
+
+// Unwrap returns the cause and the last dial's error.
+func (e *ConnectError) Unwrap() []error {
+	if e.Dial == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Dial}
+}
+
+// dialFailure holds the last dial's error (nil: the last dial succeeded).
+type dialFailure struct{ err error }
+
+// recordDials returns d, noting each dial's error for Connect's error.
+func (c *Client) recordDials(d zk.Dialer) zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		conn, err := d(network, address, timeout)
+		c.dialErr.Store(dialFailure{err})
+		return conn, err
+	}
+}
+
+func (c *Client) lastDialErr() error {
+	f, _ := c.dialErr.Load().(dialFailure)
+	return f.err
+}
+
+// setNegotiated records the session timeout the server granted, and logs it at Warn
+// when it is not the one asked for (the server clamps it to [2, 20] × its tickTime by
+// default), once per change.
+func (c *Client) setNegotiated(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if old := time.Duration(c.negotiated.Swap(int64(d))); old != d && d != c.opts.sessionTimeout {
+		c.opts.logger.Warn("the server changed the session timeout asked for", "component", "framework",
+			"requested", c.opts.sessionTimeout, "negotiated", d)
+	}
+}
+
 // zkLogger passes go-zookeeper's log lines to slog and picks the negotiated session
-// timeout out of its "authenticated" line (go-zookeeper exposes it nowhere else).
+// timeout out of its "authenticated" line (go-zookeeper exposes it nowhere else). The
+// handshake connection has read it before (handshakeConn), so that it is known when
+// the client reports Connected: go-zookeeper logs this line after that.
 type zkLogger struct{ c *Client }
 
 func (l zkLogger) Printf(format string, args ...any) {
 	if format == "authenticated: id=%d, timeout=%d" && len(args) == 2 {
 		if ms, ok := args[1].(int32); ok && ms > 0 {
-			l.c.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+			l.c.setNegotiated(time.Duration(ms) * time.Millisecond)
 		}
 	}
 	l.c.opts.logger.Debug(fmt.Sprintf(format, args...), "component", "go-zookeeper")
@@ -183,7 +254,7 @@ func (c *Client) Start() error {
 		return ErrClosed
 	}
 	if c.started {
-		return fmt.Errorf("framework: client already started")
+		return ErrAlreadyStarted
 	}
 	c.started = true
 	c.negotiated.Store(int64(c.opts.sessionTimeout))
@@ -211,7 +282,7 @@ func (c *Client) dial() (*zk.Conn, error) {
 	seq := c.connSeq.Add(1)
 	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
 	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
-		zk.WithDialer(c.zkDialer()),
+		zk.WithDialer(c.recordDials(c.zkDialer())),
 		zk.WithLogger(zkLogger{c}),
 		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
 	if err != nil {

@@ -37,6 +37,7 @@ func (c *Client) zkDialer() zk.Dialer {
 			return nil, err
 		}
 		h := newHandshakeConn(conn, deadline, limit)
+		h.negotiated = c.setNegotiated
 		// With credentials go-zookeeper sends its set-watches request only once the auth
 		// it re-sends was answered: holding that answer would stall every reconnection
 		// for the gate's whole wait (and, when that reaches go-zookeeper's read deadline,
@@ -70,13 +71,17 @@ type handshakeConn struct {
 	deadline time.Time
 	limit    time.Duration
 
-	mu        sync.Mutex
-	done      bool
-	hdr       [4]byte // the first frame's length, as read so far
-	hdrN      int
-	remaining int       // bytes of the first frame's body still to read, once hdrN == 4
-	readReq   time.Time // the read deadline go-zookeeper asked for last
-	writeReq  time.Time // the write deadline go-zookeeper asked for last
+	mu         sync.Mutex
+	done       bool
+	hdr        [4]byte // the first frame's length, as read so far
+	hdrN       int
+	remaining  int     // bytes of the first frame's body still to read, once hdrN == 4
+	body       [8]byte // the first frame's body's start: protocol version, session timeout
+	bodyN      int
+	timeout    time.Duration       // the session timeout the server granted, once read
+	negotiated func(time.Duration) // told the granted session timeout (nil: nobody)
+	readReq    time.Time           // the read deadline go-zookeeper asked for last
+	writeReq   time.Time           // the write deadline go-zookeeper asked for last
 
 	// After the handshake, the first read is held (gate) until go-zookeeper has written
 	// its set-watches request, when watches is true. go-zookeeper v1.0.4 reads its last
@@ -112,13 +117,20 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 	h.gate()
 	n, err := h.Conn.Read(b)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.done {
+		h.mu.Unlock()
 		return n, err
 	}
 	h.consumeLocked(b[:n])
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !h.done {
 		err = fmt.Errorf("framework: %s: no reply to the connect request within %v: %w", h.RemoteAddr(), h.limit, err)
+	}
+	granted := h.done && h.timeout > 0
+	h.mu.Unlock()
+	// The server's reply is read whole before go-zookeeper sees it: the client knows the
+	// granted timeout before it reports Connected.
+	if granted && h.negotiated != nil {
+		h.negotiated(h.timeout)
 	}
 	return n, err
 }
@@ -204,6 +216,13 @@ func (h *handshakeConn) consumeLocked(p []byte) {
 	}
 	if h.hdrN < len(h.hdr) {
 		return
+	}
+	if h.bodyN < len(h.body) {
+		k := copy(h.body[h.bodyN:], p[:min(len(p), h.remaining)])
+		h.bodyN += k
+		if h.bodyN == len(h.body) {
+			h.timeout = time.Duration(int32(binary.BigEndian.Uint32(h.body[4:]))) * time.Millisecond
+		}
 	}
 	h.remaining -= min(len(p), h.remaining)
 	if h.remaining == 0 {

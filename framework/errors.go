@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -39,25 +40,85 @@ var (
 	// are unaffected. Curator returns the bare answer in these cases.
 	//
 	// It is the one sentinel for "may or may not have been applied" across the library:
-	// the recipes' own unknown-outcome errors (atomic, sharedcount, queue.ErrMaybeGone, a
-	// versioned write that went to a node made again) match it too, also when the caller's
-	// context ended while the write was in flight (their error then matches the
-	// context's error as well).
+	// the recipes' own unknown-outcome errors (atomic, sharedcount, queue.ErrMaybeGone and
+	// ErrMaybeTwice, a versioned write that went to a node made again) match it too, also
+	// when the caller's context ended while the write was in flight (their error then
+	// matches the context's error as well).
 	ErrUnknownOutcome = errors.New("framework: the outcome is unknown: an earlier attempt of this write may have been applied")
-	// ErrClosed is returned by every operation on a client after Close.
+	// ErrClosed is returned by every operation on a client after Close. It is the family
+	// of "closed": every recipe's ErrClosed (leader, discovery, cache, persistentnode,
+	// groupmember, sharedcount) matches it.
 	ErrClosed = errors.New("framework: client closed")
-	// ErrNotStarted is returned by operations on a client that was not started.
+	// ErrNotStarted is returned by operations on a client that was not started. Every
+	// recipe's ErrNotStarted matches it.
 	ErrNotStarted = errors.New("framework: client not started")
+	// ErrAlreadyStarted is returned by a second Start of a client. Every recipe's
+	// ErrAlreadyStarted matches it.
+	ErrAlreadyStarted = errors.New("framework: client already started")
 	// ErrDataTooLarge is returned (wrapped in a *DataTooLargeError) when a request would
 	// exceed the server's packet limit. It is not retried.
 	ErrDataTooLarge = errors.New("framework: data too large")
 	// ErrNotConnected is returned when no connection was made within the connection
-	// timeout. It is a connection loss: the retry policy retries it.
-	ErrNotConnected = fmt.Errorf("framework: not connected within the connection timeout: %w", zk.ErrConnectionClosed)
-	// ErrInvalidArgument is returned for bad options and arguments (nil client, zero
-	// timeouts, empty connect string, ...).
-	ErrInvalidArgument = errors.New("framework: invalid argument")
+	// timeout. It is a connection loss (it matches ErrConnectionClosed): the retry policy
+	// retries it. Connect's error matches it too, and the last dial error (a refused
+	// connection matches syscall.ECONNREFUSED).
+	ErrNotConnected = newFamilyError("framework: not connected within the connection timeout", zk.ErrConnectionClosed)
+	// ErrInvalidArgument is matched by every error that reports a bad argument or option,
+	// in every package of the library: framework's (nil client, zero timeouts, empty
+	// connect string, ErrInvalidPath), retry's (retry.ErrInvalidArgument) and each
+	// recipe's (queue.ErrInvalidArgument, discovery.ErrInvalidName, ...). Its message has
+	// no package prefix: the error that wraps it says whose argument it was, once
+	// ("leader: invalid argument: empty participant id").
+	ErrInvalidArgument error = &rootError{msg: "invalid argument"}
+	// ErrLost is matched by the error of a recipe whose hold on something ended, or may
+	// have ended, without the caller letting go: a lock's lease lost with its session
+	// (mutex, rwlock and semaphore ErrLeaseLost), a lock node gone while waiting
+	// (ErrNodeVanished), leadership lost (leader.ErrLeadershipLost), a double barrier left
+	// by a lost session (doublebarrier.ErrSessionLost). Stop acting as the holder.
+	ErrLost = errors.New("framework: lost: what was held is, or may be, gone")
+	// ErrNotHeld is matched by the error of a call that acts as the holder or owner of
+	// something the caller does not hold: releasing a lease released already (mutex,
+	// rwlock, semaphore, multilock ErrNotHeld), asking a latch that does not lead for its
+	// term (leader.ErrNotLeader), leaving a double barrier not entered
+	// (doublebarrier.ErrNotEntered), updating an instance not registered
+	// (discovery.ErrNotRegistered).
+	ErrNotHeld = errors.New("framework: not held")
+	// ErrLocked is matched by the error of a non-blocking acquisition refused because
+	// others hold what it asked for (mutex and rwlock ErrLocked, semaphore.ErrNoLeases).
+	ErrLocked = errors.New("framework: held by another")
+	// ErrAlreadyHeld is matched by the error of an acquisition with a context that
+	// carries a live lease of the same lock (mutex, rwlock and semaphore ErrAlreadyHeld):
+	// re-enter through the lease instead.
+	ErrAlreadyHeld = errors.New("framework: already held through the lease the context carries")
+	// ErrBadData is matched by the error of a recipe that read a node whose data is not
+	// in its format (written by someone else): atomic.ErrBadData, sharedcount.ErrBadData,
+	// semaphore.ErrBadCount, queue.ErrNotAnItem, discovery.ErrNotInstance.
+	ErrBadData = errors.New("framework: node data is not in the recipe's format")
 )
+
+// rootError is a family root whose message is not a package's (ErrInvalidArgument).
+type rootError struct{ msg string }
+
+func (e *rootError) Error() string { return e.msg }
+
+// InvalidArgumentFamily marks the root of the invalid-argument family. Package retry
+// sits below this one and cannot import it: its invalid-argument errors match every
+// error whose type has this method (see retry.ErrInvalidArgument).
+func (e *rootError) InvalidArgumentFamily() {}
+
+// familyError is a sentinel with a message of its own that matches its families with
+// errors.Is (the recipes use internal/sentinel, which framework cannot import).
+type familyError struct {
+	msg      string
+	families []error
+}
+
+func newFamilyError(msg string, families ...error) error {
+	return &familyError{msg: msg, families: families}
+}
+
+func (e *familyError) Error() string   { return e.msg }
+func (e *familyError) Unwrap() []error { return e.families }
 
 // OpError says which operation on which path failed. It wraps the cause.
 type OpError struct {
@@ -66,8 +127,11 @@ type OpError struct {
 	Err  error
 }
 
-// Error says which operation on which path failed, and why.
-func (e *OpError) Error() string { return fmt.Sprintf("framework: %s %s: %v", e.Op, e.Path, e.Err) }
+// Error says which operation on which path failed, and why, naming the framework once:
+// "framework: create /x: client closed".
+func (e *OpError) Error() string {
+	return fmt.Sprintf("framework: %s %s: %s", e.Op, e.Path, strings.TrimPrefix(e.Err.Error(), "framework: "))
+}
 
 // Unwrap returns the cause.
 func (e *OpError) Unwrap() error { return e.Err }

@@ -29,26 +29,26 @@ type RequestInfo struct {
 // caller's goroutine once the request is answered or abandoned: it must be fast and must
 // not block. The default is none. It comes in addition to WithRequestHook.
 func WithRequestObserver(observe func(RequestInfo)) Option {
-	return func(o *options) error {
+	return check(func(o *options) error {
 		if observe == nil {
-			return fmt.Errorf("%w: nil request observer", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil request observer", ErrInvalidArgument)
 		}
 		o.requestObservers = append(o.requestObservers, observe)
 		return nil
-	}
+	})
 }
 
 // WithStateListener registers fn as a connection state listener (see AddListener) when
 // the client is created, so that it hears every state change from the first Connected
 // on, which a listener added after Connect returned cannot. The default is none.
 func WithStateListener(fn func(State)) Option {
-	return func(o *options) error {
+	return check(func(o *options) error {
 		if fn == nil {
-			return fmt.Errorf("%w: nil state listener", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil state listener", ErrInvalidArgument)
 		}
 		o.stateListeners = append(o.stateListeners, fn)
 		return nil
-	}
+	})
 }
 
 // observeRequest passes a finished request to the request observers.
@@ -108,13 +108,13 @@ type LockInfo struct {
 // lease, with how long it waited or held. It runs on the goroutine that acquired or
 // released: it must be fast and must not block. The default is none.
 func WithLockObserver(observe func(LockInfo)) Option {
-	return func(o *options) error {
+	return check(func(o *options) error {
 		if observe == nil {
-			return fmt.Errorf("%w: nil lock observer", ErrInvalidArgument)
+			return fmt.Errorf("framework: %w: nil lock observer", ErrInvalidArgument)
 		}
 		o.lockObservers = append(o.lockObservers, observe)
 		return nil
-	}
+	})
 }
 
 // ObservesLocks reports whether the client has a lock observer, so that recipes measure

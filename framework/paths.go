@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,7 +10,9 @@ import (
 
 // ErrInvalidPath is matched by every error that reports a path ZooKeeper
 // would refuse. Check for it with errors.Is; the details are in a *PathError.
-var ErrInvalidPath = errors.New("framework: invalid path")
+// It matches ErrInvalidArgument. Its message has no package prefix: the error
+// that wraps it says whose path it was ("mutex: invalid path ...").
+var ErrInvalidPath = newFamilyError("invalid path", ErrInvalidArgument)
 
 // PathError reports an invalid ZooKeeper path: which path, where in it the
 // first problem was found, and why.
@@ -25,15 +26,16 @@ type PathError struct {
 }
 
 // Error returns a message such as
-// `framework: invalid path "/a//b": empty node name at index 3`.
+// `invalid path "/a//b": empty node name at index 3`; the caller's error says
+// whose path it was.
 func (e *PathError) Error() string {
-	return fmt.Sprintf("framework: invalid path %q: %s at index %d", e.Path, e.Reason, e.Index)
+	return fmt.Sprintf("invalid path %q: %s at index %d", e.Path, e.Reason, e.Index)
 }
 
-// Is reports whether target is ErrInvalidPath, so that
+// Is reports whether target is ErrInvalidPath or ErrInvalidArgument, so that
 // errors.Is(err, ErrInvalidPath) holds for every *PathError.
 func (e *PathError) Is(target error) bool {
-	return target == ErrInvalidPath
+	return target == ErrInvalidPath || target == ErrInvalidArgument
 }
 
 // reservedPath is the subtree ZooKeeper keeps for itself (quotas, config).

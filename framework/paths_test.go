@@ -152,7 +152,7 @@ func checkPathError(t *testing.T, path string, err error, index int, reason stri
 
 func TestPathErrorMessage(t *testing.T) {
 	err := framework.ValidatePath("/a//b")
-	const want = `framework: invalid path "/a//b": empty node name at index 3`
+	const want = `invalid path "/a//b": empty node name at index 3`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
 	}

@@ -33,7 +33,11 @@ func SetDataOp(path string, data []byte, version int32) Op {
 	return Op{kind: "setData", path: path, data: data, version: version}
 }
 
-// CheckOp makes a transaction fail unless the node's version matches.
+// CheckOp makes a transaction fail unless the node at path exists and, when version is
+// not -1, is at that version. Version -1 matches any version: the transaction then fails
+// (ErrNoNode) only when the node does not exist, which makes CheckOp(node, -1) the op that
+// binds a write to the life of an owner node (see Guard). A check cannot compare a czxid:
+// a node deleted and made again at the same path passes it.
 func CheckOp(path string, version int32) Op { return Op{kind: "check", path: path, version: version} }
 
 // OpResult is the result of one operation of a transaction.
@@ -81,7 +85,7 @@ func (e *TxnError) Unwrap() error { return e.Err }
 // its cause and every other op's result carries an error wrapping ErrRolledBack.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
-		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
+		return nil, fmt.Errorf("framework: %w: empty transaction", ErrInvalidArgument)
 	}
 	reqs := make([]any, len(ops))
 	size := 0
@@ -98,7 +102,7 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		switch op.kind {
 		case "create":
 			if op.mode.ttl() || op.mode < Persistent || op.mode > PersistentSequentialWithTTL {
-				return nil, opErr("transaction create", op.path, fmt.Errorf("%w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode))
+				return nil, opErr("transaction create", op.path, fmt.Errorf("framework: %w: mode %d not allowed in a transaction", ErrInvalidArgument, op.mode))
 			}
 			acl := op.acl
 			if len(acl) == 0 {
@@ -112,7 +116,7 @@ func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error)
 		case "check":
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
 		default:
-			return nil, fmt.Errorf("%w: zero Op at index %d", ErrInvalidArgument, i)
+			return nil, fmt.Errorf("framework: %w: zero Op at index %d", ErrInvalidArgument, i)
 		}
 	}
 	if size+packetOverhead > c.opts.maxPacket {

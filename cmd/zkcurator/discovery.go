@@ -227,12 +227,12 @@ func (a *app) discoveryGet(ctx context.Context, args []string) error {
 	if err := checkPath(topic, "--base", *base); err != nil {
 		return err
 	}
-	var s discovery.Strategy[json.RawMessage]
+	var s discovery.BuiltinStrategy
 	switch *strategy {
 	case "round-robin":
-		s = discovery.RoundRobin[json.RawMessage]()
+		s = discovery.RoundRobin()
 	case "random":
-		s = discovery.Random[json.RawMessage]()
+		s = discovery.Random()
 	default:
 		return usagef(topic, "%s: --strategy must be round-robin or random, not %q", topic, *strategy)
 	}

@@ -11,13 +11,14 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 var (
 	// ErrNotHeld is returned when releasing a lease that is already fully released.
-	ErrNotHeld = errors.New("not held")
+	ErrNotHeld = sentinel.New("not held", framework.ErrNotHeld)
 	// ErrLeaseLost is returned when a lease may have been lost before it was released.
-	ErrLeaseLost = errors.New("lease lost")
+	ErrLeaseLost = sentinel.New("lease lost", framework.ErrLost)
 	// ErrReleased is the cause of a lease context's end when the lease was released.
 	ErrReleased = errors.New("lease released")
 )

@@ -17,15 +17,16 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 // Errors of the lock internals; the recipes wrap or re-export them.
 var (
 	// ErrLocked is returned by a try-acquire when the lock is held by someone else.
-	ErrLocked = errors.New("lock held by another")
+	ErrLocked = sentinel.New("lock held by another", framework.ErrLocked)
 	// ErrNodeLost is returned when our lock node vanished while we waited (our session
 	// was lost) more often than the retry policy allows.
-	ErrNodeLost = errors.New("lock node vanished while waiting")
+	ErrNodeLost = sentinel.New("lock node vanished while waiting", framework.ErrLost)
 )
 
 // cleanupTimeout bounds the deletes done after a failure, on a context detached from the

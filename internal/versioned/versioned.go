@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 // ErrUnknownOutcome matches the error of a write that may or may not have been applied:
@@ -32,7 +33,7 @@ var ErrConflict = errors.New("node changed since it was read")
 // is sent: it overwrote what the new node held. The error matches ErrUnknownOutcome too
 // (the change asked for, on the node read, was not made; something was written), never
 // ErrConflict (which says nothing was written).
-var ErrNodeReplaced = errors.New("the node was deleted and made again since it was read: the write was applied to the new node")
+var ErrNodeReplaced = sentinel.New("the node was deleted and made again since it was read: the write was applied to the new node", framework.ErrUnknownOutcome)
 
 // unknownError is a write whose outcome is unknown. It matches ErrUnknownOutcome and its
 // cause, and says what happened in its own words (the framework's sentinel speaks of a
@@ -139,6 +140,10 @@ func isWriteUnknown(err error) bool {
 // first attempt applied, then the node deleted?) is reported as unknown too. A version
 // (other than -1) names a state of the node read, not the node: use SetDataOn to bind
 // the write to that node.
+//
+// When ctx carries a guard (framework.WithGuard), the write goes in one transaction with
+// the guard's checks: an error matching framework.ErrFenced says the guard no longer held
+// and nothing was applied.
 func SetData(ctx context.Context, c *framework.Client, path string, data []byte, version int32) (*framework.Stat, error) {
 	return SetDataOn(ctx, c, path, data, version, 0)
 }
@@ -155,8 +160,10 @@ func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byt
 	}
 	d := watch(c)
 	defer d.remove()
-	st, err := c.SetData(ctx, path, data, version)
+	st, err := setData(ctx, c, path, data, version)
 	switch {
+	case errors.Is(err, framework.ErrFenced):
+		return nil, err // a guarded write refused: not applied
 	case err == nil:
 		if czxid != 0 && st.Czxid != czxid {
 			return st, &replacedError{path: path, read: czxid, written: st.Czxid}
@@ -197,15 +204,19 @@ func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byt
 // Create creates path with data (parents as containers). It returns an error matching
 // ErrConflict (and framework.ErrNodeExists) when the node already existed and no retry
 // was involved, ErrUnknownOutcome when the create may have been applied by an attempt
-// whose answer was lost.
+// whose answer was lost. When ctx carries a guard (framework.WithGuard), the create goes
+// in one transaction with the guard's checks (framework.ErrFenced: refused, not applied)
+// and no Stat is returned.
 func Create(ctx context.Context, c *framework.Client, path string, data []byte) (*framework.Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
 	d := watch(c)
 	defer d.remove()
-	_, st, err := c.CreateStat(ctx, path, data, framework.WithContainerParents())
+	st, err := create(ctx, c, path, data)
 	switch {
+	case errors.Is(err, framework.ErrFenced):
+		return nil, err // a guarded write refused: not applied
 	case err == nil:
 		return st, nil
 	case errors.Is(err, framework.ErrNodeExists):

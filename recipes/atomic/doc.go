@@ -41,6 +41,16 @@
 // that mark is what makes such a call report ErrUnknownOutcome, so no retried write is
 // ever taken for a conflict.
 //
+// # Fenced writes
+//
+// A lock holder or leader that changes a counter fences the change with its lease's or
+// term's guard: framework.WithGuard(ctx, guard) (mutex.Lease.Guard, leader.Term.Guard).
+// Every write of a change made under that context (Add, Increment, TrySet,
+// CompareAndSet, ForceSet, Initialize, and the create of a missing node) goes in one
+// transaction with the guard's check, so the server applies it only while the lease or
+// term holds; a refused change returns an error matching framework.ErrFenced and wrote
+// nothing. The reads are not guarded.
+//
 // The counter node is persistent and outlives sessions; a lost session costs nothing but
 // the call in flight. A Long, Int or Value holds no state besides its configuration and is
 // safe for concurrent use.

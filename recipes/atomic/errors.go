@@ -1,9 +1,10 @@
 package atomic
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 	"github.com/zoocurator/zoocurator/internal/versioned"
 )
 
@@ -23,7 +24,7 @@ var (
 	// caller reads the counter again and decides; see the package doc.
 	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrBadData is matched by a *BadDataError.
-	ErrBadData = errors.New("atomic: node data has the wrong length")
+	ErrBadData = sentinel.New("atomic: node data has the wrong length", framework.ErrBadData)
 )
 
 // BadDataError reports a counter node whose data (written by someone else) is not the

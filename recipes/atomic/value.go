@@ -233,7 +233,7 @@ func (v *Value) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-v.client.Done():
-		return fmt.Errorf("atomic: %w", framework.ErrClosed)
+		return framework.ErrClosed
 	}
 }
 

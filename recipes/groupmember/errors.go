@@ -1,12 +1,15 @@
 package groupmember
 
-import "errors"
+import (
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
+)
 
 var (
 	// ErrClosed is returned by calls after Close.
-	ErrClosed = errors.New("groupmember: closed")
+	ErrClosed = sentinel.New("groupmember: closed", framework.ErrClosed)
 	// ErrNotStarted is returned by calls that need Start first.
-	ErrNotStarted = errors.New("groupmember: not started")
+	ErrNotStarted = sentinel.New("groupmember: not started", framework.ErrNotStarted)
 	// ErrAlreadyStarted is returned by a second Start.
-	ErrAlreadyStarted = errors.New("groupmember: already started")
+	ErrAlreadyStarted = sentinel.New("groupmember: already started", framework.ErrAlreadyStarted)
 )

@@ -89,4 +89,16 @@
 //			return err // refused (token < the highest the store has seen): a newer leader wrote
 //		}
 //	}
+//
+// Writes to ZooKeeper itself are fenced by the server: Term.Guard (SelectorGuard in a
+// selector's function) gives a guard on the latch node, and the recipes' writes made
+// under framework.WithGuard (atomic, sharedcount, persistentnode.SetData, the queues'
+// Put) go in one transaction with its check, refused (framework.ErrFenced) once the
+// latch node is gone:
+//
+//	g, err := term.Guard()
+//	if err != nil {
+//		return err // the term has ended
+//	}
+//	_, err = counter.Increment(framework.WithGuard(ctx, g))
 package leader

@@ -36,7 +36,8 @@ import (
 // the last watch stays registered on the server until its node changes or the session
 // ends (ZooKeeper 3.8's client cannot remove a watch).
 //
-// It fails at once only for bad arguments (a nil client, an invalid path).
+// It fails at once only for bad arguments (a nil client, an invalid path) and for a
+// closed client (an error matching ErrClosed and framework.ErrClosed).
 func Observe(ctx context.Context, c *framework.Client, path string) (<-chan Participant, error) {
 	if c == nil {
 		return nil, fmt.Errorf("leader: observe: %w: nil client", framework.ErrInvalidArgument)
@@ -50,7 +51,7 @@ func Observe(ctx context.Context, c *framework.Client, path string) (<-chan Part
 	out := make(chan Participant)
 	o := &observer{client: c, path: path, out: out}
 	if !c.Go(func() { o.run(ctx) }) {
-		close(out)
+		return nil, fmt.Errorf("%w: observe %s: the client is closed", ErrClosed, path)
 	}
 	return out, nil
 }

@@ -166,3 +166,17 @@ func TestObserveArguments(t *testing.T) {
 		assert.Error(t, err, "path %q", path)
 	}
 }
+
+// TestObserveClosedClient: observing with a closed client fails at once with an error
+// matching framework.ErrClosed (and leader.ErrClosed), not with a channel that closes
+// without a word (issue 29).
+func TestObserveClosedClient(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	require.NoError(t, c.Close())
+	ch, err := leader.Observe(context.Background(), c, "/election")
+	require.ErrorIs(t, err, framework.ErrClosed)
+	assert.ErrorIs(t, err, leader.ErrClosed)
+	assert.Nil(t, ch)
+}

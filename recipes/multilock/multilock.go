@@ -36,16 +36,17 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 )
 
 var (
 	// ErrNoLocks is returned by New without locks.
-	ErrNoLocks = errors.New("multilock: no locks")
+	ErrNoLocks = sentinel.New("multilock: no locks", framework.ErrInvalidArgument)
 	// ErrDuplicatePath is returned by NewFromPaths when a path appears twice.
-	ErrDuplicatePath = errors.New("multilock: duplicate path")
+	ErrDuplicatePath = sentinel.New("multilock: duplicate path", framework.ErrInvalidArgument)
 	// ErrNotHeld is returned when releasing a multi-lease twice.
-	ErrNotHeld = errors.New("multilock: not held")
+	ErrNotHeld = sentinel.New("multilock: not held", framework.ErrNotHeld)
 )
 
 const cleanupTimeout = 10 * time.Second

@@ -19,7 +19,10 @@
 // cannot promise more: a process that pauses (GC, SIGSTOP, a slow disk) can outlive its
 // session and wake up still believing it holds the lock. Use Lease.Token, a fencing token
 // that strictly increases from one holder to the next (the lock node's czxid), to make the
-// resource you protect reject writes from an older holder.
+// resource you protect reject writes from an older holder. For writes to ZooKeeper itself
+// (a counter, a shared value, a config node, a queue), Lease.Guard gives a guard
+// (framework.Guard): a write made under framework.WithGuard goes in one transaction with
+// a check of the lock node, so the server refuses it once the lock node is gone.
 //
 // # Re-entrancy
 //

@@ -1,18 +1,18 @@
 package mutex
 
 import (
-	"errors"
-
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 var (
 	// ErrLocked is returned by TryAcquire when another holder has the lock.
-	ErrLocked = errors.New("mutex: locked by another holder")
+	ErrLocked = sentinel.New("mutex: locked by another holder", framework.ErrLocked)
 	// ErrAlreadyHeld is returned by Acquire and TryAcquire when the context carries a live
 	// lease of the same Mutex (Lease.Context): a context travels to every goroutine it is
 	// given to, so it does not let anyone in. Re-enter through the lease (Lease.Reenter).
-	ErrAlreadyHeld = errors.New("mutex: already held through the lease this context carries (re-enter with Lease.Reenter)")
+	ErrAlreadyHeld = sentinel.New("mutex: already held through the lease this context carries (re-enter with Lease.Reenter)", framework.ErrAlreadyHeld)
 	// ErrNotHeld is returned when releasing a lease that is already fully released.
 	ErrNotHeld = locks.ErrNotHeld
 	// ErrLeaseLost is returned by Release (after cleaning up) and by a re-entrant Acquire

@@ -1,12 +1,15 @@
 package persistentnode
 
-import "errors"
+import (
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
+)
 
 var (
 	// ErrClosed is returned by calls after Close.
-	ErrClosed = errors.New("persistentnode: closed")
+	ErrClosed = sentinel.New("persistentnode: closed", framework.ErrClosed)
 	// ErrNotStarted is returned by WaitForInitialCreate before Start.
-	ErrNotStarted = errors.New("persistentnode: not started")
+	ErrNotStarted = sentinel.New("persistentnode: not started", framework.ErrNotStarted)
 	// ErrAlreadyStarted is returned by a second Start.
-	ErrAlreadyStarted = errors.New("persistentnode: already started")
+	ErrAlreadyStarted = sentinel.New("persistentnode: already started", framework.ErrAlreadyStarted)
 )

@@ -255,6 +255,12 @@ func (n *Node) Data() []byte {
 // written: its data may or may not be data (a write given up on may still be applied),
 // the wanted data are data all the same, and they are written again once the node is
 // seen.
+//
+// When ctx carries a guard (framework.WithGuard: a lock's lease, a leader's term), the
+// write goes in one transaction with the guard's checks: the server applies it only while
+// the lease or term holds, and an error matching framework.ErrFenced says it was refused.
+// Only an applied guarded write changes the data the node is later created again with;
+// before the first creation a guarded SetData fails with framework.ErrNoNode.
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
@@ -268,6 +274,11 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if n.state == stateClosed {
 		n.mu.Unlock()
 		return ErrClosed
+	}
+	if g, ok := framework.GuardFrom(ctx); ok {
+		path := n.path
+		n.mu.Unlock()
+		return n.setDataGuarded(ctx, g, path, data) // guard.go
 	}
 	n.data = bytes.Clone(data)
 	n.dataGen++

@@ -331,6 +331,9 @@ func (b *base[T]) put(ctx context.Context, name string, items []T) (string, erro
 // calls ensure and tries once more. A create sent more than once (a connection loss
 // after sending) is reported with ErrMaybeTwice next to the path it made.
 func createCounted(ctx context.Context, c *framework.Client, p string, data []byte, ensure func(context.Context) error) (string, error) {
+	if g, ok := framework.GuardFrom(ctx); ok {
+		return createGuarded(ctx, c, g, p, data, ensure) // guard.go
+	}
 	var sends atomic.Int32
 	onSend := framework.WithOnSend(func() { sends.Add(1) })
 	mode := framework.WithMode(framework.PersistentSequential)

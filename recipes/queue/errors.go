@@ -3,24 +3,27 @@ package queue
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 var (
 	// ErrNilSerializer is returned by the constructors when the serializer is nil.
-	ErrNilSerializer = errors.New("queue: nil serializer")
+	ErrNilSerializer = sentinel.New("queue: nil serializer", framework.ErrInvalidArgument)
 	// ErrInvalidArgument is returned for bad arguments: a nil client, a bad path, a
 	// non-positive maxItems, an empty id, a zero due time, an empty PutMulti.
-	ErrInvalidArgument = errors.New("queue: invalid argument")
+	ErrInvalidArgument = sentinel.New("queue: invalid argument", framework.ErrInvalidArgument)
 	// ErrNotAnItem is matched by a *BadItemError whose node's data is not in Curator's
 	// item format (or that the serializer refused).
-	ErrNotAnItem = errors.New("queue: node data is not a queue item")
+	ErrNotAnItem = sentinel.New("queue: node data is not a queue item", framework.ErrBadData)
 	// ErrEmpty is returned by SimpleQueue's Element and Remove when the queue is empty.
 	ErrEmpty = errors.New("queue: empty")
 	// ErrMaybeTwice is matched (together with framework.ErrUnknownOutcome) by the error of
 	// a Put whose create was sent again after a connection loss: the first attempt may
 	// have been applied too, so the item may be in the queue twice. The put itself
 	// succeeded: the returned node path is valid.
-	ErrMaybeTwice = errors.New("queue: put sent twice after a connection loss: the item may be queued twice")
+	ErrMaybeTwice = sentinel.New("queue: put sent twice after a connection loss: the item may be queued twice", framework.ErrUnknownOutcome)
 	// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler
 	// ran but which could not remove the item: its lock node was gone (its session ended,
 	// also while the removal was in flight) or the removal failed until the clean-up
@@ -51,7 +54,7 @@ var (
 	// the node; it matches framework.ErrUnknownOutcome too, and the context's error when
 	// the context ended. IDQueue.Remove without a lock path returns it in the same case
 	// (the item is not counted as removed: a consumer may have taken it).
-	ErrMaybeGone = errors.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered")
+	ErrMaybeGone = sentinel.New("queue: the item's removal went out and its outcome is unknown: the item may be gone, undelivered", framework.ErrUnknownOutcome)
 )
 
 // MaybeGoneError is the error of a take whose delete's outcome is unknown (see

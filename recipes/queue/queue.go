@@ -30,7 +30,10 @@ func New[T any](c *framework.Client, path string, ser Serializer[T], opts ...Opt
 // matching ErrMaybeTwice comes with a valid path: the item is queued, perhaps twice. A Put
 // whose context ended (or whose retries gave up after a connection loss) while its create
 // was in flight returns that error alone, with no path, and the item may be queued all
-// the same: a caller that puts it again may queue it twice, with no ErrMaybeTwice.
+// the same: a caller that puts it again may queue it twice, with no ErrMaybeTwice. Under a
+// context carrying a guard (framework.WithGuard), the item's create goes in one transaction
+// with the guard's check: a refused put matches framework.ErrFenced and queued nothing; a
+// put that saw a connection loss while in flight is reported with ErrMaybeTwice.
 func (q *Queue[T]) Put(ctx context.Context, item T) (string, error) {
 	return q.put(ctx, itemPrefix, []T{item})
 }

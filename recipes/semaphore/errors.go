@@ -1,21 +1,21 @@
 package semaphore
 
 import (
-	"errors"
-
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 )
 
 var (
 	// ErrNoLeases is returned by TryAcquire when no lease is free now.
-	ErrNoLeases = errors.New("semaphore: no lease available")
+	ErrNoLeases = sentinel.New("semaphore: no lease available", framework.ErrLocked)
 	// ErrTooMany is returned when asking for more leases than the maximum.
-	ErrTooMany = errors.New("semaphore: more leases asked for than the maximum")
+	ErrTooMany = sentinel.New("semaphore: more leases asked for than the maximum", framework.ErrInvalidArgument)
 	// ErrAlreadyHeld is returned by the semaphore mutex when the context already carries
 	// its lease: it is not re-entrant.
-	ErrAlreadyHeld = errors.New("semaphore: mutex already held through this context (not re-entrant)")
+	ErrAlreadyHeld = sentinel.New("semaphore: mutex already held through this context (not re-entrant)", framework.ErrAlreadyHeld)
 	// ErrBadCount is returned when the shared count node does not hold a 4-byte integer.
-	ErrBadCount = errors.New("semaphore: shared count node does not hold a 4-byte integer")
+	ErrBadCount = sentinel.New("semaphore: shared count node does not hold a 4-byte integer", framework.ErrBadData)
 	// ErrNotHeld is returned when releasing a lease twice.
 	ErrNotHeld = locks.ErrNotHeld
 	// ErrLeaseLost is returned by Release (after cleaning up) when the lease may have

@@ -31,6 +31,11 @@
 // caller reads again and decides; a participant whose reset must not be lost checks the
 // value after its reset. Curator's SharedCount.trySetCount reports it as a success.
 //
+// TrySet and Set made under a context carrying a guard (framework.WithGuard: a lock's
+// lease, a leader's term) go in one transaction with the guard's check: the server
+// applies them only while the lease or term holds, and a refused write returns an error
+// matching framework.ErrFenced and wrote nothing.
+//
 // Listeners hear each value change and each connection state, one call at a time, on a
 // goroutine the library owns. When the session is lost, the node (persistent) stays; the
 // value is read again on the new session.

@@ -1,10 +1,10 @@
 package sharedcount
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/sentinel"
 	"github.com/zoocurator/zoocurator/internal/versioned"
 )
 
@@ -23,14 +23,14 @@ var (
 	// overwritten; see TrySet.
 	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrNotStarted is returned by calls that need Start first.
-	ErrNotStarted = errors.New("sharedcount: not started")
+	ErrNotStarted = sentinel.New("sharedcount: not started", framework.ErrNotStarted)
 	// ErrAlreadyStarted is matched (with framework.ErrInvalidArgument) by the error of a
 	// Start on a value already started, or started meanwhile by another Start.
-	ErrAlreadyStarted = fmt.Errorf("sharedcount: %w: already started", framework.ErrInvalidArgument)
+	ErrAlreadyStarted = sentinel.New("sharedcount: already started", framework.ErrAlreadyStarted)
 	// ErrClosed is returned by calls after Close.
-	ErrClosed = errors.New("sharedcount: closed")
+	ErrClosed = sentinel.New("sharedcount: closed", framework.ErrClosed)
 	// ErrBadData is matched by a *BadDataError.
-	ErrBadData = errors.New("sharedcount: node does not hold a 4-byte integer")
+	ErrBadData = sentinel.New("sharedcount: node does not hold a 4-byte integer", framework.ErrBadData)
 )
 
 // BadDataError reports a count node whose data is not a 4-byte integer (written by
