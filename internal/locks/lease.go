@@ -308,22 +308,27 @@ func (l *Lease) End() (last bool, err error) {
 }
 
 // DeleteNode deletes the lease's node after its last release (guaranteed: a failed delete
-// is retried in the background). When the lease may have been lost, it still deletes the
-// node — after a suspension or a simulated expiry the session may have survived and still
-// own it, and the protected name (a fresh UUID) means no other session's node can have
-// this path — and returns ErrLeaseLost. A node already gone at the first attempt was
-// deleted by someone else while the lease was held (with its parent, say): the lock may
-// have been someone else's meanwhile, and it returns ErrLeaseLost too. (A resent delete's
-// "no node" may be its first attempt's doing: that is a release.)
+// is retried in the background). When the lease may have been lost by its last release
+// (End), it still deletes the node — after a suspension or a simulated expiry the session
+// may have survived and still own it, and the protected name (a fresh UUID) means no other
+// session's node can have this path — and returns ErrLeaseLost. A node already gone at the
+// first attempt was deleted by someone else while the lease was held (with its parent,
+// say): the lock may have been someone else's meanwhile, and it returns ErrLeaseLost too.
+// (A resent delete's "no node" may be its first attempt's doing: that is a release.) A
+// loss signal that fires during the release's own delete (the connection dropping while
+// its reply is on the way) does not make a lease lost that was held when it was released:
+// what counts is the state at the last release.
 func (l *Lease) DeleteNode(ctx context.Context) error {
 	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	lost := l.wasLostAtRelease()
 	if errors.Is(err, framework.ErrNoNode) {
 		if !errors.Is(err, framework.ErrUnknownOutcome) {
 			l.deleted.Store(true) // gone before our delete: not released by us
+			lost = true
 		}
 		err = nil
 	}
-	if l.Lost() {
+	if lost {
 		lost := fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 		if err != nil && !errors.Is(err, framework.ErrClosed) {
 			return errors.Join(lost, err)
@@ -331,6 +336,17 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return lost
 	}
 	return err
+}
+
+// wasLostAtRelease reports whether the lease was lost at its last release (End); before
+// that, whether it is lost now.
+func (l *Lease) wasLostAtRelease() bool {
+	select {
+	case <-l.released:
+		return l.lostAtRelease
+	default:
+		return l.Lost()
+	}
 }
 
 // Release counts the lease down once and, on the last release, deletes its node
