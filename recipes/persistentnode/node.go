@@ -501,6 +501,17 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		n.mu.Unlock()
 	}
 	switch {
+	case p != "" && errors.Is(err, framework.ErrNoNode):
+		// Made, and gone before its Stat was read (another's node may have its name by
+		// then: the parent was deleted and made again): not ours; the next step makes it
+		// again (a sequential one afresh).
+		n.mu.Lock()
+		if sequential(n.o.mode) {
+			n.path = ""
+		}
+		n.owned, n.czxid = false, 0
+		n.mu.Unlock()
+		return nil
 	case err == nil || (p != "" && st == nil): // created; the Stat may be missing
 		var czxid int64
 		if st != nil {

@@ -75,9 +75,10 @@ func TestRevlCreateStatReadsAnotherNodeAfterNameReuse(t *testing.T) {
 		switch {
 		case op == "create":
 			created.Store(true)
-		case op == "exists" && created.Load() && done.CompareAndSwap(false, true):
-			// a's create was answered; before its Stat is read, the parent is made again
-			// and b's node takes the name.
+		case (op == "exists" || op == "getACL") && created.Load() && done.CompareAndSwap(false, true):
+			// a's create was answered; before its Stat is read (by exists, or, bound to
+			// the node's owner token, by getACL), the parent is made again and b's node
+			// takes the name.
 			_ = admin.Delete(ctx, "/pn/stat", framework.WithChildren())
 			_, _ = admin.Create(ctx, "/pn/stat", nil)
 			n, err := persistentnode.New(cb, "/pn/stat/node-", []byte("b"), persistentnode.WithMode(framework.PersistentSequential))
