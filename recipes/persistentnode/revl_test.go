@@ -18,8 +18,10 @@ import (
 // A sequential node is re-created at the name it had (as Curator does). When its parent
 // was deleted and made again, that name is ahead of the new parent's sequence counter; a
 // sequential create that reaches it is refused (node exists) and, the refusal changing
-// nothing, so is every later one. Another Node with the same base must still get its
-// node (within a bound), and must not spin on the refusal, one request after another.
+// nothing, so is every later one. So a Node makes its node again at its old name only in
+// the parent it was made in; in a parent made again it makes a new sequential node.
+// Another Node with the same base must still get its node (within a bound), and must not
+// spin on a refusal, one request after another.
 func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -37,12 +39,19 @@ func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
 	old := a.ActualPath()
 	require.Equal(t, "/pn/reuse/node-0000000001", old)
 	require.NoError(t, admin.Delete(ctx, "/pn/reuse", framework.WithChildren())) // the parent and all in it
-	// a makes its node again at its old name, in a new parent whose counter is at 0.
+	// a makes its node again, in a new parent whose counter was at 0: not at its old name
+	// (node-0000000001, which a made-again node would block), a new sequential node.
 	require.Eventually(t, func() bool {
-		st, err := admin.Exists(ctx, old)
+		p := a.ActualPath()
+		if p == "" || p == old {
+			return false
+		}
+		st, err := admin.Exists(ctx, p)
 		return err == nil && st != nil
-	}, 30*time.Second, 10*time.Millisecond, "a's node was not made again")
-	// The new parent's counter is 1 now: a sequential create is refused at node-0000000001.
+	}, 30*time.Second, 10*time.Millisecond, "a's node was not made again (as a new sequential node)")
+	st, err := admin.Exists(ctx, old)
+	require.NoError(t, err)
+	require.Nil(t, st, "a's node was made again at its old name, ahead of the new parent's counter")
 	b, err := persistentnode.New(cb, "/pn/reuse/node-", []byte("b"), persistentnode.WithMode(framework.PersistentSequential))
 	require.NoError(t, err)
 	require.NoError(t, b.Start())
@@ -55,6 +64,40 @@ func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.NoError(t, werr, "b never got a node of its own (%d creates sent in 5 s)", sent)
 	require.Less(t, sent, int64(50), "b spins on the refused create")
+}
+
+// A sequential create refused because the name the parent's counter gives is taken (a
+// node made there by name, by someone else) changes nothing: trying again at once would
+// spin. The Node waits between attempts, and gets its node once the counter moves on.
+func TestRevlSequentialCreateRefusedBacksOff(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	var creates atomic.Int64
+	cb := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "create" {
+			creates.Add(1)
+		}
+	}))
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, admin.EnsurePath(ctx, "/pn/block"))
+	// The parent's counter is 1 after this create: the next sequential name is taken.
+	_, err := admin.Create(ctx, "/pn/block/node-0000000001", nil)
+	require.NoError(t, err)
+	b, err := persistentnode.New(cb, "/pn/block/node-", []byte("b"), persistentnode.WithMode(framework.PersistentSequential))
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	t.Cleanup(func() { _ = b.Close() })
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	require.Error(t, b.WaitForInitialCreate(wctx), "created at a taken name")
+	require.Less(t, creates.Load(), int64(20), "b spins on the refused create")
+	// The counter moves on (the blocker's delete counts): b gets its node.
+	require.NoError(t, admin.Delete(ctx, "/pn/block/node-0000000001"))
+	require.NoError(t, b.WaitForInitialCreate(ctx))
+	require.NotEmpty(t, b.ActualPath())
+	require.NoError(t, b.Close())
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/block")
 }
 
 // The Stat of a node just created is read by a second request (CreateStat). When the
