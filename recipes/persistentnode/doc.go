@@ -17,14 +17,16 @@
 // the node made (a sequential node comes back, as a plain node, under the same name; a
 // protected one with the same _c_<uuid>- prefix, where Curator 5.4 makes a protected
 // sequential node again at its base name and old sequence number under a fresh
-// _c_<uuid>- prefix), so a Node never owns two nodes. A sequential node comes back at its
-// name only into the parent it was made in (the parent still there, older than the
-// node), and without making parents: when the parent was deleted and made again, its
-// sequence numbers restarted, and a node at the old name would be ahead of the counter
-// and block every later sequential create of that name there (ZooKeeper refuses it,
-// node exists, without moving the counter on). Then, or when the Node does not know its
-// node's czxid, it makes a new sequential node, with a new name; Curator makes it again
-// at the old name.
+// _c_<uuid>- prefix), so a Node never owns two nodes. An unprotected sequential node
+// comes back at its name only into the parent it was made in (the parent still there,
+// older than the node), and without making parents: when the parent was deleted and made
+// again (a container parent left empty is deleted by the server), its sequence numbers
+// restarted, and a node at the old name could be ahead of the counter and block every
+// later sequential create of that name there (ZooKeeper refuses it, node exists, without
+// moving the counter on). Then, or when the Node does not know its node's czxid, it makes
+// a new sequential node (a re-creation: Created.Recreated is true), whose name may differ;
+// Curator makes it again at the old name. A protected name, with its UUID, is never one
+// the counter gives: it comes back at its name in any parent.
 //
 // # Ownership
 //
@@ -56,8 +58,8 @@
 // reported as created (WaitForInitialCreate returns); when its data cannot be set (its
 // ACL refuses, say) it is watched all the same and, once deleted, created again, this
 // time as this Node's own. Close leaves such a node, since it is not this Node's own.
-// A sequential node is re-created at the name it had, in the parent it was made in (see
-// Node layout), except when another's node has that name by then: that node is neither
+// A sequential node is re-created at the name it had (unprotected: in the parent it was
+// made in; see Node layout), except when another's node has that name by then: that node is neither
 // kept nor written, and the Node makes a new sequential node of its own (Curator keeps
 // the other's node and writes its data into it). A parent deleted and made again by
 // someone else between the Node's look at it and its create is not seen: the node then

@@ -66,6 +66,7 @@ type Node struct {
 	// seqPause is the pause before the next sequential create after one was refused
 	// (node exists: a node at the name the parent's counter gives); 0 after a success.
 	seqPause time.Duration
+	madeOnce bool // the Node has made its node (a later creation is a re-creation)
 	// creates counts the requests of every create (the first and the re-creations) until
 	// they are answered, also once given
 	// up on: Close waits for them before it looks for the node (see deleteOwn).
@@ -395,10 +396,11 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		return nil, keep(err)
 	}
 	if st == nil {
-		if sequential(n.o.mode) {
+		if sequential(n.o.mode) && !n.o.protected {
 			// Made again at its name only in the parent it was made in: in a parent
 			// deleted and made again, whose counter restarted, that name is ahead of the
 			// counter and would block every later sequential create of the base there.
+			// (A protected name, with its UUID, is never one the counter gives.)
 			same, err := n.sameParent(ctx, path)
 			if err != nil {
 				return n.afterCreate(ctx, keep(err))
@@ -415,7 +417,7 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 			}
 		}
 		err := n.create(ctx, path, plain(n.o.mode), false, true)
-		if sequential(n.o.mode) && errors.Is(err, framework.ErrNoNode) {
+		if sequential(n.o.mode) && !n.o.protected && errors.Is(err, framework.ErrNoNode) {
 			// The parent went between the look and the create (made again at its name
 			// without its parents: see create): the next step makes a new one.
 			return closedChan, nil
@@ -526,7 +528,7 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	// A sequential node made again at its name goes only into the parent it was made in
 	// (step checked it): no parents are made for it, so that a parent deleted since then
 	// is not made again with that name ahead of its counter.
-	if !n.o.noParents && !(again && sequential(n.o.mode)) {
+	if !n.o.noParents && !(again && sequential(n.o.mode) && !n.o.protected) {
 		opts = append(opts, framework.WithContainerParents())
 	}
 	var prefix string
@@ -670,6 +672,9 @@ func (n *Node) initialDone() {
 func (n *Node) created(ev Created) {
 	n.initialDone()
 	n.mu.Lock()
+	// A new sequential node made in place of one that is gone is a re-creation too.
+	ev.Recreated = ev.Recreated || n.madeOnce
+	n.madeOnce = true
 	fns := make([]func(Created), 0, len(n.listeners))
 	for _, fn := range n.listeners {
 		fns = append(fns, fn)
