@@ -183,7 +183,14 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, opts ...C
 }
 
 // CreateStat is Create that also returns the node's Stat (one more read): its Czxid is
-// what recipes use as a fencing token.
+// what recipes use as a fencing token. The read is bound to the node this call made when
+// the name or the ACL proves it: a protected name (its UUID), or WithOwnerToken (the
+// Stat is read with the node's ACL, which must carry the token). A node at the path that
+// does not carry the token (ours was deleted and the name reused: a parent deleted and
+// made again restarts its sequence numbers) is not this call's: CreateStat then returns
+// the path created, no Stat and an error matching ErrNoNode (the node made is gone). An
+// ACL that cannot be read (NoAuth) falls back to a read by name. Without protection or a
+// token the Stat is read by name: it may be a later node's at that path.
 func (c *Client) CreateStat(ctx context.Context, path string, data []byte, opts ...CreateOption) (string, *zk.Stat, error) {
 	return c.create(ctx, path, data, true, opts)
 }
@@ -346,6 +353,16 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	var st *zk.Stat
 	err = c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		var err error
+		if !o.owner.IsZero() {
+			var mine bool
+			st, mine, err = c.ownedOnce(ctx, conn, created, o.owner)
+			if !errors.Is(err, zk.ErrNoAuth) {
+				if err == nil && (st == nil || !mine) {
+					st, err = nil, zk.ErrNoNode // ours is gone; another's may have its name
+				}
+				return err
+			}
+		}
 		st, err = c.statOnce(ctx, conn, created)
 		return err
 	})

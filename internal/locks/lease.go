@@ -47,13 +47,20 @@ func IsRevokeRequest(data []byte) bool { return string(data) == RevokeData }
 
 // Lease is the part every recipe's lease shares: the node held, a re-entrancy count, the
 // Done channel (closed on the last release or when the client's loss signal for the
-// node's generation fires), and an optional revocation watch. Safe for concurrent use.
+// node's generation fires, or when the node is deleted by someone else), a watch on its
+// node (a data watch) and an optional revocation listener. Safe
+// for concurrent use.
 type Lease struct {
 	Held   *Held
 	client *framework.Client
 	loss   <-chan struct{}
 
-	deleted atomic.Bool // the node was deleted while the lease was held (revocable leases)
+	deleted atomic.Bool // the node was deleted while the lease was held (seen by its watch)
+	// node is the armed watch on the lease's node (nil while none is armed); armed is
+	// closed once the first attempt to arm it is answered (or given up).
+	node    atomic.Pointer[framework.Watch]
+	armed   chan struct{}
+	armOnce sync.Once
 
 	mu       sync.Mutex
 	count    int
@@ -89,9 +96,11 @@ func (l *Lease) cause() error {
 	return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
 }
 
-// NewLease starts a lease on h, counted once. When onRevoke is not nil, the lease
-// watches its node and calls onRevoke (on a new goroutine) when someone writes
-// RevokeData into it.
+// NewLease starts a lease on h, counted once. The lease watches its node (one getData
+// request with a watch, sent in the background: a node deleted by someone else while
+// held ends the lease lost, and a release can tell its own delete from another's: see
+// DeleteNode). When onRevoke is not nil, the lease calls onRevoke (on a new goroutine)
+// when someone writes RevokeData into its node.
 func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 	l := &Lease{
 		Held:     h,
@@ -101,41 +110,61 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		since:    time.Now(),
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
+		armed:    make(chan struct{}),
 	}
 	if !c.Go(func() { l.watch(onRevoke) }) {
 		l.lost = true
+		l.armDone()
 		close(l.done) // the client closed: the lease ends at once
 	}
 	return l
 }
 
+// armDone records that the first attempt to arm the node's watch is over.
+func (l *Lease) armDone() { l.armOnce.Do(func() { close(l.armed) }) }
+
 func (l *Lease) watch(onRevoke func()) {
 	defer close(l.done)
 	defer func() { l.lost = l.endedLost() }()
+	defer l.armDone()
 	var revoke *framework.Watch
 	arm := func() {
 		revoke = nil
-		if onRevoke == nil {
-			return
-		}
+		l.node.Store(nil)
 		for pause := 100 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
+			// A data watch, not exists: no watch is left behind when the node is gone. The
+			// read ends when the lease may be lost (a suspension must end the lease at
+			// once), not with its release: the release waits for its answer (DeleteNode).
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			stop := make(chan struct{})
+			go func() {
+				select {
+				case <-l.loss:
+				case <-stop:
+				}
+				cancel()
+			}()
 			data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+			close(stop)
 			cancel()
 			if errors.Is(err, framework.ErrNoNode) {
 				l.nodeGone()
+				l.armDone()
 				return
 			}
 			if errors.Is(err, framework.ErrClosed) {
 				return // the client closed: the lease ends with it
 			}
 			if err == nil {
-				if IsRevokeRequest(data) {
+				if onRevoke != nil && IsRevokeRequest(data) {
 					go onRevoke()
 				}
 				revoke = ch
+				l.node.Store(ch)
+				l.armDone()
 				return
 			}
+			l.armDone() // not armed: a release does not wait for the next attempt
 			// Not read (a connection lost for longer than the read's bound, say): read
 			// again after a pause, or the revocation would never be heard; until the
 			// lease ends.
@@ -225,8 +254,8 @@ func (l *Lease) ended() bool {
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
 // Lost reports whether the client's loss signal for the lease's generation fired, or the
-// node was deleted by someone else while held (seen by a revocable lease, which watches
-// its node, or by the last release, which found it gone).
+// node was deleted by someone else while held (seen by the lease's watch on its node, or
+// by the last release, which found it gone).
 func (l *Lease) Lost() bool {
 	if l.deleted.Load() {
 		return true
@@ -308,22 +337,57 @@ func (l *Lease) End() (last bool, err error) {
 }
 
 // DeleteNode deletes the lease's node after its last release (guaranteed: a failed delete
-// is retried in the background). When the lease may have been lost, it still deletes the
-// node — after a suspension or a simulated expiry the session may have survived and still
-// own it, and the protected name (a fresh UUID) means no other session's node can have
-// this path — and returns ErrLeaseLost. A node already gone at the first attempt was
-// deleted by someone else while the lease was held (with its parent, say): the lock may
-// have been someone else's meanwhile, and it returns ErrLeaseLost too. (A resent delete's
-// "no node" may be its first attempt's doing: that is a release.)
+// is retried in the background). When the lease may have been lost by its last release
+// (End), it still deletes the node — after a suspension or a simulated expiry the session
+// may have survived and still own it, and the protected name (a fresh UUID) means no other
+// session's node can have this path — and returns ErrLeaseLost. A loss signal that fires
+// during the release's own delete (the connection dropping while its reply is on the way)
+// does not make a lease lost that was held when it was released: what counts is the state
+// at the last release.
+//
+// A node gone before the delete was sent was deleted by someone else while the lease was
+// held (with its parent, say): the lock may have been someone else's meanwhile, and it
+// returns ErrLeaseLost. It knows so when the delete's first attempt finds no node, or when
+// the lease's watch on its node saw it deleted before the delete was sent. A resent
+// delete's "no node" (the first attempt's answer lost with the connection) is a release
+// when the watch was armed and had not fired when the delete was sent: someone else's
+// delete applied before ours would have been told to this session (before any later
+// answer, or when the watch is set again after the reconnection) — except one applied in
+// the moment between the last answer this session read and our delete, which cannot be
+// told from ours. Without that evidence (the watch not armed: its read failed, or was
+// still unanswered when the release's context ended) it returns an error matching
+// framework.ErrUnknownOutcome: released, or lost, not known.
 func (l *Lease) DeleteNode(ctx context.Context) error {
+	// The watch's first read was sent right after the acquisition: wait for its answer
+	// (usually in already) so that it can speak for the node when the delete is sent.
+	select {
+	case <-l.armed:
+	case <-ctx.Done():
+	}
+	watched := false
+	if w := l.node.Load(); w != nil {
+		select {
+		case <-w.Done():
+			if w.Event().Type == zk.EventNodeDeleted {
+				l.deleted.Store(true) // deleted before our delete was sent: not by us
+			}
+		default:
+			watched = true
+		}
+	}
+	lost := l.wasLostAtRelease() || l.deleted.Load()
 	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
 	if errors.Is(err, framework.ErrNoNode) {
-		if !errors.Is(err, framework.ErrUnknownOutcome) {
+		switch {
+		case !errors.Is(err, framework.ErrUnknownOutcome):
 			l.deleted.Store(true) // gone before our delete: not released by us
+			lost = true
+		case !lost && !watched:
+			return fmt.Errorf("%s: released or lost, not known (the resent delete found no node; nothing shows whether its first attempt or someone else deleted it): %w", l.Held.Path, err)
 		}
 		err = nil
 	}
-	if l.Lost() {
+	if lost {
 		lost := fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 		if err != nil && !errors.Is(err, framework.ErrClosed) {
 			return errors.Join(lost, err)
@@ -331,6 +395,17 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return lost
 	}
 	return err
+}
+
+// wasLostAtRelease reports whether the lease was lost at its last release (End); before
+// that, whether it is lost now.
+func (l *Lease) wasLostAtRelease() bool {
+	select {
+	case <-l.released:
+		return l.lostAtRelease
+	default:
+		return l.Lost()
+	}
 }
 
 // Release counts the lease down once and, on the last release, deletes its node

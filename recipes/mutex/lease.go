@@ -49,6 +49,9 @@ func (l *Lease) Reenter() (*Lease, error) {
 // still owns it, never anyone else's, and returns ErrLeaseLost; so it does when the node
 // was deleted by someone else while held (its parent deleted and made again, say), and
 // then it hands nothing to a local waiter: the lock was not this holder's to hand on.
+// When the release's delete is resent after a lost connection and finds no node, and
+// nothing shows whether its first attempt or someone else deleted it (the lease's watch
+// on its node was not armed), it returns an error matching framework.ErrUnknownOutcome.
 func (l *Lease) Release(ctx context.Context) error {
 	if !l.gone.CompareAndSwap(false, true) {
 		return fmt.Errorf("mutex: release: %w: %s", ErrNotHeld, l.core.Held.Path)

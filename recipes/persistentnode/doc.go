@@ -13,9 +13,20 @@
 //
 // As Curator 5.4: the node at the path given, its parents created as containers (unless
 // WithoutParents). With WithProtection the name is _c_<uuid>-<name>; a sequential mode
-// adds the 10-digit suffix at the first creation. Every re-creation reuses the exact path
-// of the first one (a sequential node comes back, as a plain node, under the same name;
-// a protected one with the same _c_<uuid>- prefix), so a Node never owns two nodes.
+// adds the 10-digit suffix at the first creation. A re-creation reuses the exact path of
+// the node made (a sequential node comes back, as a plain node, under the same name; a
+// protected one with the same _c_<uuid>- prefix, where Curator 5.4 makes a protected
+// sequential node again at its base name and old sequence number under a fresh
+// _c_<uuid>- prefix), so a Node never owns two nodes. An unprotected sequential node
+// comes back at its name only into the parent it was made in (the parent still there,
+// older than the node), and without making parents: when the parent was deleted and made
+// again (a container parent left empty is deleted by the server), its sequence numbers
+// restarted, and a node at the old name could be ahead of the counter and block every
+// later sequential create of that name there (ZooKeeper refuses it, node exists, without
+// moving the counter on). Then, or when the Node does not know its node's czxid, it makes
+// a new sequential node (a re-creation: Created.Recreated is true), whose name may differ;
+// Curator makes it again at the old name. A protected name, with its UUID, is never one
+// the counter gives: it comes back at its name in any parent.
 //
 // # Ownership
 //
@@ -47,11 +58,15 @@
 // reported as created (WaitForInitialCreate returns); when its data cannot be set (its
 // ACL refuses, say) it is watched all the same and, once deleted, created again, this
 // time as this Node's own. Close leaves such a node, since it is not this Node's own.
-// A sequential node is re-created at the name it had, as Curator does, except when
-// another's node has that name by then (the parent was deleted and made again, and its
-// sequence numbers restarted): that node is neither kept nor written, and the Node makes
-// a new sequential node of its own (Curator keeps the other's node and writes its data
-// into it).
+// A sequential node is re-created at the name it had (unprotected: in the parent it was
+// made in; see Node layout), except when another's node has that name by then: that node is neither
+// kept nor written, and the Node makes a new sequential node of its own (Curator keeps
+// the other's node and writes its data into it). A parent deleted and made again by
+// someone else between the Node's look at it and its create is not seen: the node then
+// comes back at its old name in the new parent. A sequential create refused because a
+// node has the name the parent's counter gives (one made there by name) is tried again
+// after a pause, doubling from 100 ms to 5 s, until that name is free or the counter
+// moves on.
 //
 // Ownership is read from the node's ACL (getACL needs READ or ADMIN): a Node whose ACL
 // provider gives its own client neither on the node cannot prove the node its own, and

@@ -63,6 +63,10 @@ type Node struct {
 	// its node all the same (a lost reply, then no retry succeeded): a node carrying the
 	// token may be under the parent. The next step, or Close, looks for it.
 	seqLeft bool
+	// seqPause is the pause before the next sequential create after one was refused
+	// (node exists: a node at the name the parent's counter gives); 0 after a success.
+	seqPause time.Duration
+	madeOnce bool // the Node has made its node (a later creation is a re-creation)
 	// creates counts the requests of every create (the first and the re-creations) until
 	// they are answered, also once given
 	// up on: Close waits for them before it looks for the node (see deleteOwn).
@@ -381,14 +385,44 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 				return n.afterCreate(ctx, keep(err))
 			}
 		}
-		return n.afterCreate(ctx, keep(n.create(ctx, n.base, n.o.mode, n.o.protected, false)))
+		err := n.create(ctx, n.base, n.o.mode, n.o.protected, false)
+		if errors.Is(err, errSeqRefused) {
+			return n.seqBackoff(), keep(err)
+		}
+		return n.afterCreate(ctx, keep(err))
 	}
 	st, w, err := n.client.ExistsW(ctx, path)
 	if err != nil {
 		return nil, keep(err)
 	}
 	if st == nil {
-		return n.afterCreate(ctx, keep(n.create(ctx, path, plain(n.o.mode), false, true)))
+		if sequential(n.o.mode) && !n.o.protected {
+			// Made again at its name only in the parent it was made in: in a parent
+			// deleted and made again, whose counter restarted, that name is ahead of the
+			// counter and would block every later sequential create of the base there.
+			// (A protected name, with its UUID, is never one the counter gives.)
+			same, err := n.sameParent(ctx, path)
+			if err != nil {
+				return n.afterCreate(ctx, keep(err))
+			}
+			if !same {
+				n.client.Logger().Info("sequential node's parent made again (or not known to be the same); making a new sequential node", "component", "persistentnode", "path", path)
+				n.mu.Lock()
+				n.path, n.owned, n.czxid = "", false, 0
+				n.mu.Unlock()
+				if dirty {
+					n.setDirty()
+				}
+				return closedChan, nil
+			}
+		}
+		err := n.create(ctx, path, plain(n.o.mode), false, true)
+		if sequential(n.o.mode) && !n.o.protected && errors.Is(err, framework.ErrNoNode) {
+			// The parent went between the look and the create (made again at its name
+			// without its parents: see create): the next step makes a new one.
+			return closedChan, nil
+		}
+		return n.afterCreate(ctx, keep(err))
 	}
 	n.mu.Lock()
 	if n.owned && n.czxid == 0 {
@@ -414,6 +448,41 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		}
 	}
 	return w.Done(), nil
+}
+
+// errSeqRefused: a sequential create was refused, a node being at the name the parent's
+// counter gave (made there by name: a parent deleted and made again restarts its counter,
+// and a refusal does not advance it).
+var errSeqRefused = errors.New("sequential create refused: a node has the name the parent's counter gives")
+
+// seqBackoff returns a channel closed after the pause before the next sequential create
+// after a refusal (errSeqRefused), doubling from 100 ms to 5 s: the refusal changes
+// nothing, so trying again at once would spin.
+func (n *Node) seqBackoff() <-chan struct{} {
+	n.mu.Lock()
+	n.seqPause = min(max(2*n.seqPause, 100*time.Millisecond), 5*time.Second)
+	d := n.seqPause
+	n.mu.Unlock()
+	ch := make(chan struct{})
+	time.AfterFunc(d, func() { close(ch) })
+	return ch
+}
+
+// sameParent reports whether the parent of path (the name of this Node's sequential
+// node, now gone) is the parent that node was made in: it exists and is older than the
+// node (a parent made again is younger). Not known (no czxid of the node): false.
+func (n *Node) sameParent(ctx context.Context, path string) (bool, error) {
+	n.mu.Lock()
+	czxid := n.czxid
+	n.mu.Unlock()
+	if czxid == 0 {
+		return false, nil
+	}
+	pst, err := n.client.Exists(ctx, framework.ParentPath(path))
+	if err != nil {
+		return false, err
+	}
+	return pst != nil && pst.Czxid < czxid, nil
 }
 
 // afterCreate returns what step waits for after a create that returned err: look again
@@ -456,7 +525,10 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	data, gen := bytes.Clone(n.data), n.dataGen
 	n.mu.Unlock()
 	opts := []framework.CreateOption{framework.WithMode(mode)}
-	if !n.o.noParents {
+	// A sequential node made again at its name goes only into the parent it was made in
+	// (step checked it): no parents are made for it, so that a parent deleted since then
+	// is not made again with that name ahead of its counter.
+	if !n.o.noParents && !(again && sequential(n.o.mode) && !n.o.protected) {
 		opts = append(opts, framework.WithContainerParents())
 	}
 	var prefix string
@@ -501,16 +573,31 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 		n.mu.Unlock()
 	}
 	switch {
+	case p != "" && errors.Is(err, framework.ErrNoNode):
+		// Made, and gone before its Stat was read (another's node may have its name by
+		// then: the parent was deleted and made again): not ours; the next step makes it
+		// again (a sequential one afresh).
+		n.mu.Lock()
+		if sequential(n.o.mode) {
+			n.path = ""
+		}
+		n.owned, n.czxid = false, 0
+		n.mu.Unlock()
+		return nil
 	case err == nil || (p != "" && st == nil): // created; the Stat may be missing
 		var czxid int64
 		if st != nil {
 			czxid = st.Czxid
 		}
 		n.mu.Lock()
-		n.path, n.owned, n.czxid, n.dirty = p, true, czxid, false
+		n.path, n.owned, n.czxid, n.dirty, n.seqPause = p, true, czxid, false, 0
 		n.mu.Unlock()
 		n.created(Created{Path: p, Recreated: again})
 		return n.syncData(ctx, p, gen, false)
+	case errors.Is(err, framework.ErrNodeExists) && !again && sequential(mode):
+		// A fresh sequential create refused: the name the parent's counter gave is taken
+		// (see errSeqRefused). Nothing to keep; wait before trying again.
+		return fmt.Errorf("persistentnode: create %s: %w: %w", path, errSeqRefused, err)
 	case errors.Is(err, framework.ErrNodeExists):
 		// A node is there: someone else's (another process's, or another Node's on this
 		// client), or made by this Node's own create whose reply was lost. Keep it and
@@ -585,6 +672,9 @@ func (n *Node) initialDone() {
 func (n *Node) created(ev Created) {
 	n.initialDone()
 	n.mu.Lock()
+	// A new sequential node made in place of one that is gone is a re-creation too.
+	ev.Recreated = ev.Recreated || n.madeOnce
+	n.madeOnce = true
 	fns := make([]func(Created), 0, len(n.listeners))
 	for _, fn := range n.listeners {
 		fns = append(fns, fn)

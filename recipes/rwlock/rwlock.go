@@ -238,7 +238,10 @@ type Lease struct {
 // Release gives the lease back; each lease (Reenter's too) is released once, and the node
 // goes with the last release. Releasing again returns ErrNotHeld; a lease that may have
 // been lost returns ErrLeaseLost (after removing its node if this session still owns it),
-// and so does one whose node someone else deleted while it was held.
+// and so does one whose node someone else deleted while it was held. When the delete is
+// resent after a lost connection and finds no node, and nothing shows whether its first
+// attempt or someone else deleted it, it returns an error matching
+// framework.ErrUnknownOutcome.
 func (l *Lease) Release(ctx context.Context) error {
 	if !l.gone.CompareAndSwap(false, true) {
 		return fmt.Errorf("rwlock: release: %w: %s", ErrNotHeld, l.Node())

@@ -444,7 +444,9 @@ type Lease struct {
 // Release gives the lease back (deleting its node, guaranteed). Releasing twice returns
 // ErrNotHeld; a lease that may have been lost returns ErrLeaseLost, and so does one whose
 // node someone else deleted while it was held (its parent deleted and made again, say):
-// the lease was not this holder's alone all along.
+// the lease was not this holder's alone all along. When the delete is resent after a lost
+// connection and finds no node, and nothing shows whether its first attempt or someone
+// else deleted it, it returns an error matching framework.ErrUnknownOutcome.
 func (l *Lease) Release(ctx context.Context) error {
 	// The inner lock's delete, sent as the lease was granted, is done (almost always
 	// already) before the lease's node goes; an ended ctx does not keep the lease's node.
