@@ -717,10 +717,12 @@ func (c *Client) Close() error {
 	}
 	c.mu.Unlock()
 	if first {
+		// The watches first: they end with ErrClosed, before go-zookeeper's close ends
+		// them with its own ErrClosing (a watch fires once).
+		c.watches.closeAll()
 		if conn := c.conn.Load(); conn != nil {
 			conn.Close()
 		}
-		c.watches.closeAll()
 	}
 	c.wg.Wait()
 	c.cbs.wait()
