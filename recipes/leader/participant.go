@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zoocurator/zoocurator/framework"
 )
@@ -33,7 +34,9 @@ func participants(ctx context.Context, c *framework.Client, path, marker string)
 	if err != nil {
 		return nil, fmt.Errorf("leader: participants of %s: %w", path, err)
 	}
-	kids = slices.Clone(kids)
+	// Election nodes only: another child of the path (a semaphore's "leases", an
+	// operator's note) is no participant (Curator's listing sorts it in).
+	kids = slices.DeleteFunc(slices.Clone(kids), func(k string) bool { return !strings.Contains(k, marker) })
 	framework.SortBySequence(kids, marker)
 	var out []Participant
 	for _, k := range kids {
