@@ -29,7 +29,6 @@ func TestParticipantsAreElectionNodesOnly(t *testing.T) {
 	l, err := leader.NewLatch(c, "/pf/latch", "a")
 	require.NoError(t, err)
 	require.NoError(t, l.Start(ctx))
-	defer func() { require.NoError(t, l.Close()) }()
 	require.NoError(t, l.Await(ctx))
 	ps, err := l.Participants(ctx)
 	require.NoError(t, err)
@@ -44,5 +43,6 @@ func TestParticipantsAreElectionNodesOnly(t *testing.T) {
 	require.Empty(t, ps, "selector participants")
 	_, err = s.Leader(ctx)
 	require.ErrorIs(t, err, leader.ErrNoLeader)
+	require.NoError(t, l.Close())
 	require.NoError(t, c.Delete(ctx, "/pf", framework.WithChildren()))
 }
