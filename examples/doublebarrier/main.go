@@ -11,16 +11,19 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log"
+	"os"
+	"os/signal"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/zoocurator/zoocurator/examples/internal/demo"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 const (
@@ -48,7 +51,20 @@ func (j *journal) index(e string) int {
 }
 
 func main() {
-	demo.Main(run)
+	connect := flag.String("connect", os.Getenv("ZK_CONNECT"),
+		"ZooKeeper host:port[,host:port...][/chroot] (default $ZK_CONNECT); empty: start one for this run")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv, err := zktest.StartStandalone(ctx, zktest.UseServers(*connect), zktest.WithStartNotice(os.Stderr))
+	if err == nil {
+		err = run(ctx, srv.ConnectString(), os.Stdout)
+		srv.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 }
 
 // sessionTimeout is the session timeout this example's clients ask for (framework's
