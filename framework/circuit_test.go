@@ -314,3 +314,34 @@ func TestCircuitBreakerRejectsNilPolicy(t *testing.T) {
 	require.NoError(t, err)
 	remove()
 }
+
+func TestCircuitBreakingOptionCoversEveryListener(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	p := newGatePolicy()
+	breaking, fn := newRecorder()
+	c, err := framework.New(proxy.ConnectString(), framework.WithSessionTimeout(4*time.Second),
+		framework.WithRetryPolicy(testutil.FastRetry(t)), framework.WithCircuitBreaking(p),
+		framework.WithStateListener(fn))
+	require.NoError(t, err)
+	defer c.Close()
+	defer close(p.done)
+	plain, plainFn := newRecorder()
+	framework.AddListenerUnbroken(c, plainFn)
+	require.NoError(t, c.Start())
+	plain.waitFor(t, 20*time.Second, framework.Connected)
+	const flips = 3
+	for i := range flips {
+		proxy.DropConnections()
+		plain.waitLen(t, 20*time.Second, 3+2*i)
+		require.Equal(t, framework.Reconnected, plain.get()[2+2*i], "flip %d: %v", i, plain.get())
+	}
+	assert.Equal(t, []framework.State{framework.Connected, framework.Suspended}, breaking.get(),
+		"a listener given to WithStateListener is behind the breaker")
+	p.next(t, 0, true)
+	breaking.waitLen(t, 10*time.Second, 3)
+	assert.Equal(t, []framework.State{framework.Connected, framework.Suspended, framework.Reconnected}, breaking.get())
+	_, err = framework.New("127.0.0.1:1", framework.WithCircuitBreaking(nil))
+	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
+}
