@@ -44,7 +44,7 @@ func (c *Client) AddCircuitBreakingListener(policy retry.Policy, fn func(State))
 		removed: make(chan struct{}),
 		gids:    map[uint64]bool{},
 	}
-	unregister := c.AddListener(b.stateChanged)
+	unregister := c.addListener(b.stateChanged)
 	return func() {
 		b.removeOnce.Do(func() {
 			close(b.removed)
@@ -58,6 +58,22 @@ func (c *Client) AddCircuitBreakingListener(policy retry.Policy, fn func(State))
 			b.gwg.Wait()
 		}
 	}, nil
+}
+
+// WithCircuitBreaking puts every state listener of the client behind a circuit breaker
+// held open by policy, as AddCircuitBreakingListener does: those given to AddListener and
+// WithStateListener, and so those of the recipes built on the client. It is Curator's
+// ConnectionStateListenerManagerFactory.circuitBreaking. Each listener has a breaker of
+// its own. Without it (the default), listeners hear every state change. A nil policy is
+// an error matching ErrInvalidArgument.
+func WithCircuitBreaking(policy retry.Policy) Option {
+	return check(func(o *options) error {
+		if policy == nil {
+			return fmt.Errorf("framework: %w: circuit breaking: nil retry policy", ErrInvalidArgument)
+		}
+		o.circuitBreaking = policy
+		return nil
+	})
 }
 
 // circuitListener is the breaker behind AddCircuitBreakingListener.
