@@ -504,8 +504,18 @@ func isClosed(ch chan struct{}) bool {
 // after it registered (a change already queued is not delivered to it), in order,
 // one call at a time, on a goroutine the client owns. A slow listener delays the next
 // listener calls, never ZooKeeper's receive loop, and no change is lost. It returns a
-// function that unregisters fn.
+// function that unregisters fn. With WithCircuitBreaking, fn is behind a circuit breaker,
+// as with AddCircuitBreakingListener.
 func (c *Client) AddListener(fn func(State)) (remove func()) {
+	if p := c.opts.circuitBreaking; p != nil && fn != nil {
+		remove, _ = c.AddCircuitBreakingListener(p, fn)
+		return remove
+	}
+	return c.addListener(fn)
+}
+
+// addListener registers fn as AddListener does, without a circuit breaker.
+func (c *Client) addListener(fn func(State)) (remove func()) {
 	if fn == nil {
 		return func() {}
 	}

@@ -14,6 +14,9 @@
 //   - Connection states as Curator defines them (Connected, Suspended, Reconnected, Lost,
 //     ReadOnly), driven from go-zookeeper's event callback rather than its lossy channel, and
 //     delivered to listeners one at a time, in order, on a goroutine the client owns.
+//     AddCircuitBreakingListener puts a listener behind a circuit breaker (Curator's
+//     CircuitBreakingConnectionStateListener): a flapping network gives it one Suspended
+//     and then one Reconnected or Lost, the breaker held open as a retry policy says.
 //   - Lost is reported when the server says the session expired, when the session id
 //     changes, and when the client has been suspended for longer than the negotiated session
 //     timeout (Curator's simulated expiry): a client cut off from every server is never told

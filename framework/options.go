@@ -53,6 +53,7 @@ type options struct {
 	requestHook       func(op string)
 	requestObservers  []func(RequestInfo)
 	stateListeners    []func(State)
+	circuitBreaking   retry.Policy // every listener behind a circuit breaker (circuit.go)
 	lockObservers     []func(LockInfo)
 	cleanupTimeout    time.Duration
 	err               error // the first invalid option's (check)
