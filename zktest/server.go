@@ -20,7 +20,7 @@ const startTimeout = 60 * time.Second
 // Server is one standalone ZooKeeper server. Its methods are safe for concurrent use.
 type Server struct {
 	connect  string
-	secure   string // host:port of the secure (TLS) client port; "" when it has none
+	secure   string   // host:port of the secure (TLS) client port; "" when it has none
 	proc     *process // nil when the server is not ours to control
 	dir      string
 	stopExt  func() error

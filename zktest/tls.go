@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -228,3 +229,22 @@ func NewTLSServer(t testing.TB, opts ...TLSOption) (*Server, *TLSMaterial) {
 // SecureConnectString returns host:port of the server's secure (TLS) client port, ""
 // when it has none. ConnectString stays the plain port.
 func (s *Server) SecureConnectString() string { return s.secure }
+
+// NewRawProxy is NewProxy for traffic that is not ZooKeeper's plain client frames — a
+// secure client port's TLS records: it carries bytes as they come. DropConnections,
+// Stall, Refuse and the rest work on it; DropNextCreateReply does nothing (it cannot see
+// requests in TLS), and Forwarded counts chunks of bytes, not requests.
+func NewRawProxy(t testing.TB, connect string) *Proxy {
+	t.Helper()
+	hosts, chroot := connect, ""
+	if i := strings.IndexByte(connect, '/'); i >= 0 {
+		hosts, chroot = connect[:i], connect[i:]
+	}
+	p, err := startProxy(true, strings.Split(hosts, ",")...)
+	if err != nil {
+		t.Fatalf("zktest: start proxy: %v", err)
+	}
+	p.chroot = chroot
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
