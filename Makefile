@@ -24,6 +24,10 @@ all: lint test
 # Curator 5.4's jars. Each installs only
 # what is missing, from Debian's packages with apt-get; elsewhere it says what to install.
 BASE_PKGS    := zookeeper
+# ZooKeeper's secure client port (zktest's TLS server) runs on Netty: netty-codec and the
+# rest of Debian's libnetty-java (zookeeper pulls it in; named so that it stays).
+NETTY_PKGS   := libnetty-java
+NETTY_CODEC_JAR := /usr/share/java/netty-codec.jar
 CURATOR_PKGS := libcurator-recipes-java libcurator-framework-java libcurator-client-java libcurator-discovery-java
 CURATOR_JARS := /usr/share/java/curator-recipes.jar /usr/share/java/curator-framework.jar \
                 /usr/share/java/curator-client.jar /usr/share/java/curator-x-discovery.jar
@@ -48,7 +52,8 @@ define install-missing
 endef
 
 BASE_CHECK := command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
-	[ -f "$(ZK_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing $(BASE_PKGS)";
+	[ -f "$(ZK_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing $(BASE_PKGS)"; \
+	[ -f "$(NETTY_CODEC_JAR)" ] || [ -n "$$ZOOKEEPER_HOME" ] || [ -n "$$ZK_TEST_CONNECT" ] || missing="$$missing $(NETTY_PKGS)";
 
 TEST_CHECK := command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
 	[ -n "$$CURATOR_CLASSPATH" ] || for j in $(CURATOR_JARS); do [ -f "$$j" ] || { missing="$$missing $(CURATOR_PKGS)"; break; }; done;

@@ -36,7 +36,7 @@ type Client struct {
 	watches *watches
 
 	negotiated atomic.Int64 // negotiated session timeout, ns
-	dialErr    atomic.Value // dialFailure: the last dial's error, nil once one succeeded
+	dialErr    atomic.Value // dialFailure: the last dial's or handshake's error, nil once a handshake succeeded
 	requests   atomic.Uint64
 	nsSettled  atomic.Bool // the namespace node was made (or found), or cannot be
 
@@ -203,11 +203,15 @@ func (e *ConnectError) Unwrap() []error {
 // dialFailure holds the last dial's error (nil: the last dial succeeded).
 type dialFailure struct{ err error }
 
-// recordDials returns d, noting each dial's error for Connect's error.
+// recordDials returns d, noting each failed dial's error for Connect's error (a
+// connection's handshake notes its own failure, and clears it once done: see
+// handshakeConn.outcome).
 func (c *Client) recordDials(d zk.Dialer) zk.Dialer {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		conn, err := d(network, address, timeout)
-		c.dialErr.Store(dialFailure{err})
+		if err != nil {
+			c.dialErr.Store(dialFailure{err})
+		}
 		return conn, err
 	}
 }
@@ -281,8 +285,13 @@ func (c *Client) Start() error {
 func (c *Client) dial() (*zk.Conn, error) {
 	seq := c.connSeq.Add(1)
 	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
+	hosts := zk.HostProvider(zk.NewDNSHostProvider())
+	if c.opts.tls != nil {
+		hosts = &namedHosts{} // the connect string's names, for the certificates
+	}
 	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
 		zk.WithDialer(c.recordDials(c.zkDialer())),
+		zk.WithHostProvider(hosts),
 		zk.WithLogger(zkLogger{c}),
 		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
 	if err != nil {

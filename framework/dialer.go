@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -36,8 +37,15 @@ func (c *Client) zkDialer() zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
+		if c.opts.tls != nil { // TLS over the configured dialer, within the same bound
+			if conn, err = c.tlsHandshake(conn, address, deadline); err != nil {
+				return nil, err
+			}
+		}
 		h := newHandshakeConn(conn, deadline, limit)
 		h.negotiated = c.setNegotiated
+		h.outcome = func(err error) { c.dialErr.Store(dialFailure{err}) }
+		h.plain = c.opts.tls == nil
 		// With credentials go-zookeeper sends its set-watches request only once the auth
 		// it re-sends was answered: holding that answer would stall every reconnection
 		// for the gate's whole wait (and, when that reaches go-zookeeper's read deadline,
@@ -80,6 +88,8 @@ type handshakeConn struct {
 	bodyN      int
 	timeout    time.Duration       // the session timeout the server granted, once read
 	negotiated func(time.Duration) // told the granted session timeout (nil: nobody)
+	outcome    func(error)         // told the handshake's failure, or nil once it is done (nil: nobody)
+	plain      bool                // the client speaks no TLS (for a hint in errors)
 	readReq    time.Time           // the read deadline go-zookeeper asked for last
 	writeReq   time.Time           // the write deadline go-zookeeper asked for last
 
@@ -92,6 +102,7 @@ type handshakeConn struct {
 	sent      bool          // the connect request was written
 	newSess   bool          // it asked for a new session (session id 0): no watches to set again
 	gated     bool          // the first read after the handshake went through the gate
+	reported  bool          // outcome was told the handshake succeeded
 	setWatch  chan struct{} // closed once a set-watches request was written
 	closed    chan struct{} // closed by Close
 	once      sync.Once
@@ -124,9 +135,26 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 	h.consumeLocked(b[:n])
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !h.done {
 		err = fmt.Errorf("framework: %s: no reply to the connect request within %v: %w", h.RemoteAddr(), h.limit, err)
+	} else if err != nil && !h.done {
+		hint := ""
+		if h.plain && errors.Is(err, io.EOF) {
+			hint = " (a secure client port? it needs WithTLS)"
+		}
+		err = fmt.Errorf("framework: %s: connection lost before the reply to the connect request%s: %w", h.RemoteAddr(), hint, err)
 	}
 	granted := h.done && h.timeout > 0
+	// Connect's error names the last handshake's failure, until one succeeds.
+	var report func(error)
+	var failure error
+	if err != nil && !h.done {
+		report, failure = h.outcome, err
+	} else if h.done && !h.reported {
+		h.reported, report = true, h.outcome
+	}
 	h.mu.Unlock()
+	if report != nil {
+		report(failure)
+	}
 	// The server's reply is read whole before go-zookeeper sees it: the client knows the
 	// granted timeout before it reports Connected.
 	if granted && h.negotiated != nil {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -48,6 +49,7 @@ type options struct {
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
 	dialer            Dialer
+	tls               *tls.Config // nil: plain TCP (WithTLS)
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)

@@ -29,6 +29,18 @@
 // StartStandalone, which honours its context, and with UseServers takes the servers the
 // user named (a -connect flag) instead of starting one; StartProxyFor is its proxy.
 //
+// # TLS
+//
+// NewTLSServer (StartTLSServer without a testing.T) starts a local server with a secure
+// client port besides its plain one: ZooKeeper's NettyServerCnxnFactory, secureClientPort,
+// and PEM key and trust stores written from a TLSMaterial — a CA, a server certificate for
+// 127.0.0.1 and localhost and a client certificate, made with crypto/x509 for the test.
+// SecureConnectString names the secure port; TLSMaterial.ClientConfig is a client's
+// tls.Config; RequireClientCert asks for mutual TLS. A proxy in front of a secure port
+// is NewRawProxy's: it carries TLS records as they come. Debian's install needs Netty's
+// jars (libnetty-java, which `make deps` installs with ZooKeeper); ZK_TEST_CONNECT and
+// containers have no secure port.
+//
 // Servers started here use settings made for tests: a short tickTime, no fsync, a container
 // check interval of one second, every four-letter word allowed, extended types (TTL nodes)
 // enabled, a small JVM heap, and logs (warnings, and the quorum's account of its elections)

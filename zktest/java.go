@@ -22,6 +22,11 @@ const debianJar = "/usr/share/java/zookeeper.jar"
 // debianSLF4JSimple is SLF4J's simple binding in Debian's libslf4j-java.
 const debianSLF4JSimple = "/usr/share/java/slf4j-simple.jar"
 
+// debianNettyJars are the Netty jars of Debian's libnetty-java that ZooKeeper's Netty
+// server needs and zookeeper.jar's manifest does not name.
+var debianNettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar",
+	"/usr/share/java/netty-transport-native-unix-common.jar"}
+
 // javaInstall is a local ZooKeeper that can be run with java.
 type javaInstall struct {
 	java      string
@@ -73,6 +78,15 @@ func lookupInstall() (*javaInstall, error) {
 		// server.out, which keepLogs keeps after a failed test.
 		if isFile(debianSLF4JSimple) {
 			cp += string(os.PathListSeparator) + debianSLF4JSimple
+		}
+		// The manifest names some of Netty's jars, not all that ZooKeeper's Netty server
+		// (NettyServerCnxnFactory, which a secure client port needs) loads: its TLS handler
+		// needs netty-codec, its transport netty-resolver and the native epoll transport's
+		// common part. Debian's libnetty-java (a dependency of libzookeeper-java) has them.
+		for _, j := range debianNettyJars {
+			if isFile(j) {
+				cp += string(os.PathListSeparator) + j
+			}
 		}
 		return &javaInstall{java: java, classpath: cp}, nil
 	}

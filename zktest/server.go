@@ -20,6 +20,7 @@ const startTimeout = 60 * time.Second
 // Server is one standalone ZooKeeper server. Its methods are safe for concurrent use.
 type Server struct {
 	connect  string
+	secure   string   // host:port of the secure (TLS) client port; "" when it has none
 	proc     *process // nil when the server is not ours to control
 	dir      string
 	stopExt  func() error
@@ -36,8 +37,9 @@ func StartServer() (*Server, error) {
 }
 
 // startLocalServer starts a server from inst; a failed attempt (most likely a port taken
-// in between) is tried again twice. It gives up when ctx ends.
-func startLocalServer(ctx context.Context, inst *javaInstall) (*Server, error) {
+// in between) is tried again twice. It gives up when ctx ends. secure, when given, adds a
+// secure client port (see StartTLSServer).
+func startLocalServer(ctx context.Context, inst *javaInstall, secure ...*tlsSetup) (*Server, error) {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -54,7 +56,14 @@ func startLocalServer(ctx context.Context, inst *javaInstall) (*Server, error) {
 		}
 		s := &Server{connect: "127.0.0.1:" + strconv.Itoa(port), dir: dir}
 		cfg := filepath.Join(dir, "zoo.cfg")
-		if err := writeConfig(cfg, filepath.Join(dir, "data"), port); err != nil {
+		var extra []string
+		if len(secure) > 0 && secure[0] != nil {
+			if extra, s.secure, err = secure[0].write(dir); err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+		}
+		if err := writeConfig(cfg, filepath.Join(dir, "data"), port, extra...); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}

@@ -61,6 +61,12 @@ Global flags (also accepted after the command):
                         on a GC pause or a slow network
   --connect-timeout D   give up connecting after D (default 15s)
   --namespace NS        prefix every path with /NS (Curator's namespace)
+  --tls-ca FILE         speak TLS to ZooKeeper (its secure client port), trusting the
+                        PEM certificates in FILE (default $ZK_TLS_CA)
+  --tls-cert FILE, --tls-key FILE
+                        present this PEM client certificate and key (mutual TLS; each
+                        implies TLS, trusting the system's roots without --tls-ca;
+                        default $ZK_TLS_CERT, $ZK_TLS_KEY)
 
 Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
@@ -416,7 +422,7 @@ func (a *app) help(args []string) error {
 	}
 	fmt.Fprint(a.stdout, text)
 	if topic != "" {
-		fmt.Fprint(a.stdout, "\nGlobal flags: --connect, --session-timeout, --connect-timeout, --namespace (see \"zkcurator help\").\n")
+		fmt.Fprint(a.stdout, "\nGlobal flags: --connect, --session-timeout, --connect-timeout, --namespace, --tls-* (see \"zkcurator help\").\n")
 	}
 	return errHelpShown
 }

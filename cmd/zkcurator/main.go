@@ -95,6 +95,7 @@ type app struct {
 	sessionTimeout optDuration // unset: the library's default
 	connectTimeout time.Duration
 	namespace      string
+	tls            tlsFiles // --tls-ca, --tls-cert, --tls-key (default $ZK_TLS_*)
 }
 
 // run runs the command line args and returns the exit status.
@@ -103,7 +104,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if connect == "" {
 		connect = "127.0.0.1:2181"
 	}
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect, connectTimeout: 15 * time.Second}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, connect: connect, connectTimeout: 15 * time.Second,
+		tls: tlsFilesFromEnv()}
 	err := a.dispatch(ctx, args)
 	var se *statusError
 	var ue *usageError
@@ -223,6 +225,7 @@ func (a *app) newFlagSet(topic string) *flag.FlagSet {
 	fs.Var(&a.sessionTimeout, "session-timeout", "ZooKeeper session timeout (default: the library's, framework.WithSessionTimeout)")
 	fs.DurationVar(&a.connectTimeout, "connect-timeout", a.connectTimeout, "give up connecting to ZooKeeper after this long")
 	fs.StringVar(&a.namespace, "namespace", a.namespace, "prefix every path with /`ns` (Curator's namespace)")
+	a.tls.addFlags(fs)
 	return fs
 }
 
@@ -285,6 +288,11 @@ func (a *app) client(ctx context.Context) (*framework.Client, error) {
 	}
 	if a.namespace != "" {
 		opts = append(opts, framework.WithNamespace(strings.Trim(a.namespace, "/")))
+	}
+	if cfg, err := a.tls.config(); err != nil {
+		return nil, err
+	} else if cfg != nil {
+		opts = append(opts, framework.WithTLS(cfg))
 	}
 	if _, err := framework.New(a.connect, opts...); err != nil { // bad arguments, without dialling
 		return nil, usagef("", "%v", err)
