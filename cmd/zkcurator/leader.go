@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/leader"
@@ -24,10 +23,8 @@ func (a *app) leaderRun(ctx context.Context, args []string) error {
 	const topic = "leader run"
 	fs := a.newFlagSet(topic)
 	id := fs.String("id", "", "the participant id (default host:pid)")
-	timeout := fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits")
-	grace := fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when leadership is lost")
-	revocable := fs.Bool("revocable", false, "stop the command and let go when revoked")
-	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
+	hf := addHoldFlags(fs, "leadership is lost")
+	timeout, grace, revocable, foreground := hf.timeout, hf.grace, hf.revocable, hf.foreground
 	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
 	if err != nil {
 		return err
@@ -36,7 +33,7 @@ func (a *app) leaderRun(ctx context.Context, args []string) error {
 	if err := checkPath(topic, "path", path); err != nil {
 		return err
 	}
-	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout, "grace": *grace}); err != nil {
+	if err := hf.check(topic); err != nil {
 		return err
 	}
 	if *id == "" {

@@ -19,10 +19,8 @@ import (
 func (a *app) lockRun(ctx context.Context, args []string) error {
 	const topic = "lock run"
 	fs := a.newFlagSet(topic)
-	timeout := fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits")
-	grace := fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when the lock is lost")
-	revocable := fs.Bool("revocable", false, "stop the command and let go when revoked")
-	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
+	hf := addHoldFlags(fs, "the lock is lost")
+	timeout, grace, revocable, foreground := hf.timeout, hf.grace, hf.revocable, hf.foreground
 	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
 	if err != nil {
 		return err
@@ -31,7 +29,7 @@ func (a *app) lockRun(ctx context.Context, args []string) error {
 	if err := checkPath(topic, "path", path); err != nil {
 		return err
 	}
-	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout, "grace": *grace}); err != nil {
+	if err := hf.check(topic); err != nil {
 		return err
 	}
 

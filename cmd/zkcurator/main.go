@@ -364,6 +364,28 @@ func waitFailed(ctx context.Context, what string, timeout time.Duration, err err
 }
 
 // checkDurations refuses negative durations.
+// holdFlags are the flags of every command that runs a command while it holds something
+// (lock run, semaphore run, leader run).
+type holdFlags struct {
+	timeout, grace        *time.Duration
+	revocable, foreground *bool
+}
+
+// addHoldFlags defines them on fs; lost says what ends the holding ("the lock is lost").
+func addHoldFlags(fs *flag.FlagSet, lost string) holdFlags {
+	return holdFlags{
+		timeout:    fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits"),
+		grace:      fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when "+lost),
+		revocable:  fs.Bool("revocable", false, "stop the command and let go when revoked"),
+		foreground: fs.Bool("foreground", false, "run the command in zkcurator's process group"),
+	}
+}
+
+// check refuses negative durations.
+func (h holdFlags) check(topic string) error {
+	return checkDurations(topic, map[string]time.Duration{"timeout": *h.timeout, "grace": *h.grace})
+}
+
 func checkDurations(topic string, ds map[string]time.Duration) error {
 	for name, d := range ds {
 		if d < 0 {

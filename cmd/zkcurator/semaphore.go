@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 
@@ -18,10 +17,8 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 	const topic = "semaphore run"
 	fs := a.newFlagSet(topic)
 	leases := fs.Int("leases", 0, "the number of leases (required; the same for every participant)")
-	timeout := fs.Duration("timeout", 0, "give up waiting after this long (exit 75); 0 waits")
-	grace := fs.Duration("grace", 10*time.Second, "SIGTERM to SIGKILL when the lease is lost")
-	revocable := fs.Bool("revocable", false, "stop the command and let go when revoked")
-	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
+	hf := addHoldFlags(fs, "the lease is lost")
+	timeout, grace, revocable, foreground := hf.timeout, hf.grace, hf.revocable, hf.foreground
 	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
 	if err != nil {
 		return err
@@ -33,7 +30,7 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 	if *leases < 1 {
 		return usagef(topic, "%s: --leases N (at least 1) is required", topic)
 	}
-	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout, "grace": *grace}); err != nil {
+	if err := hf.check(topic); err != nil {
 		return err
 	}
 
