@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -175,29 +176,25 @@ func TestTLSErrors(t *testing.T) {
 	t.Run("SilentPort", func(t *testing.T) {
 		// A port that accepts and never answers (a hung server, a firewall that holds the
 		// connection): the handshake's bound ends the attempt.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			var held []net.Conn
-			defer func() {
-				for _, c := range held {
-					c.Close()
-				}
-			}()
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				held = append(held, c)
-			}
-		}()
-		connectFails(t, ln.Addr().String(), bound,
-			[]string{"TLS handshake with " + ln.Addr().String(), "not done within", "a server that does not speak TLS on this port?"},
+		addr := silentPort(t)
+		connectFails(t, addr, bound,
+			[]string{"TLS handshake with " + addr, "not done within", "a server that does not speak TLS on this port?"},
 			framework.WithTLS(&tls.Config{RootCAs: m.CAPool}))
+	})
+	t.Run("ConnectionDeadline", func(t *testing.T) {
+		// The connection's deadline, not the handshake's context, ends the handshake (they
+		// are the same instant: either may come first): the error says the same.
+		addr := silentPort(t)
+		dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
+			c, err := net.DialTimeout(network, address, timeout)
+			if err != nil {
+				return nil, err
+			}
+			return deadlineConn{c}, nil
+		}
+		connectFails(t, addr, bound,
+			[]string{"TLS handshake with " + addr, "not done within", "a server that does not speak TLS on this port?"},
+			framework.WithTLS(&tls.Config{RootCAs: m.CAPool}), framework.WithDialer(dialer))
 	})
 	t.Run("Mutual", func(t *testing.T) {
 		msrv, _ := zktest.NewTLSServer(t, zktest.RequireClientCert(), zktest.WithTLSMaterial(m))
@@ -215,4 +212,40 @@ func TestTLSErrors(t *testing.T) {
 			t.Fatalf("WithTLS(nil): %v", err)
 		}
 	})
+}
+
+// silentPort returns the address of a port that accepts connections and never sends a
+// byte, closed at the test's end.
+func silentPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// deadlineConn is a connection whose reads fail as when its deadline has passed.
+type deadlineConn struct{ net.Conn }
+
+func (c deadlineConn) Read([]byte) (int, error) {
+	return 0, &net.OpError{Op: "read", Net: "tcp", Addr: c.RemoteAddr(), Err: os.ErrDeadlineExceeded}
 }
