@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -55,7 +56,7 @@ func (c *Client) tlsHandshake(conn net.Conn, address string, deadline time.Time)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = conn.Close()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) { // conn's deadline is ctx's
 			return nil, fmt.Errorf("framework: TLS handshake with %s: not done within %v (a server that does not speak TLS on this port?): %w",
 				address, c.handshakeTimeout(), err)
 		}

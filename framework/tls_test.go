@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -144,9 +145,9 @@ func connectFails(t *testing.T, connect string, bound time.Duration, want []stri
 }
 
 // TestTLSErrors: a certificate another CA signed, a wrong server name, a TLS client on
-// the plain port, a client without a certificate where one is required and a plaintext
-// client on the secure port fail within the connection timeout, with an error that says
-// what failed.
+// the plain port, a port that accepts and never answers, a plaintext client on the secure
+// port, and, where a client certificate is required, none or one another CA signed: each
+// fails within the connection timeout, with an error that says what failed.
 func TestTLSErrors(t *testing.T) {
 	srv, m := zktest.NewTLSServer(t)
 	other, err := zktest.NewTLSMaterial()
@@ -172,14 +173,79 @@ func TestTLSErrors(t *testing.T) {
 		connectFails(t, srv.SecureConnectString(), bound,
 			[]string{srv.SecureConnectString() + ": connection lost before the reply to the connect request", "it needs WithTLS"})
 	})
-	t.Run("NoClientCertificate", func(t *testing.T) {
-		msrv, _ := zktest.NewTLSServer(t, zktest.RequireClientCert(), zktest.WithTLSMaterial(m))
-		connectFails(t, msrv.SecureConnectString(), bound, []string{"TLS handshake with " + msrv.SecureConnectString(), "bad certificate"},
+	t.Run("SilentPort", func(t *testing.T) {
+		// A port that accepts and never answers (a hung server, a firewall that holds the
+		// connection): the handshake's bound ends the attempt.
+		addr := silentPort(t)
+		connectFails(t, addr, bound,
+			[]string{"TLS handshake with " + addr, "not done within", "a server that does not speak TLS on this port?"},
 			framework.WithTLS(&tls.Config{RootCAs: m.CAPool}))
+	})
+	t.Run("ConnectionDeadline", func(t *testing.T) {
+		// The connection's deadline, not the handshake's context, ends the handshake (they
+		// are the same instant: either may come first): the error says the same.
+		addr := silentPort(t)
+		dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
+			c, err := net.DialTimeout(network, address, timeout)
+			if err != nil {
+				return nil, err
+			}
+			return deadlineConn{c}, nil
+		}
+		connectFails(t, addr, bound,
+			[]string{"TLS handshake with " + addr, "not done within", "a server that does not speak TLS on this port?"},
+			framework.WithTLS(&tls.Config{RootCAs: m.CAPool}), framework.WithDialer(dialer))
+	})
+	t.Run("Mutual", func(t *testing.T) {
+		msrv, _ := zktest.NewTLSServer(t, zktest.RequireClientCert(), zktest.WithTLSMaterial(m))
+		t.Run("NoClientCertificate", func(t *testing.T) {
+			connectFails(t, msrv.SecureConnectString(), bound, []string{"TLS handshake with " + msrv.SecureConnectString(), "bad certificate"},
+				framework.WithTLS(&tls.Config{RootCAs: m.CAPool}))
+		})
+		t.Run("ClientCertificateOfUnknownCA", func(t *testing.T) {
+			connectFails(t, msrv.SecureConnectString(), bound, []string{"TLS handshake with " + msrv.SecureConnectString(), "remote error: tls: unknown certificate"},
+				framework.WithTLS(&tls.Config{RootCAs: m.CAPool, Certificates: []tls.Certificate{other.ClientCert}}))
+		})
 	})
 	t.Run("NilConfig", func(t *testing.T) {
 		if _, err := framework.New(srv.SecureConnectString(), framework.WithTLS(nil)); !errors.Is(err, framework.ErrInvalidArgument) {
 			t.Fatalf("WithTLS(nil): %v", err)
 		}
 	})
+}
+
+// silentPort returns the address of a port that accepts connections and never sends a
+// byte, closed at the test's end.
+func silentPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// deadlineConn is a connection whose reads fail as when its deadline has passed.
+type deadlineConn struct{ net.Conn }
+
+func (c deadlineConn) Read([]byte) (int, error) {
+	return 0, &net.OpError{Op: "read", Net: "tcp", Addr: c.RemoteAddr(), Err: os.ErrDeadlineExceeded}
 }

@@ -19,7 +19,10 @@
 // on one client and across name reuse (its nodes and parent deleted and the parent made
 // again, sequence numbers restarting), with an ownership ledger (a node never owned by two
 // instances, none deleted or replaced under its owner, nothing left) and a conservation
-// checker for consumers; both have negative controls.
+// checker for consumers; both have negative controls. TestTLSRecipes (tls_test.go) runs
+// every recipe over mutual TLS, on a standalone server's secure port: the lock kinds, the
+// family's two-instances scenarios, the caches and discovery's provider, with the same
+// checkers.
 //
 // TestUnderFaults runs every registered scenario under each fault, the scenarios of one
 // fault at the same time, each in its own world; a fault of the whole ensemble is injected

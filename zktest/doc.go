@@ -37,7 +37,9 @@
 // 127.0.0.1 and localhost and a client certificate, made with crypto/x509 for the test.
 // SecureConnectString names the secure port; TLSMaterial.ClientConfig is a client's
 // tls.Config; RequireClientCert asks for mutual TLS. A proxy in front of a secure port
-// is NewRawProxy's: it carries TLS records as they come. Debian's install needs Netty's
+// is NewRawProxy's: it carries TLS records as they come. NewEnsemble with
+// WithEnsembleTLS gives every member of an ensemble a secure port (one TLSMaterial for
+// all); the ensemble's SecureConnectString names them. Debian's install needs Netty's
 // jars (libnetty-java, which `make deps` installs with ZooKeeper); ZK_TEST_CONNECT and
 // containers have no secure port.
 //

@@ -22,6 +22,7 @@ type Ensemble struct {
 	members []*process // nil for an ensemble named by ZK_TEST_CONNECT
 	dir     string
 	peers   [][]*Proxy // peers[i][j]: how member i reaches member j (nil without WithPeerProxies)
+	secure  []string   // member i's secure (TLS) client address (nil without WithEnsembleTLS)
 
 	mu     sync.Mutex
 	closed bool
@@ -32,6 +33,7 @@ type EnsembleOption func(*ensembleOptions)
 
 type ensembleOptions struct {
 	peerProxies bool
+	tls         *tlsSetup // a secure client port on every member (see WithEnsembleTLS)
 }
 
 // WithPeerProxies routes the members' peer traffic (quorum and election ports) through
@@ -57,7 +59,7 @@ func StartEnsemble(n int, opts ...EnsembleOption) (*Ensemble, error) {
 			opt(&o)
 		}
 	}
-	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
+	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" && o.tls == nil {
 		return &Ensemble{connect: connect}, nil
 	}
 	inst, err := findInstall()
@@ -142,6 +144,10 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		}
 		cfg := filepath.Join(mdir, "zoo.cfg")
 		extra := append([]string{"standaloneEnabled=false", "cnxTimeout=1000", "electionPortBindRetry=50"}, peers...)
+		if extra, err = e.addSecurePort(o, mdir, extra); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 		if err := writeConfig(cfg, data, ports[3*i], extra...); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -162,6 +168,10 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 			e.Close()
 			return nil, err
 		}
+	}
+	if err := e.waitSecure(o); err != nil {
+		e.Close()
+		return nil, err
 	}
 	return e, nil
 }

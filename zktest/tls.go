@@ -248,3 +248,66 @@ func NewRawProxy(t testing.TB, connect string) *Proxy {
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
+
+// WithEnsembleTLS gives every member of an ensemble a secure client port besides its
+// plain one, as StartTLSServer does for a standalone server: ZooKeeper's
+// NettyServerCnxnFactory and secureClientPort, with key and trust stores made from m
+// (whose server certificate names 127.0.0.1 and localhost, so one serves every member).
+// RequireClientCert among opts asks for mutual TLS; WithTLSMaterial is ignored (m is the
+// material). StartEnsemble waits until every member completes a TLS handshake;
+// SecureConnectString and SecureAddr name the secure ports. An ensemble with TLS always
+// starts from a local install: ZK_TEST_CONNECT names no secure port. A nil m makes
+// StartEnsemble fail.
+func WithEnsembleTLS(m *TLSMaterial, opts ...TLSOption) EnsembleOption {
+	return func(o *ensembleOptions) {
+		s := &tlsSetup{clientAuth: "none"}
+		for _, opt := range opts {
+			if opt != nil {
+				opt(s)
+			}
+		}
+		s.m = m
+		o.tls = s
+	}
+}
+
+// addSecurePort adds to a member's config lines (extra) those of a secure client port
+// when the ensemble has TLS, writing the member's stores to its directory mdir, and
+// records the port's address.
+func (e *Ensemble) addSecurePort(o ensembleOptions, mdir string, extra []string) ([]string, error) {
+	if o.tls == nil {
+		return extra, nil
+	}
+	if o.tls.m == nil {
+		return nil, fmt.Errorf("zktest: WithEnsembleTLS: nil TLS material")
+	}
+	lines, addr, err := o.tls.write(mdir)
+	if err != nil {
+		return nil, err
+	}
+	e.secure = append(e.secure, addr)
+	return append(extra, lines...), nil
+}
+
+// waitSecure waits until every member's secure port completes a TLS handshake.
+func (e *Ensemble) waitSecure(o ensembleOptions) error {
+	for i, addr := range e.secure {
+		if err := waitTLS(context.Background(), addr, o.tls.m); err != nil {
+			return fmt.Errorf("zktest: member %d: %w\n%s", i, err, e.members[i].logTail())
+		}
+	}
+	return nil
+}
+
+// SecureConnectString returns the members' secure (TLS) client addresses,
+// comma-separated: a connect string for a client with framework.WithTLS. It is "" for an
+// ensemble started without WithEnsembleTLS. ConnectString stays the plain ports.
+func (e *Ensemble) SecureConnectString() string { return strings.Join(e.secure, ",") }
+
+// SecureAddr returns member i's secure client address ("" without WithEnsembleTLS).
+func (e *Ensemble) SecureAddr(i int) string {
+	if i < 0 || i >= len(e.secure) {
+		return ""
+	}
+	return e.secure[i]
+}
