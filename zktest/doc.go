@@ -45,7 +45,7 @@
 //
 // Servers started here use settings made for tests: a short tickTime, no fsync, a container
 // check interval of one second, every four-letter word allowed, extended types (TTL nodes)
-// enabled, a small JVM heap, and logs (warnings, and the quorum's account of its elections)
+// enabled, a small JVM heap (128 MB; ZKTEST_SERVER_HEAP sets another, such as 1g), and logs (warnings, and the quorum's account of its elections)
 // written to the server's temporary directory. When a test fails, NewServer and
 // NewEnsemble keep those logs (server.out and zoo.cfg of each member) in a folder they name
 // in the test's output; set ZKTEST_KEEP_LOGS to a directory to keep them after every test.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,12 +129,16 @@ func (p *process) start() error {
 	if p.cmd != nil {
 		return errors.New("zktest: server already running")
 	}
+	heap, err := serverHeap()
+	if err != nil {
+		return err
+	}
 	logFile, err := os.OpenFile(filepath.Join(p.logDir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(p.install.java,
-		"-Xmx128m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Xmx"+heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Dzookeeper.log.dir="+p.logDir,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.jmx.log4j.disable=true",
@@ -158,6 +163,25 @@ func (p *process) start() error {
 	}()
 	p.cmd, p.done, p.paused = cmd, done, false
 	return nil
+}
+
+// ServerHeapEnv names the environment variable that sets the JVM heap (-Xmx) of the servers
+// this package starts: a size such as 1g or 512m. The default, 128m, is enough for a test's
+// trees; a cache of 100 000 nodes (two watches each) needs about 1g.
+const ServerHeapEnv = "ZKTEST_SERVER_HEAP"
+
+var heapSize = regexp.MustCompile(`^[1-9][0-9]*[kKmMgG]?$`)
+
+// serverHeap returns the servers' -Xmx value: ServerHeapEnv's, or 128m.
+func serverHeap() (string, error) {
+	v := os.Getenv(ServerHeapEnv)
+	if v == "" {
+		return "128m", nil
+	}
+	if !heapSize.MatchString(v) {
+		return "", fmt.Errorf("zktest: %s=%q: want a JVM heap size such as 1g or 512m", ServerHeapEnv, v)
+	}
+	return v, nil
 }
 
 // kill sends SIGKILL and waits for the process to exit. Killing a stopped process is fine.

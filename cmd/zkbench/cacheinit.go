@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,90 @@ const (
 	// curatorPendingLimit is where Curator 5.4's CuratorCache stops (CURATOR-690, fixed
 	// in 5.6): its initial build counts outstanding reads in a 16-bit field.
 	curatorPendingLimit = 65535
+	// cacheInitUpdates is how many nodes' data are set once the cache is initialized, to
+	// measure how soon it hears them (updates_heard_seconds).
+	cacheInitUpdates = 1000
+	// cacheInitMarker starts the data of those updates (the tree's data starts "abc").
+	cacheInitMarker = "updated"
+	// updatesHeardTimeout bounds the wait for the updates to be heard.
+	updatesHeardTimeout = 5 * time.Minute
 )
+
+// updateTargets returns the nodes cache-init updates: cacheInitUpdates of paths spread
+// evenly over them (every path when there are fewer).
+func updateTargets(paths []string) []string {
+	n := min(cacheInitUpdates, len(paths))
+	out := make([]string, n)
+	for i := range n {
+		out[i] = paths[i*len(paths)/n]
+	}
+	return out
+}
+
+// updateData is the data cache-init's updates set: cacheInitMarker, then the tree's
+// pattern, cacheInitDataBytes in all.
+func updateData() []byte {
+	data := make([]byte, cacheInitDataBytes)
+	for i := range data {
+		data[i] = 'a' + byte(i%26)
+	}
+	copy(data, cacheInitMarker)
+	return data
+}
+
+// setAll sets the data of targets, 64 requests at a time.
+func setAll(ctx context.Context, conn *zk.Conn, targets []string) error {
+	data := updateData()
+	return parallelDo(ctx, len(targets), func(i int) error {
+		_, err := conn.Set(targets[i], data, -1)
+		return err
+	})
+}
+
+// ourUpdatesHeard measures how soon cc hears the updates of targets: from the first
+// setData to the last path heard (NodeChanged or NodeCreated with the update's data).
+func ourUpdatesHeard(ctx context.Context, conn *zk.Conn, cc *cache.CuratorCache, targets []string) (time.Duration, error) {
+	var (
+		mu    sync.Mutex
+		heard = make(map[string]bool, len(targets))
+		done  = make(chan struct{})
+	)
+	want := make(map[string]bool, len(targets))
+	for _, p := range targets {
+		want[p] = true
+	}
+	remove := cc.AddListener(func(ev cache.Event) {
+		if (ev.Type != cache.NodeChanged && ev.Type != cache.NodeCreated) || ev.Data == nil ||
+			!want[ev.Data.Path] || !bytes.HasPrefix(ev.Data.Data, []byte(cacheInitMarker)) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !heard[ev.Data.Path] {
+			heard[ev.Data.Path] = true
+			if len(heard) == len(targets) {
+				close(done)
+			}
+		}
+	})
+	defer remove()
+	t0 := time.Now()
+	if err := setAll(ctx, conn, targets); err != nil {
+		return 0, err
+	}
+	timer := time.NewTimer(updatesHeardTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return time.Since(t0), nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-timer.C:
+		mu.Lock()
+		defer mu.Unlock()
+		return 0, fmt.Errorf("the cache heard %d of %d updates within %v", len(heard), len(targets), updatesHeardTimeout)
+	}
+}
 
 // cacheInitResult is the line of cache-init: result's fields with ops the nodes cached,
 // seconds (and p50_us, p99_us: the one operation measured) the time from the cache's
@@ -61,6 +145,11 @@ type cacheInitResult struct {
 	// ZKRequestsPerNode is the requests the client counted as it sent them (ours only).
 	RequestsPerNode   float64  `json:"requests_per_node"`
 	ZKRequestsPerNode *float64 `json:"zk_requests_per_node,omitempty"`
+	// UpdatesHeardSeconds is the time from the first of cacheInitUpdates setData (on
+	// nodes spread over the tree; all of them when it has fewer) to the cache having heard
+	// every one of them (as a change, or as a creation where Curator 5.4 had not cached the
+	// node).
+	UpdatesHeardSeconds float64 `json:"updates_heard_seconds"`
 	// Note says what limits a result (Curator 5.4's CURATOR-690).
 	Note string `json:"note,omitempty"`
 }
@@ -223,6 +312,9 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 	addr := serverAddrs(cfg.connect)[0]
 	sc := serverCounter{addrs: serverAddrs(cfg.connect)}
 	var packets0, packets1 int64
+	targets := updateTargets(paths)
+	// updatesHeard runs once the rest is measured (the cache still up).
+	var updatesHeard func() (time.Duration, error)
 	switch cfg.impl {
 	case implOurs:
 		c, err := framework.Connect(ctx, cfg.connect, framework.WithSessionTimeout(cfg.sessionTimeout),
@@ -270,7 +362,7 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 		res.GoroutinesPerNode = round(float64(gorFull-gorBase)/float64(res.NodesCached), 6)
 		zr := round(float64(requests)/float64(res.NodesCached), 3)
 		res.ZKRequestsPerNode = &zr
-		runtime.KeepAlive(cc)
+		updatesHeard = func() (time.Duration, error) { return ourUpdatesHeard(ctx, admin, cc, targets) }
 	case implCurator:
 		cr, err := runCuratorCacheInit(ctx, cfg, e.base, log, func() (err error) {
 			packets0, err = sc.packets()
@@ -287,6 +379,9 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 		res.Seconds = round(cr.seconds, 3)
 		res.HeapBytesPerNode = round(float64(cr.heapBytes)/float64(max(cr.cached, 1)), 0)
 		res.HeapBytesPerNodeBeyondEntry = round((float64(cr.heapBytes)-float64(entry)*float64(cr.cached)/float64(len(paths)))/float64(max(cr.cached, 1)), 0)
+		updatesHeard = func() (time.Duration, error) {
+			return cr.updates(ctx, len(targets), cacheInitMarker, func() error { return setAll(ctx, admin, targets) })
+		}
 		res.Note = fmt.Sprintf("Curator 5.4's CuratorCache stops at %d pending reads (CURATOR-690, fixed in 5.6): past that it reports Initialized with the nodes read so far", curatorPendingLimit)
 	default:
 		return res, fmt.Errorf("%w: cache-init runs on zoocurator or curator", errUsage)
@@ -300,15 +395,20 @@ func executeCacheInit(ctx context.Context, cfg config, log io.Writer) (cacheInit
 	if p := sc.perOp(packets0, packets1, 0, max(res.NodesCached, 1)); p != nil {
 		res.RequestsPerNode = *p
 	}
+	heard, err := updatesHeard()
+	if err != nil {
+		return res, fmt.Errorf("updates heard: %w", err)
+	}
+	res.UpdatesHeardSeconds = round(heard.Seconds(), 3)
 	res.Ops = res.NodesCached
 	if res.Seconds > 0 {
 		res.OpsPerS = round(float64(res.NodesCached)/res.Seconds, 1)
 	}
 	res.P50us = int64(res.Seconds * 1e6)
 	res.P99us = res.P50us
-	fmt.Fprintf(log, "zkbench: %s cache-init %d nodes: Initialized with %d in %.2f s, %.0f heap bytes per node (%.0f beyond path, data and Stat), %d server watches (%d data), %.2f requests per node\n",
+	fmt.Fprintf(log, "zkbench: %s cache-init %d nodes: Initialized with %d in %.2f s, %.0f heap bytes per node (%.0f beyond path, data and Stat), %d server watches (%d data), %.2f requests per node, %d updates heard in %.2f s\n",
 		cfg.impl, res.Nodes, res.NodesCached, res.Seconds, res.HeapBytesPerNode, res.HeapBytesPerNodeBeyondEntry,
-		res.ServerWatches, res.ServerDataWatches, res.RequestsPerNode)
+		res.ServerWatches, res.ServerDataWatches, res.RequestsPerNode, len(targets), res.UpdatesHeardSeconds)
 	if res.Note != "" {
 		fmt.Fprintln(log, "zkbench:", res.Note)
 	}

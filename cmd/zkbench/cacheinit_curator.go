@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/zoocurator/zoocurator/internal/curatortest"
 )
@@ -13,7 +14,10 @@ type curatorCacheInit struct {
 	cached    int
 	seconds   float64
 	heapBytes int64
-	close     func()
+	// updates measures how soon the JVM's cache hears changes (curatortest's
+	// CacheInit.Updates).
+	updates func(ctx context.Context, n int, marker string, change func() error) (time.Duration, error)
+	close   func()
 }
 
 // runCuratorCacheInit starts Curator 5.4's CuratorCache of base in a JVM
@@ -35,7 +39,7 @@ func runCuratorCacheInit(ctx context.Context, cfg config, base string, log io.Wr
 		return curatorCacheInit{}, err
 	}
 	fmt.Fprintf(log, "zkbench: curator cache-init: Initialized with %d nodes in %.2f s\n", r.Cached, r.Seconds)
-	return curatorCacheInit{cached: r.Cached, seconds: r.Seconds, heapBytes: r.HeapBytes, close: func() {
+	return curatorCacheInit{cached: r.Cached, seconds: r.Seconds, heapBytes: r.HeapBytes, updates: ci.Updates, close: func() {
 		if err := ci.Close(); err != nil {
 			fmt.Fprintf(log, "zkbench: curator cache-init: closing the JVM: %v\n", err)
 		}

@@ -15,7 +15,7 @@ import (
 
 // TestCacheInit: cache-init builds its tree, starts one cache on it (ours, then Curator's
 // in a JVM), reports docs/benchmark.md's fields and its own with every node cached, and leaves
-// nothing behind.
+// nothing behind; each cache hears the updates of every node (250 < 1000) after.
 func TestCacheInit(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -37,6 +37,7 @@ func TestCacheInit(t *testing.T) {
 		assert.Greater(t, line["server_watches"], 0.0)
 		assert.Greater(t, line["requests_per_node"], 0.0)
 		assert.Contains(t, line, "heap_bytes_per_node")
+		assert.Greater(t, line["updates_heard_seconds"], 0.0, "%s: the updates were heard", impl)
 		if impl == implOurs {
 			assert.EqualValues(t, 500, line["server_watches"], "a data and a child watch per node")
 			assert.EqualValues(t, 2, line["zk_requests_per_node"], "a getData and a getChildren per node")

@@ -83,5 +83,29 @@ func (ci *CacheInit) Run(ctx context.Context) (CacheInitResult, error) {
 	return r, nil
 }
 
+// Updates measures how soon the cache hears n changes: it has the JVM count the cache's
+// creations and changes whose data starts with marker (a word without spaces), once per
+// path, then calls change (which should set n nodes' data to start with marker) and
+// returns the time from change's call until the JVM heard n. Run must have returned.
+func (ci *CacheInit) Updates(ctx context.Context, n int, marker string, change func() error) (time.Duration, error) {
+	if strings.ContainsAny(marker, " \n") || marker == "" {
+		return 0, fmt.Errorf("curatortest: marker %q: one word", marker)
+	}
+	if _, err := fmt.Fprintf(ci.b.stdin, "updates %d %s\n", n, marker); err != nil {
+		return 0, fmt.Errorf("%w: %v:\n%s", ErrBenchFailed, err, ci.b.stderr)
+	}
+	if _, err := ci.b.next(ctx, "armed"); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := change(); err != nil {
+		return 0, err
+	}
+	if _, err := ci.b.next(ctx, "heard"); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
 // Close closes the cache and the session and waits for the JVM to exit (see Bench.Close).
 func (ci *CacheInit) Close() error { return ci.b.Close() }
