@@ -43,6 +43,9 @@ type scaleResult struct {
 	QueueSeconds float64 `json:"queue_seconds"`
 }
 
+// settleWait bounds the wait for the queued waiters to settle before the heap is measured.
+const settleWait = 30 * time.Second
+
 // lockNameBytes is the wire size of one protected lock node's name in a listing: a
 // 4-byte length and _c_<36-char uuid>-lock-<10 digits>.
 const lockNameBytes = 4 + 3 + 36 + 1 + len("lock-") + 10
@@ -144,6 +147,20 @@ func executeScale(ctx context.Context, cfg config, log io.Writer) (scaleResult, 
 		}
 	}
 	queued := time.Since(t0)
+	// Waiters that queued may still be reading the queue (a listing of it each, in flight
+	// or just returned): the heap is measured once they wait, that is once the goroutines
+	// are down to about one a waiter (a hand-over or two in flight), or after settleWait.
+	for settle := time.Now(); time.Since(settle) < settleWait; {
+		if runtime.NumGoroutine()-gorBase <= cfg.waiters+cfg.waiters/100+4 {
+			break
+		}
+		select {
+		case <-rctx.Done():
+			stopAll()
+			return scaleResult{}, errors.Join(firstErr, rctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	heapFull, gorFull := heapAfterGC(), runtime.NumGoroutine()
 	watches, err := zktest.MntrInt(serverAddrs(cfg.connect)[0], "zk_watch_count")
 	if err != nil {
