@@ -22,10 +22,12 @@ import (
 type Watch struct {
 	ws *watches // its registry, whose mutex guards every field below
 
-	h WatchHandler // told when the watch fires
-	// x holds what most watches never need (a channel, a second handler, an error, the
-	// event once fired): made by the first that does, so that a watch a cache holds for
-	// each of its nodes costs no more than this struct and its registry entry.
+	h    WatchHandler  // told when the watch fires
+	done chan struct{} // made by Done before the watch fired; closed when it fires
+	// x holds what most watches never need while they are set (a second handler, a
+	// caller waiting for the arming, its error, the event once fired): made by the first
+	// that does, so that a watch a cache holds for each of its nodes costs no more than
+	// this struct and its registry entry.
 	x *watchExtra
 
 	armed bool // the request that sets the watch was answered
@@ -39,7 +41,6 @@ type Watch struct {
 
 // watchExtra is the rarely needed part of a Watch, guarded by its registry's mutex.
 type watchExtra struct {
-	done    chan struct{}  // made by Done before the watch fired; closed when it fires
 	ev      Event          // what fired it, once fired
 	armWait chan struct{}  // made by a caller waiting for the request that sets the watch
 	armErr  error          // the outcome of that request, once armed; not nil: no watch was set
@@ -75,11 +76,10 @@ func (w *Watch) Done() <-chan struct{} {
 	if w.fired {
 		return closedCh
 	}
-	x := w.extra()
-	if x.done == nil {
-		x.done = make(chan struct{})
+	if w.done == nil {
+		w.done = make(chan struct{})
 	}
-	return x.done
+	return w.done
 }
 
 // Event returns what fired the watch (its Path is the server's path, with the
@@ -268,8 +268,8 @@ func (ws *watches) fireLocked(key watchKey, w *Watch, ev Event) fired {
 	w.fired = true
 	x := w.extra()
 	x.ev = ev
-	if x.done != nil {
-		close(x.done)
+	if w.done != nil {
+		close(w.done)
 	}
 	f := fired{w: w, ev: ev, h: w.h, hs: x.more}
 	w.h, x.more = nil, nil
@@ -347,11 +347,10 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 	follow := w.pending && ech != nil && !w.fired
 	var done chan struct{}
 	if follow {
-		x := w.extra()
-		if x.done == nil {
-			x.done = make(chan struct{})
+		if w.done == nil {
+			w.done = make(chan struct{})
 		}
-		done = x.done
+		done = w.done
 	}
 	ws.mu.Unlock()
 	if follow {
