@@ -64,7 +64,9 @@ const (
 // input is something that happened outside the engine goroutine: a watch fired or the
 // connection state changed.
 type input struct {
-	w     *watch
+	pw    *pathWatch // the path whose watch fired; nil: a state change
+	kind  watchKind
+	fw    *framework.Watch
 	ev    framework.Event
 	state framework.State
 }
@@ -109,7 +111,7 @@ type engine struct {
 	isig chan struct{}
 
 	// Owned by the run goroutine.
-	armed       map[watchKey]*watch
+	armed       map[string]*pathWatch // by path: the watches armed there
 	dirty       map[string]dirt
 	unreadable  map[string]string // path -> error reported as Unreadable
 	initialized bool
@@ -145,7 +147,7 @@ func newEngine(cfg engineConfig) (*engine, error) {
 		gs:         framework.NewGoroutines(),
 		closeDone:  make(chan struct{}),
 		isig:       make(chan struct{}, 1),
-		armed:      map[watchKey]*watch{},
+		armed:      map[string]*pathWatch{},
 		dirty:      map[string]dirt{},
 		unreadable: map[string]string{},
 	}, nil
@@ -226,9 +228,13 @@ func (e *engine) close() error {
 	e.wg.Wait()
 	// The run goroutine returned: nothing arms a watch any more. A watch that may never
 	// fire must not hold the cache (its handler points to the engine).
-	for k, w := range e.armed {
-		w.w.Unhandle(w)
-		delete(e.armed, k)
+	for p, pw := range e.armed {
+		for k, fw := range pw.w {
+			if fw != nil {
+				fw.Unhandle(pw.handler(watchKind(k)))
+			}
+		}
+		delete(e.armed, p)
 	}
 	if dispDone != nil && !e.gs.Inside() {
 		<-dispDone
@@ -353,20 +359,23 @@ func (e *engine) drain() {
 	e.inq = nil
 	e.imu.Unlock()
 	for _, in := range q {
-		if in.w != nil {
-			if e.armed[in.w.key] == in.w {
-				delete(e.armed, in.w.key)
+		if pw := in.pw; pw != nil {
+			if e.armed[pw.path] == pw && pw.w[in.kind] == in.fw {
+				pw.w[in.kind] = nil
+				if pw.idle() {
+					delete(e.armed, pw.path)
+				}
 			}
 			d := dirtyAll
 			if in.ev.Type != zk.EventNotWatching {
-				switch in.w.key.kind {
+				switch in.kind {
 				case dataWatch:
 					d = dirtyData
 				case childWatch:
 					d = dirtyKids
 				}
 			}
-			e.markDirty(in.w.key.path, d)
+			e.markDirty(pw.path, d)
 			continue
 		}
 		switch in.state {
@@ -547,8 +556,7 @@ func (e *engine) gone(ctx context.Context, p string, fail func(string, dirt, err
 	if p != e.cfg.root {
 		return
 	}
-	k := watchKey{p, existWatch}
-	if e.armed[k] != nil {
+	if e.isArmed(p, existWatch) {
 		return
 	}
 	st, ch, err := e.cfg.client.ExistsW(ctx, p)
@@ -556,19 +564,30 @@ func (e *engine) gone(ctx context.Context, p string, fail func(string, dirt, err
 		fail(p, dirtyAll, err)
 		return
 	}
-	e.arm(k, ch)
+	e.arm(p, existWatch, ch)
 	if st != nil {
 		e.markDirty(p, dirtyAll) // created meanwhile
 	}
 }
 
-func (e *engine) arm(k watchKey, fw *framework.Watch) {
+// isArmed reports whether the engine armed a watch of kind k on p that has not fired.
+func (e *engine) isArmed(p string, k watchKind) bool {
+	pw := e.armed[p]
+	return pw != nil && pw.w[k] != nil
+}
+
+// arm records fw, a watch of kind k on p, and has the engine told when it fires.
+func (e *engine) arm(p string, k watchKind, fw *framework.Watch) {
 	if fw == nil {
 		return
 	}
-	w := &watch{e: e, key: k, w: fw}
-	e.armed[k] = w
-	fw.Handle(w)
+	pw := e.armed[p]
+	if pw == nil {
+		pw = &pathWatch{e: e, path: p}
+		e.armed[p] = pw
+	}
+	pw.w[k] = fw
+	fw.Handle(pw.handler(k))
 }
 
 // fetchData reads the data of paths, several at a time, with a watch where none is
@@ -578,7 +597,7 @@ func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
-		watch[i] = e.armed[watchKey{p, dataWatch}] == nil
+		watch[i] = !e.isArmed(p, dataWatch)
 	}
 	c := e.cfg.client
 	parallel(len(paths), func(i int) {
@@ -589,7 +608,7 @@ func (e *engine) fetchData(ctx context.Context, paths []string) []dataRes {
 		}
 	})
 	for i, ch := range chans {
-		e.arm(watchKey{paths[i], dataWatch}, ch)
+		e.arm(paths[i], dataWatch, ch)
 	}
 	return res
 }
@@ -601,7 +620,7 @@ func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 	chans := make([]*framework.Watch, len(paths))
 	watch := make([]bool, len(paths))
 	for i, p := range paths {
-		watch[i] = e.armed[watchKey{p, childWatch}] == nil
+		watch[i] = !e.isArmed(p, childWatch)
 	}
 	c := e.cfg.client
 	parallel(len(paths), func(i int) {
@@ -612,7 +631,7 @@ func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 		}
 	})
 	for i, ch := range chans {
-		e.arm(watchKey{paths[i], childWatch}, ch)
+		e.arm(paths[i], childWatch, ch)
 	}
 	return res
 }

@@ -22,10 +22,13 @@ import (
 type Watch struct {
 	ws *watches // its registry, whose mutex guards every field below
 
-	done    chan struct{} // made by Done before the watch fired; closed when it fires
-	ev      *Event        // what fired it; nil until then
-	armWait chan struct{} // made by a caller waiting for the request that sets the watch
-	armErr  error         // the outcome of that request, once armed; not nil: no watch was set
+	h    WatchHandler  // told when the watch fires
+	done chan struct{} // made by Done before the watch fired; closed when it fires
+	// x holds what most watches never need while they are set (a second handler, a
+	// caller waiting for the arming, its error, the event once fired): made by the first
+	// that does, so that a watch a cache holds for each of its nodes costs no more than
+	// this struct and its registry entry.
+	x *watchExtra
 
 	armed bool // the request that sets the watch was answered
 	fired bool
@@ -34,9 +37,22 @@ type Watch struct {
 	// server answered the request before or after the change, which only go-zookeeper's
 	// own watch channel tells (see watches.armed).
 	pending bool
+}
 
-	h    WatchHandler    // told when the watch fires
-	more *[]WatchHandler // more handlers, when more than one was given
+// watchExtra is the rarely needed part of a Watch, guarded by its registry's mutex.
+type watchExtra struct {
+	ev      Event          // what fired it, once fired
+	armWait chan struct{}  // made by a caller waiting for the request that sets the watch
+	armErr  error          // the outcome of that request, once armed; not nil: no watch was set
+	more    []WatchHandler // more handlers, when more than one was given
+}
+
+// extra returns w.x, made if need be; the registry's mutex is held.
+func (w *Watch) extra() *watchExtra {
+	if w.x == nil {
+		w.x = &watchExtra{}
+	}
+	return w.x
 }
 
 // A WatchHandler is told when a Watch fires (Watch.Handle). WatchFired runs on the
@@ -77,7 +93,7 @@ func (w *Watch) Event() Event {
 	if !w.fired {
 		return Event{}
 	}
-	return *w.ev
+	return w.x.ev
 }
 
 // Handle has h told once when w fires, with the event Event returns, after Done's channel
@@ -91,18 +107,16 @@ func (w *Watch) Handle(h WatchHandler) {
 	}
 	w.ws.mu.Lock()
 	if w.fired {
-		ev := *w.ev
+		ev := w.x.ev
 		w.ws.mu.Unlock()
 		h.WatchFired(w, ev)
 		return
 	}
-	switch {
-	case w.h == nil:
+	if w.h == nil {
 		w.h = h
-	case w.more == nil:
-		w.more = &[]WatchHandler{h}
-	default:
-		*w.more = append(*w.more, h)
+	} else {
+		x := w.extra()
+		x.more = append(x.more, h)
 	}
 	w.ws.mu.Unlock()
 }
@@ -116,31 +130,28 @@ func (w *Watch) Unhandle(h WatchHandler) {
 	}
 	w.ws.mu.Lock()
 	defer w.ws.mu.Unlock()
+	var more []WatchHandler
+	if w.x != nil {
+		more = w.x.more
+	}
 	if w.h == h {
 		w.h = nil
-		if w.more != nil {
-			hs := *w.more
-			w.h = hs[0]
-			if len(hs) == 1 {
-				w.more = nil
-			} else {
-				*w.more = hs[1:]
+		if len(more) > 0 {
+			w.h = more[0]
+			w.x.more = more[1:]
+			if len(w.x.more) == 0 {
+				w.x.more = nil
 			}
 		}
 		return
 	}
-	if w.more == nil {
-		return
-	}
-	hs := *w.more
-	for i, x := range hs {
+	for i, x := range more {
 		if x == h {
-			hs = append(hs[:i:i], hs[i+1:]...)
-			if len(hs) == 0 {
-				w.more = nil
-			} else {
-				*w.more = hs
+			more = append(more[:i:i], more[i+1:]...)
+			if len(more) == 0 {
+				more = nil
 			}
+			w.x.more = more
 			return
 		}
 	}
@@ -152,6 +163,7 @@ const (
 	watchData watchKind = iota
 	watchExists
 	watchChildren
+	numWatchKinds
 )
 
 // watchKey names a watch: the go-zookeeper connection (a session) it was set on, its kind
@@ -162,6 +174,20 @@ type watchKey struct {
 	path string
 }
 
+// connWatches is the registry's watches of one connection, by kind and server path. Its
+// maps are keyed by the path alone (the string the caller's read was sent with, shared with
+// go-zookeeper's own watcher map), which keeps an entry at a pointer and a string.
+type connWatches [numWatchKinds]map[string]*Watch
+
+func (cw *connWatches) empty() bool {
+	for _, m := range cw {
+		if m != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // watches is the client's registry of the watches that are set and have not fired. It is
 // fed the node events of every connection by the event callback (go-zookeeper's receive
 // loop): it must not block. go-zookeeper also hands each event to the channel it made for
@@ -170,11 +196,54 @@ type watchKey struct {
 // watch, so an unread one holds nothing.
 type watches struct {
 	mu     sync.Mutex
-	m      map[watchKey]*Watch
-	closed chan struct{} // closed by closeAll
+	m      map[*zk.Conn]*connWatches // a connection's entry is dropped when it holds none
+	n      int                       // the watches in m
+	closed chan struct{}             // closed by closeAll
 }
 
-func newWatches() *watches { return &watches{m: map[watchKey]*Watch{}, closed: make(chan struct{})} }
+func newWatches() *watches {
+	return &watches{m: map[*zk.Conn]*connWatches{}, closed: make(chan struct{})}
+}
+
+// lookup returns the watch registered for key, or nil; ws.mu is held.
+func (ws *watches) lookup(key watchKey) *Watch {
+	cw := ws.m[key.conn]
+	if cw == nil {
+		return nil
+	}
+	return cw[key.kind][key.path]
+}
+
+// store registers w for key (none is); ws.mu is held.
+func (ws *watches) store(key watchKey, w *Watch) {
+	cw := ws.m[key.conn]
+	if cw == nil {
+		cw = &connWatches{}
+		ws.m[key.conn] = cw
+	}
+	if cw[key.kind] == nil {
+		cw[key.kind] = map[string]*Watch{}
+	}
+	cw[key.kind][key.path] = w
+	ws.n++
+}
+
+// forget removes w from the registry if it is registered for key; an emptied map is
+// dropped (a map keeps its size once grown). ws.mu is held.
+func (ws *watches) forget(key watchKey, w *Watch) {
+	cw := ws.m[key.conn]
+	if cw == nil || cw[key.kind][key.path] != w {
+		return
+	}
+	delete(cw[key.kind], key.path)
+	ws.n--
+	if len(cw[key.kind]) == 0 {
+		cw[key.kind] = nil
+		if cw.empty() {
+			delete(ws.m, key.conn)
+		}
+	}
+}
 
 // fired is a watch that fired and the handlers to tell, once ws.mu is released.
 type fired struct {
@@ -195,19 +264,15 @@ func (f fired) tell() {
 
 // fireLocked fires w with ev (it has not fired) and returns the handlers to tell.
 func (ws *watches) fireLocked(key watchKey, w *Watch, ev Event) fired {
-	if ws.m[key] == w {
-		delete(ws.m, key)
-	}
+	ws.forget(key, w)
 	w.fired = true
-	w.ev = &ev
+	x := w.extra()
+	x.ev = ev
 	if w.done != nil {
 		close(w.done)
 	}
-	f := fired{w: w, ev: ev, h: w.h}
-	if w.more != nil {
-		f.hs = *w.more
-	}
-	w.h, w.more = nil, nil
+	f := fired{w: w, ev: ev, h: w.h, hs: x.more}
+	w.h, x.more = nil, nil
 	return f
 }
 
@@ -216,11 +281,11 @@ func (ws *watches) fireLocked(key watchKey, w *Watch, ev Event) fired {
 func (ws *watches) get(key watchKey) (w *Watch, arm bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if w := ws.m[key]; w != nil {
+	if w := ws.lookup(key); w != nil {
 		return w, false
 	}
 	w = &Watch{ws: ws}
-	ws.m[key] = w
+	ws.store(key, w)
 	return w, true
 }
 
@@ -231,10 +296,11 @@ func (ws *watches) armedCh(w *Watch) <-chan struct{} {
 	if w.armed {
 		return closedCh
 	}
-	if w.armWait == nil {
-		w.armWait = make(chan struct{})
+	x := w.extra()
+	if x.armWait == nil {
+		x.armWait = make(chan struct{})
 	}
-	return w.armWait
+	return x.armWait
 }
 
 // state returns the outcome of the request that set w (once armedCh is closed) and
@@ -242,7 +308,10 @@ func (ws *watches) armedCh(w *Watch) <-chan struct{} {
 func (ws *watches) state(w *Watch) (armErr error, isFired bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return w.armErr, w.fired
+	if w.x != nil {
+		armErr = w.x.armErr
+	}
+	return armErr, w.fired
 }
 
 // armed records the outcome of the request that set w (the first outcome recorded
@@ -264,14 +333,14 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 		return
 	}
 	w.armed = true
-	w.armErr = err
-	if w.armWait != nil {
-		close(w.armWait)
+	if err != nil {
+		w.extra().armErr = err
+	}
+	if w.x != nil && w.x.armWait != nil {
+		close(w.x.armWait)
 	}
 	if err != nil {
-		if ws.m[key] == w {
-			delete(ws.m, key)
-		}
+		ws.forget(key, w)
 		ws.mu.Unlock()
 		return
 	}
@@ -341,7 +410,7 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	ws.mu.Lock()
 	for _, k := range kinds {
 		key := watchKey{conn, k, ev.Path}
-		w := ws.m[key]
+		w := ws.lookup(key)
 		if w == nil {
 			continue
 		}
@@ -364,9 +433,14 @@ func (ws *watches) closeAll() {
 	if !isClosed(ws.closed) {
 		close(ws.closed)
 	}
-	fs := make([]fired, 0, len(ws.m))
-	for key, w := range ws.m {
-		fs = append(fs, ws.fireLocked(key, w, Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: key.path, Err: ErrClosed}))
+	fs := make([]fired, 0, ws.n)
+	for conn, cw := range ws.m {
+		for k, m := range cw {
+			for p, w := range m {
+				key := watchKey{conn, watchKind(k), p}
+				fs = append(fs, ws.fireLocked(key, w, Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: p, Err: ErrClosed}))
+			}
+		}
 	}
 	ws.mu.Unlock()
 	for _, f := range fs {
@@ -379,9 +453,13 @@ func (ws *watches) closeAll() {
 func (ws *watches) armedAny() bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	for _, w := range ws.m {
-		if w.armed && w.armErr == nil {
-			return true
+	for _, cw := range ws.m {
+		for _, m := range cw {
+			for _, w := range m {
+				if w.armed && (w.x == nil || w.x.armErr == nil) {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -391,7 +469,7 @@ func (ws *watches) armedAny() bool {
 func (ws *watches) len() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return len(ws.m)
+	return ws.n
 }
 
 // watchedRead sends one read of the node at full that also watches it, through the

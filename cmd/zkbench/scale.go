@@ -30,15 +30,21 @@ type scaleResult struct {
 	// protected lock node's name (_c_<uuid>-lock-<10 digits>, 55 bytes) and its length.
 	BytesListedPerHandover float64 `json:"bytes_listed_per_handover"`
 	// HeapBytesPerWaiter and GoroutinesPerWaiter are the client's heap in use (after a
-	// GC) and goroutines with the queue full, less those before the waiters started,
-	// divided by the waiters.
-	HeapBytesPerWaiter  float64 `json:"heap_bytes_per_waiter"`
-	GoroutinesPerWaiter float64 `json:"goroutines_per_waiter"`
+	// GC: runtime.MemStats.HeapInuse, whole spans) and goroutines with the queue full,
+	// less those before the waiters started, divided by the waiters.
+	// LiveHeapBytesPerWaiter is the same for the live objects alone (HeapAlloc): the
+	// steadier figure, without the spans' free slots.
+	HeapBytesPerWaiter     float64 `json:"heap_bytes_per_waiter"`
+	LiveHeapBytesPerWaiter float64 `json:"live_heap_bytes_per_waiter"`
+	GoroutinesPerWaiter    float64 `json:"goroutines_per_waiter"`
 	// ServerWatches is the server's watch count (mntr zk_watch_count) with the queue full.
 	ServerWatches int64 `json:"server_watches"`
 	// QueueSeconds is how long the waiters took to queue up (not measured in ops_per_s).
 	QueueSeconds float64 `json:"queue_seconds"`
 }
+
+// settleWait bounds the wait for the queued waiters to settle before the heap is measured.
+const settleWait = 30 * time.Second
 
 // lockNameBytes is the wire size of one protected lock node's name in a listing: a
 // 4-byte length and _c_<36-char uuid>-lock-<10 digits>.
@@ -80,7 +86,7 @@ func executeScale(ctx context.Context, cfg config, log io.Writer) (scaleResult, 
 		}
 		e.clients = append(e.clients, c)
 	}
-	heapBase, gorBase := heapInUse(), runtime.NumGoroutine()
+	heapBase, gorBase := heapAfterGC(), runtime.NumGoroutine()
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,7 +147,21 @@ func executeScale(ctx context.Context, cfg config, log io.Writer) (scaleResult, 
 		}
 	}
 	queued := time.Since(t0)
-	heapFull, gorFull := heapInUse(), runtime.NumGoroutine()
+	// Waiters that queued may still be reading the queue (a listing of it each, in flight
+	// or just returned): the heap is measured once they wait, that is once the goroutines
+	// are down to about one a waiter (a hand-over or two in flight), or after settleWait.
+	for settle := time.Now(); time.Since(settle) < settleWait; {
+		if runtime.NumGoroutine()-gorBase <= cfg.waiters+cfg.waiters/100+4 {
+			break
+		}
+		select {
+		case <-rctx.Done():
+			stopAll()
+			return scaleResult{}, errors.Join(firstErr, rctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	heapFull, gorFull := heapAfterGC(), runtime.NumGoroutine()
 	watches, err := zktest.MntrInt(serverAddrs(cfg.connect)[0], "zk_watch_count")
 	if err != nil {
 		stopAll()
@@ -177,21 +197,25 @@ func executeScale(ctx context.Context, cfg config, log io.Writer) (scaleResult, 
 		ListingsPerHandover:    round(listings, 3),
 		NodesListedPerHandover: round(listings*float64(cfg.waiters), 1),
 		BytesListedPerHandover: round(listings*float64(cfg.waiters*lockNameBytes), 0),
-		HeapBytesPerWaiter:     round(float64(int64(heapFull)-int64(heapBase))/float64(cfg.waiters), 0),
+		HeapBytesPerWaiter:     round(float64(int64(heapFull.HeapInuse)-int64(heapBase.HeapInuse))/float64(cfg.waiters), 0),
+		LiveHeapBytesPerWaiter: round(float64(int64(heapFull.HeapAlloc)-int64(heapBase.HeapAlloc))/float64(cfg.waiters), 0),
 		GoroutinesPerWaiter:    round(float64(gorFull-gorBase)/float64(cfg.waiters), 2),
 		ServerWatches:          watches,
 		QueueSeconds:           round(queued.Seconds(), 3),
 	}
-	fmt.Fprintf(log, "zkbench: scale %d waiters: %.1f hand-overs/s, %.2f listings (%.0f bytes) per hand-over, %.0f heap bytes and %.2f goroutines per waiter, %d server watches; requests per hand-over: %s\n",
+	fmt.Fprintf(log, "zkbench: scale %d waiters: %.1f hand-overs/s, %.2f listings (%.0f bytes) per hand-over, %.0f heap bytes (%.0f live) and %.2f goroutines per waiter, %d server watches; requests per hand-over: %s\n",
 		cfg.waiters, res.OpsPerS, res.ListingsPerHandover, res.BytesListedPerHandover, res.HeapBytesPerWaiter,
-		res.GoroutinesPerWaiter, res.ServerWatches, byKindText(kinds))
+		res.LiveHeapBytesPerWaiter, res.GoroutinesPerWaiter, res.ServerWatches, byKindText(kinds))
 	return res, nil
 }
 
 // heapInUse returns the heap in use after a GC.
-func heapInUse() uint64 {
+func heapInUse() uint64 { return heapAfterGC().HeapInuse }
+
+// heapAfterGC returns the heap's figures after a GC.
+func heapAfterGC() runtime.MemStats {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
+	return ms
 }
