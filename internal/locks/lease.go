@@ -232,6 +232,11 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 		case <-l.loss:
 			return
 		case <-revoke.Done():
+			select {
+			case <-l.released:
+				return // our own delete fired it, perhaps: nothing to read any more
+			default:
+			}
 			ev := revoke.Event()
 			if ev.Type == zk.EventNotWatching {
 				revoke = nil // the session ended: the loss signal follows
