@@ -48,8 +48,8 @@ func IsRevokeRequest(data []byte) bool { return string(data) == RevokeData }
 // Lease is the part every recipe's lease shares: the node held, a re-entrancy count, the
 // Done channel (closed on the last release or when the client's loss signal for the
 // node's generation fires, or when the node is deleted by someone else), a watch on its
-// node (a data watch) and an optional revocation listener. Safe
-// for concurrent use.
+// node (a data watch; until the children change, the children watch of the listing that
+// gave the lock, Held.watch) and an optional revocation listener. Safe for concurrent use.
 type Lease struct {
 	Held   *Held
 	client *framework.Client
@@ -399,7 +399,8 @@ func (l *Lease) End() (last bool, err error) {
 // the lease's watch on its node saw it deleted before the delete was sent. A resent
 // delete's "no node" (the first attempt's answer lost with the connection) is a release
 // when the watch was armed and had not fired when the delete was sent: someone else's
-// delete applied before ours would have been told to this session (before any later
+// delete applied before ours would have been told to this session (the listing's children
+// watch, which the lease may hold instead of a data watch, fires on it just as well) (before any later
 // answer, or when the watch is set again after the reconnection) — except one applied in
 // the moment between the last answer this session read and our delete, which cannot be
 // told from ours. Without that evidence (the watch not armed: its read failed, or was
