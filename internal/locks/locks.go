@@ -75,11 +75,12 @@ type Config struct {
 // and is safe for concurrent use.
 type Internals struct {
 	cfg Config
-	// crowded: the last listing of an acquisition through these internals showed another
-	// contender. Unless it did (and at the first acquisition), the next acquisition's
-	// listing (sent behind its create) also sets a children watch, for the lease (see
-	// Held).
-	crowded atomic.Bool
+	// alone: the last listing of an acquisition through these internals showed no other
+	// contender; the next acquisition's listing (sent behind its create) then also sets a
+	// children watch, for the lease (see Held). Not at the first acquisition: a queue
+	// forming of first acquisitions would each leave a watch (and the client a goroutine
+	// following it) until the next change of the children.
+	alone atomic.Bool
 }
 
 // New checks cfg and returns the internals for it.
@@ -277,12 +278,12 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if spec.Gen != 0 && gen != spec.Gen {
 		return nil, fmt.Errorf("%w: the session changed", ErrLeaseLost)
 	}
-	// Unless the last listing showed someone else, this one most likely gives the lock: it
+	// When the last listing showed nobody else, this one most likely gives the lock: it
 	// also sets a children watch, which the lease takes over (Held.watch), so that the
 	// lease need not read its node (a round trip) before a release can trust its delete.
 	// A contender ahead (the hint was wrong) leaves that watch unused; it fires at the
 	// next change of the children, which the wait waits for anyway.
-	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, !l.cfg.NoLease && !l.crowded.Load())
+	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, !l.cfg.NoLease && l.alone.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 					return nil, err
 				}
 			}
-			l.crowded.Store(len(kids) > 1)
+			l.alone.Store(len(kids) == 1)
 			if l.cfg.FastHandoff && standard {
 				// The standard predicate with one lease needs only our place and the
 				// node right ahead: one pass, no sort of the whole queue.
