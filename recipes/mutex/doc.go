@@ -51,8 +51,8 @@
 // of a watch on its node (a node deleted by someone else while held changes the
 // children); the holder reads its node (one getData with a watch) only once the children
 // changed while it holds, or at once when the lock is revocable. The listing sets no watch
-// when the last one of this Mutex showed another contender; the lease then reads its node
-// at once, and a release right after the acquisition waits for that read (one round trip).
+// at a Mutex's first acquisition or when its last listing showed another contender; the
+// lease then reads its node at once, and a release right after the acquisition waits for that read (one round trip).
 // A waiter adds a getData watch on its predecessor and, when that fires,
 // one more listing; none when the predecessor was first in line (it can only have been
 // the holder). Token reads the node's czxid once (one request). With the local queue, a
