@@ -48,19 +48,16 @@ func IsRevokeRequest(data []byte) bool { return string(data) == RevokeData }
 // Lease is the part every recipe's lease shares: the node held, a re-entrancy count, the
 // Done channel (closed on the last release or when the client's loss signal for the
 // node's generation fires, or when the node is deleted by someone else), a watch on its
-// node (a data watch) and an optional revocation listener. Safe
-// for concurrent use.
+// node (a data watch; until the children change, the children watch of the listing that
+// gave the lock, Held.watch) and an optional revocation listener. Safe for concurrent use.
 type Lease struct {
 	Held   *Held
 	client *framework.Client
 	loss   <-chan struct{}
 
 	deleted atomic.Bool // the node was deleted while the lease was held (seen by its watch)
-	// node is the armed watch on the lease's node (nil while none is armed); armed is
-	// closed once the first attempt to arm it is answered (or given up).
-	node    atomic.Pointer[framework.Watch]
-	armed   chan struct{}
-	armOnce sync.Once
+	// arm is the lease's watch on its node: the current attempt to arm it, never nil.
+	arm atomic.Pointer[arming]
 
 	mu       sync.Mutex
 	count    int
@@ -73,6 +70,23 @@ type Lease struct {
 	// released is closed.
 	lostAtRelease bool
 	since         time.Time // when it was acquired, for the lock observer
+}
+
+// arming is one attempt to arm the lease's watch on its node.
+type arming struct {
+	done chan struct{} // closed once the attempt is answered or given up
+	// w is the armed watch (set before done closes; nil: not armed): a data watch on the
+	// node, or (kids) the children watch on its parent that the listing which gave the
+	// lock set (Held.watch).
+	w    *framework.Watch
+	kids bool
+}
+
+// armed returns an attempt that is over, with watch w (nil: none).
+func armed(w *framework.Watch, kids bool) *arming {
+	a := &arming{done: make(chan struct{}), w: w, kids: kids}
+	close(a.done)
+	return a
 }
 
 // endedLost says why the lease ended: released (false) when its last release came while
@@ -96,11 +110,15 @@ func (l *Lease) cause() error {
 	return fmt.Errorf("%w: %s", ErrReleased, l.Held.Path)
 }
 
-// NewLease starts a lease on h, counted once. The lease watches its node (one getData
-// request with a watch, sent in the background: a node deleted by someone else while
-// held ends the lease lost, and a release can tell its own delete from another's: see
-// DeleteNode). When onRevoke is not nil, the lease calls onRevoke (on a new goroutine)
-// when someone writes RevokeData into its node.
+// NewLease starts a lease on h, counted once. The lease watches its node: a node deleted
+// by someone else while held ends the lease lost, and a release can tell its own delete
+// from another's (see DeleteNode). When h carries the children watch of the listing that
+// gave the lock (Held.watch; NewLease takes it from h), that watch speaks for the node
+// until the children change, and only then does the lease read its node (one getData
+// request with a watch, in the background); otherwise it reads it at once. When onRevoke
+// is not nil, the lease reads its node at once in any case (a revocation may be written
+// in it already) and calls onRevoke (on a new goroutine) when someone writes RevokeData
+// into its node.
 func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 	l := &Lease{
 		Held:     h,
@@ -110,27 +128,43 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		since:    time.Now(),
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
-		armed:    make(chan struct{}),
 	}
-	if !c.Go(func() { l.watch(onRevoke) }) {
+	early := h.watch
+	h.watch = nil // the lease's own now; a copy of h handed over does not carry it
+	if onRevoke != nil {
+		early = nil // the node must be read: a revocation may be in it already
+	}
+	if early != nil {
+		l.arm.Store(armed(early, true))
+	} else {
+		l.arm.Store(&arming{done: make(chan struct{})}) // the first read is sent at once
+	}
+	if !c.Go(func() { l.watch(onRevoke, early) }) {
 		l.lost = true
-		l.armDone()
+		l.armOver()
 		close(l.done) // the client closed: the lease ends at once
 	}
 	return l
 }
 
-// armDone records that the first attempt to arm the node's watch is over.
-func (l *Lease) armDone() { l.armOnce.Do(func() { close(l.armed) }) }
+// armOver records that the current attempt to arm the node's watch is over (not armed,
+// unless its watch was set).
+func (l *Lease) armOver() {
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	default:
+		close(a.done)
+	}
+}
 
-func (l *Lease) watch(onRevoke func()) {
+func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 	defer close(l.done)
 	defer func() { l.lost = l.endedLost() }()
-	defer l.armDone()
-	var revoke *framework.Watch
-	arm := func() {
+	defer l.armOver()
+	revoke := early
+	arm := func(a *arming) {
 		revoke = nil
-		l.node.Store(nil)
 		for pause := 100 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
 			// A data watch, not exists: no watch is left behind when the node is gone. The
 			// read ends when the lease may be lost (a suspension must end the lease at
@@ -149,7 +183,7 @@ func (l *Lease) watch(onRevoke func()) {
 			cancel()
 			if errors.Is(err, framework.ErrNoNode) {
 				l.nodeGone()
-				l.armDone()
+				close(a.done)
 				return
 			}
 			if errors.Is(err, framework.ErrClosed) {
@@ -160,11 +194,13 @@ func (l *Lease) watch(onRevoke func()) {
 					go onRevoke()
 				}
 				revoke = ch
-				l.node.Store(ch)
-				l.armDone()
+				a.w = ch
+				close(a.done)
+				l.arm.Store(a) // a later attempt (after a pause) is stored only now
 				return
 			}
-			l.armDone() // not armed: a release does not wait for the next attempt
+			close(a.done)                          // not armed: a release does not wait for the next attempt
+			a = &arming{done: make(chan struct{})} // stored once armed
 			// Not read (a connection lost for longer than the read's bound, say): read
 			// again after a pause, or the revocation would never be heard; until the
 			// lease ends.
@@ -183,9 +219,11 @@ func (l *Lease) watch(onRevoke func()) {
 			}
 		}
 	}
-	arm()
-	if l.deleted.Load() {
-		return
+	if revoke == nil {
+		arm(l.arm.Load())
+		if l.deleted.Load() {
+			return
+		}
 	}
 	for {
 		select {
@@ -194,15 +232,25 @@ func (l *Lease) watch(onRevoke func()) {
 		case <-l.loss:
 			return
 		case <-revoke.Done():
+			select {
+			case <-l.released:
+				return // our own delete fired it, perhaps: nothing to read any more
+			default:
+			}
 			ev := revoke.Event()
 			if ev.Type == zk.EventNotWatching {
 				revoke = nil // the session ended: the loss signal follows
 				continue
 			}
 			if ev.Type == zk.EventNodeDeleted {
-				l.nodeGone()
+				l.nodeGone() // the node, or (the listing's children watch) its parent
 			} else {
-				arm()
+				// The node's data, or (the listing's children watch) the children changed:
+				// read the node again (or hear its revocation), with a data watch now. A
+				// release waits for the answer (DeleteNode).
+				a := &arming{done: make(chan struct{})}
+				l.arm.Store(a)
+				arm(a)
 			}
 			if l.deleted.Load() {
 				return
@@ -351,30 +399,15 @@ func (l *Lease) End() (last bool, err error) {
 // the lease's watch on its node saw it deleted before the delete was sent. A resent
 // delete's "no node" (the first attempt's answer lost with the connection) is a release
 // when the watch was armed and had not fired when the delete was sent: someone else's
-// delete applied before ours would have been told to this session (before any later
+// delete applied before ours would have been told to this session (the listing's children
+// watch, which the lease may hold instead of a data watch, fires on it just as well) (before any later
 // answer, or when the watch is set again after the reconnection) — except one applied in
 // the moment between the last answer this session read and our delete, which cannot be
 // told from ours. Without that evidence (the watch not armed: its read failed, or was
 // still unanswered when the release's context ended) it returns an error matching
 // framework.ErrUnknownOutcome: released, or lost, not known.
 func (l *Lease) DeleteNode(ctx context.Context) error {
-	// The watch's first read was sent right after the acquisition: wait for its answer
-	// (usually in already) so that it can speak for the node when the delete is sent.
-	select {
-	case <-l.armed:
-	case <-ctx.Done():
-	}
-	watched := false
-	if w := l.node.Load(); w != nil {
-		select {
-		case <-w.Done():
-			if w.Event().Type == zk.EventNodeDeleted {
-				l.deleted.Store(true) // deleted before our delete was sent: not by us
-			}
-		default:
-			watched = true
-		}
-	}
+	watched := l.watched(ctx)
 	lost := l.wasLostAtRelease() || l.deleted.Load()
 	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
 	if errors.Is(err, framework.ErrNoNode) {
@@ -395,6 +428,46 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return lost
 	}
 	return err
+}
+
+// watched reports whether the lease's watch speaks for its node now, before the release's
+// delete is sent: armed and not fired. A read of the node in flight (the first, sent
+// right after the acquisition, or one after the watch fired) is waited for, until ctx
+// ends. When the listing's children watch (Held.watch) fired because the children
+// changed and the lease did not read its node since (it ends with its release), the node
+// is read here (one request). A watch that saw the node deleted records that someone
+// else deleted it.
+func (l *Lease) watched(ctx context.Context) bool {
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return false
+	}
+	if a.w == nil {
+		return false
+	}
+	select {
+	case <-a.w.Done():
+	default:
+		return true
+	}
+	switch ev := a.w.Event(); {
+	case ev.Type == zk.EventNodeDeleted:
+		l.deleted.Store(true) // deleted (or its parent) before our delete was sent: not by us
+		return false
+	case !a.kids || ev.Type != zk.EventNodeChildrenChanged:
+		return false
+	}
+	if b := l.arm.Load(); b != a {
+		return l.watched(ctx) // the lease is reading its node again: wait for that
+	}
+	_, _, w, err := l.client.GetDataW(ctx, l.Held.Path)
+	if errors.Is(err, framework.ErrNoNode) {
+		l.deleted.Store(true)
+		return false
+	}
+	return err == nil && w != nil // not fired yet: it fires with our delete at the latest
 }
 
 // wasLostAtRelease reports whether the lease was lost at its last release (End); before

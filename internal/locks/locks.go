@@ -66,11 +66,22 @@ type Config struct {
 	// Unobserved keeps this lock's waits from the client's lock observer: the
 	// semaphore's inner lock, whose semaphore reports its own.
 	Unobserved bool
+	// NoLease: the nodes are never held through a Lease (the semaphore's inner lock,
+	// released by Release): no children watch is set for one (Held.watch).
+	NoLease bool
 }
 
 // Internals runs the lock algorithm for one Config. It holds no per-acquisition state
 // and is safe for concurrent use.
-type Internals struct{ cfg Config }
+type Internals struct {
+	cfg Config
+	// alone: the last listing of an acquisition through these internals showed no other
+	// contender; the next acquisition's listing (sent behind its create) then also sets a
+	// children watch, for the lease (see Held). Not at the first acquisition: a queue
+	// forming of first acquisitions would each leave a watch (and the client a goroutine
+	// following it) until the next change of the children.
+	alone atomic.Bool
+}
 
 // New checks cfg and returns the internals for it.
 func New(cfg Config) (*Internals, error) {
@@ -112,6 +123,17 @@ type Held struct {
 	// node handed over); 0 until then. Reading it costs one request, so it is read
 	// only when a fencing token is asked for.
 	czxid *atomic.Int64
+	// watch, when not nil, is a children watch on the node's parent set by a listing
+	// that showed the node (the one that gave the lock): until it fires, nobody deleted
+	// the node. NewLease takes it (and clears it) instead of reading the node again.
+	watch *framework.Watch
+}
+
+// WithWatch sets h's children watch (see Held.watch): w must be a children watch on
+// the parent of h's node, set by a listing that showed the node. It returns h.
+func (h *Held) WithWatch(w *framework.Watch) *Held {
+	h.watch = w
+	return h
 }
 
 // NewHeld describes a node held in generation gen by session sid.
@@ -256,7 +278,12 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	if spec.Gen != 0 && gen != spec.Gen {
 		return nil, fmt.Errorf("%w: the session changed", ErrLeaseLost)
 	}
-	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, false)
+	// When the last listing showed nobody else, this one most likely gives the lock: it
+	// also sets a children watch, which the lease takes over (Held.watch), so that the
+	// lease need not read its node (a round trip) before a release can trust its delete.
+	// A contender ahead (the hint was wrong) leaves that watch unused; it fires at the
+	// next change of the children, which the wait waits for anyway.
+	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, !l.cfg.NoLease && l.alone.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +397,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		var ours int
 		var holds bool
 		var watch string
+		var early *framework.Watch // the children watch of the listing sent behind the create
 		if handedOff {
 			// The node ahead is gone, but so may ours be (deleted by someone else, as
 			// Curator's re-listing would see): only our node, still there, holds.
@@ -384,7 +412,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		} else {
 			var kids []string
 			if first != nil {
-				kids, _ = first()
+				kids, early = first()
 				first = nil
 			}
 			if kids == nil {
@@ -397,6 +425,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 					return nil, err
 				}
 			}
+			l.alone.Store(len(kids) == 1)
 			if l.cfg.FastHandoff && standard {
 				// The standard predicate with one lease needs only our place and the
 				// node right ahead: one pass, no sort of the whole queue.
@@ -426,7 +455,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			if g != gen {
 				return nil, ErrNodeLost // taken over a session change: not ours to trust
 			}
-			return NewHeld(node, gen, sid, behind), nil
+			return NewHeld(node, gen, sid, behind).WithWatch(early), nil
 		}
 		if try {
 			return nil, ErrLocked

@@ -47,8 +47,14 @@
 // An uncontended acquire and release sends 3 requests, the protocol's minimum: the create,
 // the children listing (sent right behind the create without waiting for its reply —
 // ZooKeeper answers a session's requests in order — so acquiring takes one round trip),
-// and the delete. A waiter adds a getData watch on its predecessor and, when that fires,
-// one more listing; none when the predecessor was first in line (it can only have been
+// and the delete. The listing also sets a children watch, which the lease keeps in place
+// of a watch on its node (a node deleted by someone else while held changes the
+// children); the holder reads its node (one getData with a watch) only once the children
+// changed while it holds, or at once when the lock is revocable. The listing sets no watch
+// at a Mutex's first acquisition or when its last listing showed another contender; the
+// lease then reads its node at once (4 requests), and a release right after the
+// acquisition waits for that read (one round trip). A waiter adds a getData watch on its
+// predecessor and, when that fires, one more listing; none when the predecessor was first in line (it can only have been
 // the holder). Token reads the node's czxid once (one request). With the local queue, a
 // hand-over inside the process costs nothing, or one request (a listing) to check that no
 // other process waits and that the node is still ours: a node someone else deleted (with

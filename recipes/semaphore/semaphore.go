@@ -108,7 +108,7 @@ func newSemaphore(c *framework.Client, path string, maxLeases int, countPath str
 	if path == "/" || framework.IsReservedPath(path) {
 		return nil, fmt.Errorf("semaphore: %w: %q cannot be a semaphore path", framework.ErrInvalidArgument, path)
 	}
-	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true, Unobserved: true})
+	inner, err := locks.New(locks.Config{Client: c, Path: framework.JoinPath(path, "locks"), LockName: "lock-", MaxLeases: 1, FastHandoff: true, Unobserved: true, NoLease: true})
 	if err != nil {
 		return nil, fmt.Errorf("semaphore: %w", err)
 	}
@@ -353,7 +353,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			if g != gen {
 				return fail(errLeaseNodeLost)
 			}
-			h := locks.NewHeld(node, gen, sid, 0)
+			// The children watch set by a listing that showed our node, when armed, speaks
+			// for the node until the children change: the lease need not read it first.
+			h := locks.NewHeld(node, gen, sid, 0).WithWatch(childCh)
 			innerHeld = false
 			return s.newLease(h, s.releaseInner(ctx, lock.Path)), nil
 		}

@@ -1,0 +1,63 @@
+package mutex_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// An uncontended acquire+release costs the create, the listing sent behind it and the
+// delete: the lease takes the listing's children watch instead of reading its node, so
+// the release waits for no read.
+func TestUncontendedCycleReadsNoNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	m, err := mutex.New(c, "/locks/pipelined")
+	require.NoError(t, err)
+	ctx := context.Background()
+	warm, err := m.Acquire(ctx) // makes the parent
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(ctx))
+	for i := range 3 {
+		// The last cycle's watch, fired by its own delete, must be told first: until then
+		// the client's registry may hand the next listing that same watch (which then
+		// fires at once, and the lease reads its node: safe, but one request more).
+		require.Eventually(t, func() bool { return c.Watches() == 0 }, 10*time.Second, time.Millisecond)
+		before := c.Requests()
+		l, err := m.Acquire(ctx)
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctx))
+		require.Equal(t, int64(3), int64(c.Requests()-before), "cycle %d: create, getChildren, delete", i)
+	}
+}
+
+// A node deleted by someone else while held through the listing's children watch ends the
+// lease lost, and its release says so.
+func TestPipelinedWatchSeesNodeDeleted(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	other := testutil.Connect(t, srv.ConnectString())
+	m, err := mutex.New(c, "/locks/pipelined")
+	require.NoError(t, err)
+	ctx := context.Background()
+	warm, err := m.Acquire(ctx) // makes the parent
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(ctx))
+	require.Eventually(t, func() bool { return c.Watches() == 0 }, 10*time.Second, time.Millisecond)
+	before := c.Requests()
+	l, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), int64(c.Requests()-before), "acquired with the listing's watch: no read of the node")
+	require.NoError(t, other.Delete(ctx, l.Node()))
+	testutil.WaitClosed(t, l.Done(), 10*time.Second, "Done after the node was deleted")
+	require.ErrorIs(t, l.Release(ctx), mutex.ErrLeaseLost)
+}
