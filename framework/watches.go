@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -58,7 +59,10 @@ func (w *Watch) extra() *watchExtra {
 // A WatchHandler is told when a Watch fires (Watch.Handle). WatchFired runs on the
 // goroutine that fires the watch: for a node event, go-zookeeper's receive loop, which
 // delivers every reply and event of the session. It must return at once and must not call
-// the client: queue the event and act on it elsewhere.
+// the client: queue the event and act on it elsewhere. Unhandle finds a handler with ==:
+// give a handler of a comparable type (a pointer, or a struct of comparable fields) if it
+// may be withdrawn; a handler of a type that cannot be compared (a func or map type) is
+// told as any other but Unhandle cannot find it (it does nothing, rather than panic).
 type WatchHandler interface {
 	WatchFired(w *Watch, ev Event)
 }
@@ -125,8 +129,8 @@ func (w *Watch) Handle(h WatchHandler) {
 // nothing when there is none. A telling the firing goroutine has started may still
 // happen after Unhandle returns.
 func (w *Watch) Unhandle(h WatchHandler) {
-	if w == nil || h == nil {
-		return
+	if w == nil || h == nil || !reflect.ValueOf(h).Comparable() {
+		return // nothing to find (see WatchHandler: == would panic)
 	}
 	w.ws.mu.Lock()
 	defer w.ws.mu.Unlock()
