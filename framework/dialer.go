@@ -70,6 +70,11 @@ const opSetWatches = 101
 // the race the gate is for (CI run 37, TestEnterReplacesOldSessionNode).
 const setWatchesWait = 5 * time.Second
 
+// newSessionHold is how long the first reply of a new session is held (see
+// handshakeConn.gate): long against the few statements go-zookeeper runs before its
+// sendSetWatches, short against a session's start.
+const newSessionHold = 10 * time.Millisecond
+
 // handshakeConn is a server connection whose handshake (the connect request and the
 // reply to it, the first frame the server sends) must be done by a deadline. Until then
 // every read and write deadline go-zookeeper sets is cut to it; afterwards the
@@ -167,10 +172,11 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 // one), when the client has watches set on it that have not fired, until go-zookeeper
 // wrote its set-watches request (its last zxid is read by then), for at most
 // setWatchesWait, or until the connection is closed. Only the receive loop reads after
-// the handshake. A new session is never held: go-zookeeper has no watches to set again
-// for it (a fresh client has none yet; an expired session's ended with it), and sends no
-// request to wait for, while the client may already be arming a watch whose reply is
-// the one held (issue 28.18: a fresh client's first watched read took 5 s).
+// the handshake. A new session is held for newSessionHold only: go-zookeeper has no
+// watches to set again for it (a fresh client has none yet; an expired session's ended
+// with it), and sends no request to wait for, while the client may already be arming a
+// watch whose reply is the one held (issue 28.18: a fresh client's first watched read
+// took 5 s).
 func (h *handshakeConn) gate() {
 	h.mu.Lock()
 	if !h.done || h.gated {
@@ -180,7 +186,23 @@ func (h *handshakeConn) gate() {
 	h.gated = true
 	newSess := h.newSess
 	h.mu.Unlock()
-	if newSess || h.watched == nil || !h.watched() {
+	if newSess {
+		// A new session has no watches to set again, but go-zookeeper's loop goroutine
+		// still has to pass sendSetWatches, right after it started the receive loop: a
+		// watch armed by a reply read before that (the client arms watches at once on a
+		// new session) makes it read the last zxid while this loop writes it for the
+		// next reply. There is nothing on the wire to wait for; holding the first reply
+		// for newSessionHold gives that goroutine the few microseconds it needs even on
+		// a loaded machine (a mitigation of the upstream race, not a proof).
+		t := time.NewTimer(newSessionHold)
+		defer t.Stop()
+		select {
+		case <-h.closed:
+		case <-t.C:
+		}
+		return
+	}
+	if h.watched == nil || !h.watched() {
 		return
 	}
 	// Never past half the time go-zookeeper gave the read: held up to its deadline,
