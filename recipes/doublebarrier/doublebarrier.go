@@ -55,10 +55,6 @@ type DoubleBarrier struct {
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
 	gen   uint64 // client generation in which Enter succeeded
-	// round bounds the czxid of the ready that let the member in (the round's identity):
-	// that ready's czxid is at most round, and a later round's ready, made only after
-	// this member's node is gone, has a greater one. 0: unknown.
-	round int64
 	// retire: a delete of our node failed during this Leave (it may be queued in the
 	// client's background worker), so the member takes a new name afterwards.
 	retire bool
@@ -123,9 +119,9 @@ func (d *DoubleBarrier) transition(from, to state, sentinel error) error {
 	return nil
 }
 
-func (d *DoubleBarrier) setState(s state, gen uint64, round int64) {
+func (d *DoubleBarrier) setState(s state, gen uint64) {
 	d.mu.Lock()
-	d.state, d.gen, d.round = s, gen, round
+	d.state, d.gen = s, gen
 	d.mu.Unlock()
 }
 
@@ -143,91 +139,73 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
-	gen, round, err := d.enter(ctx)
+	gen, err := d.enter(ctx)
 	if err != nil {
 		d.deleteOurs(ctx, false)
-		d.setState(outside, 0, 0)
+		d.setState(outside, 0)
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
-	d.setState(inside, gen, round)
+	d.setState(inside, gen)
 	return nil
 }
 
-// enter runs Enter's loop and returns the generation in which the member got in, and
-// the bound on the czxid of the ready that let it in (see DoubleBarrier.round).
-func (d *DoubleBarrier) enter(ctx context.Context) (uint64, int64, error) {
+// enter runs Enter's loop and returns the generation in which the member got in.
+func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		gen := d.client.Generation()
 		// Sync first: a server that lags (cut off from its peers) still shows the last
 		// round's ready, or members gone since, and the decision below rests on what it
 		// says. The reads after it on this connection see everything committed before.
 		if err := d.client.Sync(ctx, d.path); err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		// Watch ready before creating our node: a ready created in between is not missed.
 		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		if err := d.ensureOurs(ctx); err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		if ready != nil {
-			return gen, ready.Czxid, nil
+			return gen, nil
 		}
 		l, err := d.list(ctx)
 		if err != nil {
-			return 0, 0, err
+			return 0, err
 		}
 		members := l.members
 		if len(members) >= d.memberQty {
 			var sent framework.InFlight
-			_, st, err := d.client.CreateStat(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
-			if err == nil {
-				return gen, st.Czxid, nil
-			}
-			if errors.Is(err, framework.ErrNodeExists) {
-				return gen, d.roundBound(ctx), nil
+			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
+			if err == nil || errors.Is(err, framework.ErrNodeExists) {
+				return gen, nil
 			}
 			if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
 				// Our ready may have let the others in: we are in too (a write that opens
 				// something for others is ours once applied).
-				return gen, d.roundBound(ctx), nil
+				return gen, nil
 			}
-			return 0, 0, err
+			return 0, err
 		}
 		select {
 		case <-readyW.Done():
 			if readyW.Event().Type == zk.EventNodeCreated {
 				// The barrier opened while our node was there: we are in, even if a
 				// quick leaver deletes ready before we could look at it again.
-				return gen, d.roundBound(ctx), nil
+				return gen, nil
 			}
 			// The session ended (EventNotWatching) or something else happened: look
 			// again. After a session expiry ensureOurs creates our node again.
 		case <-ctx.Done():
-			return 0, 0, ctx.Err()
+			return 0, ctx.Err()
 		case <-d.client.Done():
-			return 0, 0, framework.ErrClosed
+			return 0, framework.ErrClosed
 		}
 	}
-}
-
-// roundBound returns, for a member that is in, a bound on the czxid of the ready that let
-// it in: the barrier's pzxid, read now (ready, a child, was made before), or 0 when it
-// cannot be read (the member's Leave then knows the round's end only by ready's absence).
-// A later round's ready is made after this member's node is gone, so after this read.
-func (d *DoubleBarrier) roundBound(ctx context.Context) int64 {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
-	defer cancel()
-	st, err := d.client.Exists(cctx, d.path)
-	if err != nil || st == nil {
-		return 0
-	}
-	return st.Pzxid
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
@@ -327,9 +305,9 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		return err
 	}
 	d.mu.Lock()
-	gen, round := d.gen, d.round
+	gen := d.gen
 	d.mu.Unlock()
-	err := d.leave(ctx, gen, round)
+	err := d.leave(ctx, gen)
 	d.mu.Lock()
 	withReady := d.cleanupReady
 	d.cleanupReady = false
@@ -342,14 +320,14 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		d.retireNameLocked()
 	}
 	d.mu.Unlock()
-	d.setState(outside, 0, 0)
+	d.setState(outside, 0)
 	if err != nil {
 		return fmt.Errorf("doublebarrier: leave %s: %w", d.path, err)
 	}
 	return nil
 }
 
-func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64, round int64) error {
+func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	// Sync first: a server that lags (cut off from its peers) may not list a member that
 	// entered since this one did, and this member would take itself for the last. Later
 	// listings follow, on this session, what this one saw.
@@ -358,6 +336,11 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64, round int64)
 	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
+	// round bounds the czxid of the ready of the member's round (the round's identity):
+	// the pzxid of the first listing, which shows our node. That ready was made before
+	// Enter returned, so at most round; a later round's ready can only be made after our
+	// node is gone, so after that listing, with a greater czxid.
+	var round int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -372,6 +355,9 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64, round int64)
 		if i < 0 && oursExists { // only the server removes it: our session expired
 			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
+		}
+		if round == 0 && i >= 0 {
+			round = l.pzxid
 		}
 		if len(members) == 0 {
 			break
@@ -447,7 +433,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64, round int64)
 // roundEnded reports whether the round a member whose node is gone entered is over, by
 // a listing l that still shows member nodes: ready is gone (it goes only once no member
 // node of the round is left, or one is, with Curator's members), or ready is a later
-// round's (its czxid is above round, the bound Enter recorded). Only the second needs a
+// round's (its czxid is above round, the bound taken by Leave's first listing). Only the second needs a
 // read, and only while a listing shows ready and members after our node went.
 func (d *DoubleBarrier) roundEnded(ctx context.Context, l listing, round int64) (bool, error) {
 	if !l.ready {
