@@ -150,35 +150,48 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 }
 
 // enter runs Enter's loop and returns the generation in which the member got in.
+//
+// It waits on a child watch of the barrier's path, not on an exists watch on ready as
+// Curator does: an exists watch on a ready that is never made stays on the server after
+// a failed Enter, until a ready is made or the session ends (go-zookeeper cannot remove a
+// watch), whereas the delete of our own node after a failure fires the child watch.
 func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
+	var gen uint64
+	fresh := true // sync, and make sure our node exists, before listing
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		gen := d.client.Generation()
-		// Sync first: a server that lags (cut off from its peers) still shows the last
-		// round's ready, or members gone since, and the decision below rests on what it
-		// says. The reads after it on this connection see everything committed before.
-		if err := d.client.Sync(ctx, d.path); err != nil {
+		if fresh {
+			gen = d.client.Generation()
+			// Sync first: a server that lags (cut off from its peers) still shows the
+			// last round's ready, or members gone since, and the decision below rests on
+			// what it says. The reads after it on this connection see everything
+			// committed before.
+			if err := d.client.Sync(ctx, d.path); err != nil {
+				return 0, err
+			}
+			if err := d.ensureOurs(ctx); err != nil {
+				return 0, err
+			}
+			fresh = false
+		}
+		// The listing sets the child watch: a ready or a member made after it fires it.
+		kids, st, w, err := d.client.ChildrenW(ctx, d.path)
+		if err != nil && !errors.Is(err, framework.ErrNoNode) {
 			return 0, err
 		}
-		// Watch ready before creating our node: a ready created in between is not missed.
-		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
-		if err != nil {
-			return 0, err
-		}
-		if err := d.ensureOurs(ctx); err != nil {
-			return 0, err
-		}
-		if ready != nil {
+		l := newListing(kids, st)
+		switch {
+		case !slices.Contains(l.members, d.ourName):
+			// Our node is gone: the session ended (the watch then ends too). Make it again.
+			fresh = true
+			continue
+		case l.ready:
+			// The barrier is open (or it opened while our node was there: we are in, even
+			// if a quick leaver deletes ready before we look at it again).
 			return gen, nil
-		}
-		l, err := d.list(ctx)
-		if err != nil {
-			return 0, err
-		}
-		members := l.members
-		if len(members) >= d.memberQty {
+		case len(l.members) >= d.memberQty:
 			var sent framework.InFlight
 			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
 			if err == nil || errors.Is(err, framework.ErrNodeExists) {
@@ -192,14 +205,10 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		select {
-		case <-readyW.Done():
-			if readyW.Event().Type == zk.EventNodeCreated {
-				// The barrier opened while our node was there: we are in, even if a
-				// quick leaver deletes ready before we could look at it again.
-				return gen, nil
+		case <-w.Done():
+			if w.Event().Type == zk.EventNotWatching {
+				fresh = true // the session ended: our node may be gone
 			}
-			// The session ended (EventNotWatching) or something else happened: look
-			// again. After a session expiry ensureOurs creates our node again.
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-d.client.Done():
@@ -279,13 +288,18 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 	if err != nil {
 		return listing{}, err
 	}
+	return newListing(kids, st), nil
+}
+
+// newListing makes a listing of the children kids of the barrier node, whose Stat is st.
+func newListing(kids []string, st *framework.Stat) listing {
 	l := listing{ready: slices.Contains(kids, readyNode)}
 	if st != nil {
 		l.pzxid = st.Pzxid
 	}
 	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
 	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
-	return l, nil
+	return l
 }
 
 // Leave blocks until every member has left the barrier, ctx ends or the client is
