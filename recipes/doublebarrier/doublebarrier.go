@@ -157,7 +157,8 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 // watch), whereas the delete of our own node after a failure fires the child watch.
 func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 	var gen uint64
-	fresh := true // sync, and make sure our node exists, before listing
+	fresh := true    // sync, and make sure our node exists, before listing
+	noReady := false // a listing since our node was made showed no ready
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -174,7 +175,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			if err := d.ensureOurs(ctx); err != nil {
 				return 0, err
 			}
-			fresh = false
+			fresh, noReady = false, false
 		}
 		// The listing sets the child watch: a ready or a member made after it fires it.
 		kids, st, w, err := d.client.ChildrenW(ctx, d.path)
@@ -187,11 +188,20 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			// Our node is gone: the session ended (the watch then ends too). Make it again.
 			fresh = true
 			continue
-		case l.ready:
-			// The barrier is open (or it opened while our node was there: we are in, even
-			// if a quick leaver deletes ready before we look at it again).
+		case l.ready && (noReady || d.memberQty <= 1):
+			// Made since our node was: the barrier opened while our node was there. We
+			// are in, even if a quick leaver deletes ready before we look at it again.
 			return gen, nil
+		case l.ready:
+			in, err := d.readyIsLive(ctx, l)
+			if err != nil {
+				return 0, err
+			}
+			if in {
+				return gen, nil
+			}
 		case len(l.members) >= d.memberQty:
+			noReady = true
 			var sent framework.InFlight
 			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
 			if err == nil || errors.Is(err, framework.ErrNodeExists) {
@@ -203,6 +213,8 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 				return gen, nil
 			}
 			return 0, err
+		default:
+			noReady = true
 		}
 		select {
 		case <-w.Done():
@@ -215,6 +227,52 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, framework.ErrClosed
 		}
 	}
+}
+
+// readyIsLive decides about a ready that was there when Enter first listed the barrier
+// after making our node: it opens the barrier if it was made after our node, or if a
+// member node made before it is still there (a round under way that we join late,
+// memberQty being a threshold). Otherwise every member of its round is gone (their Leaves
+// were all cut short, or it was left by Curator members, which delete their node before
+// ready): it is a leftover and lets nobody in. It is deleted, bound by its czxid (a later
+// round's ready has a greater one; the czxid proves which node it is), and Enter waits
+// for memberQty members; the delete fires Enter's child watch. The reads (ready's Stat,
+// our node's, and the other members' until one is older than ready) are sent only when
+// ready is there at Enter's first look: a late member, or a leftover.
+func (d *DoubleBarrier) readyIsLive(ctx context.Context, l listing) (bool, error) {
+	st, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil || st == nil {
+		return false, err // gone since the listing: the watch fires for it
+	}
+	ours, err := d.client.Exists(ctx, d.ourPath)
+	if err != nil || ours == nil {
+		return false, err // our node gone: the session ended, the watch fires for it
+	}
+	if st.Czxid > ours.Czxid {
+		return true, nil
+	}
+	for _, m := range l.members {
+		if m == d.ourName {
+			continue
+		}
+		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		if err != nil {
+			return false, err
+		}
+		if ms != nil && ms.Czxid < st.Czxid {
+			return true, nil
+		}
+	}
+	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
+		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
+	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
+	}
+	return false, nil
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
