@@ -131,7 +131,10 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // what ctx cuts short goes on in the background), and returns the error: one that
 // matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
 // Before it looks at ready and the members it syncs its server with the leader, so that
-// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
+// a server that lags cannot let it in by the last round's ready. A ready left by a round
+// with no member left lets nobody in (see the package documentation). Enter waits on a
+// child watch of the barrier, which a failed Enter's delete of its node fires: it leaves
+// no watch behind. A member whose own create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
 // in. Entering a member that is inside already returns ErrAlreadyEntered.
@@ -364,7 +367,9 @@ func newListing(kids []string, st *framework.Stat) listing {
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
 // transaction (see the package documentation). Leave first syncs its server with the
-// leader, so that a server that lags cannot hide a member that entered since.
+// leader, so that a server that lags cannot hide a member that entered since. A member
+// whose node is gone returns once its round's ready is gone or is a later round's: it
+// does not wait for the next round's members, which reuse the names.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
