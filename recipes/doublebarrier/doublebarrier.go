@@ -162,6 +162,10 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 	var gen uint64
 	fresh := true    // sync, and make sure our node exists, before listing
 	noReady := false // a listing since our node was made showed no ready
+	// first: no listing since our node was made (or since a leftover ready went) showed
+	// no ready. Only such a listing creates ready, as Curator's: the arrival that brings
+	// the count to memberQty does, and the members it wakes wait for its ready.
+	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -178,7 +182,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			if err := d.ensureOurs(ctx); err != nil {
 				return 0, err
 			}
-			fresh, noReady = false, false
+			fresh, noReady, first = false, false, true
 		}
 		// The listing sets the child watch: a ready or a member made after it fires it.
 		kids, st, w, err := d.client.ChildrenW(ctx, d.path)
@@ -203,7 +207,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			if in {
 				return gen, nil
 			}
-		case len(l.members) >= d.memberQty:
+		case first && len(l.members) >= d.memberQty:
 			noReady = true
 			var sent framework.InFlight
 			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
@@ -217,7 +221,7 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			}
 			return 0, err
 		default:
-			noReady = true
+			noReady, first = true, false
 		}
 		select {
 		case <-w.Done():
