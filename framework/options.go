@@ -50,6 +50,7 @@ type options struct {
 	logger            *slog.Logger
 	dialer            Dialer
 	tls               *tls.Config // nil: plain TCP (WithTLS)
+	tracking          *bool       // nil: the default (WithEnsembleTracking)
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)
@@ -257,8 +258,8 @@ func WithMaxPacketSize(n int) Option {
 }
 
 // WithRequestHook calls hook (with the operation's name, e.g. "create") for every request
-// the client sends to ZooKeeper, retries included: a small metrics hook. Client.Requests
-// counts them too. The hook must be fast and must not block. WithRequestObserver also
+// the client sends to ZooKeeper, retries included (but the ensemble tracker's reads, see
+// WithEnsembleTracking): a small metrics hook. Client.Requests counts them too. The hook must be fast and must not block. WithRequestObserver also
 // gives each request's path, duration and error.
 func WithRequestHook(hook func(op string)) Option {
 	return check(func(o *options) error { o.requestHook = hook; return nil })

@@ -152,6 +152,7 @@ const (
 	watchData watchKind = iota
 	watchExists
 	watchChildren
+	watchConfig // the ensemble tracker's data watch on /zookeeper/config (ensemble.go)
 )
 
 // watchKey names a watch: the go-zookeeper connection (a session) it was set on, its kind
@@ -317,11 +318,11 @@ func kindsFired(t zk.EventType) []watchKind {
 	case zk.EventNodeCreated:
 		return []watchKind{watchExists}
 	case zk.EventNodeDataChanged:
-		return []watchKind{watchExists, watchData}
+		return []watchKind{watchExists, watchData, watchConfig}
 	case zk.EventNodeChildrenChanged:
 		return []watchKind{watchChildren}
 	case zk.EventNodeDeleted, zk.EventNotWatching:
-		return []watchKind{watchExists, watchData, watchChildren}
+		return []watchKind{watchExists, watchData, watchChildren, watchConfig}
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	if len(kinds) == 0 {
 		return
 	}
-	var fs [3]fired
+	var fs [4]fired
 	n := 0
 	ws.mu.Lock()
 	for _, k := range kinds {
@@ -387,11 +388,17 @@ func (ws *watches) armedAny() bool {
 	return false
 }
 
-// len returns how many watches are set and have not fired.
+// len returns how many watches are set and have not fired, but the ensemble tracker's.
 func (ws *watches) len() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return len(ws.m)
+	n := len(ws.m)
+	for key := range ws.m {
+		if key.kind == watchConfig {
+			n--
+		}
+	}
+	return n
 }
 
 // watchedRead sends one read of the node at full that also watches it, through the
@@ -445,5 +452,6 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 }
 
 // Watches returns how many watches the client has set that have not fired yet: at most
-// one per node and kind (data, exists, children), however many callers wait on them.
+// one per node and kind (data, exists, children), however many callers wait on them. The
+// client's own watch on /zookeeper/config (WithEnsembleTracking) is not counted.
 func (c *Client) Watches() int { return c.watches.len() }
