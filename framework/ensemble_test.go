@@ -1,7 +1,16 @@
 package framework
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 func TestParseEnsembleConfig(t *testing.T) {
@@ -117,5 +126,102 @@ func TestHostListReplace(t *testing.T) {
 	}
 	if _, retryStart := h.Next(); !retryStart {
 		t.Fatal("no retryStart after a whole pass")
+	}
+}
+
+// Tracking is on by default, off with TLS (the configuration names no secure port)
+// unless asked for, and off when the user pins the servers.
+func TestEnsembleTrackingDefault(t *testing.T) {
+	tlsCfg := &tls.Config{}
+	for _, tt := range []struct {
+		opts []Option
+		want bool
+	}{
+		{nil, true},
+		{[]Option{WithEnsembleTracking(false)}, false},
+		{[]Option{WithTLS(tlsCfg)}, false},
+		{[]Option{WithTLS(tlsCfg), WithEnsembleTracking(true)}, true},
+	} {
+		c, err := New("127.0.0.1:2181", tt.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.opts.tracksEnsemble(); got != tt.want {
+			t.Errorf("%d options: tracking %v, want %v", len(tt.opts), got, tt.want)
+		}
+	}
+}
+
+// configWatches counts the watches on /zookeeper/config the server lists (wchc).
+func configWatches(t *testing.T, addr string) int {
+	t.Helper()
+	out, err := zktest.FourLetterWord(addr, "wchc", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == configPath {
+			n++
+		}
+	}
+	return n
+}
+
+// The tracker's watch is set before Connect returns, with no request counted and no
+// watch counted by Watches; the first configuration does not replace the connect
+// string's servers (here a proxy); a new session after expiry sets it again; Close ends
+// it on the server.
+func TestEnsembleTrackerWatch(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Connect(ctx, proxy.ConnectString(), WithNamespace("ns"), WithSessionTimeout(1500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := configWatches(t, srv.Addr()); n != 1 {
+		t.Fatalf("%d watches on %s when Connect returned, want 1", n, configPath)
+	}
+	if c.Requests() != 0 || c.Watches() != 0 {
+		t.Fatalf("Requests %d, Watches %d: the tracker's read and watch counted", c.Requests(), c.Watches())
+	}
+	want, err := resolveServers(strings.Split(proxy.ConnectString(), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	if got := c.Servers(); !slices.Equal(got, want) {
+		t.Fatalf("Servers %v, want the proxy's %v", got, want)
+	}
+
+	sid := c.SessionID()
+	proxy.Stall()
+	waitFor(t, "the session's expiry on the server", func() bool {
+		out, err := zktest.FourLetterWord(srv.Addr(), "cons", 5*time.Second)
+		return err == nil && !strings.Contains(out, fmt.Sprintf("sid=0x%x", sid))
+	})
+	proxy.Heal()
+	waitFor(t, "a new session", func() bool { return c.SessionID() != sid && c.ConnectedServer() != "" })
+	waitFor(t, "the watch set again on the new session", func() bool { return configWatches(t, srv.Addr()) == 1 })
+	if c.Watches() != 0 {
+		t.Fatalf("Watches %d after the new session", c.Watches())
+	}
+	if got := c.Servers(); !slices.Equal(got, want) {
+		t.Fatalf("Servers %v after a new session, want the proxy's %v", got, want)
+	}
+	c.Close()
+	waitFor(t, "no watch left after Close", func() bool { return configWatches(t, srv.Addr()) == 0 })
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s", what)
+		}
 	}
 }
