@@ -43,7 +43,8 @@ const configPath = "/zookeeper/config"
 //
 // The default is on, without WithTLS; with WithTLS it is off, since the configuration
 // names only each member's plain client port, not its secure one: turn it on only when
-// the members' client ports speak TLS too (ZooKeeper's client.portUnification=true).
+// the members' client ports speak TLS too (ZooKeeper's client.portUnification=true);
+// each member's certificate is then checked for the host the configuration names.
 // Turn it off to pin the client to the connect string's servers. The tracker's reads
 // are not counted by Requests nor shown to request hooks and observers, and its watch is
 // not counted by Watches; a failed read is logged and tried again.
