@@ -140,6 +140,7 @@ func New(connect string, opts ...Option) (*Client, error) {
 	c.trackGate = closedCh
 	if o.tracksEnsemble() {
 		c.trackGate = make(chan struct{})
+		c.ens.connected = make(chan struct{}, 1)
 	}
 	for _, fn := range o.stateListeners {
 		c.AddListener(fn)
@@ -475,6 +476,10 @@ func (c *Client) setConnectedLocked(s State) {
 	}
 	c.suspendSeq++
 	closeOnce(c.connectedCh)
+	select { // the ensemble tracker reads the configuration again (ensemble.go)
+	case c.ens.connected <- struct{}{}:
+	default:
+	}
 	if isClosed(c.lossCh) {
 		c.lossCh = make(chan struct{})
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -19,13 +20,14 @@ import (
 // (ZooKeeper 3.5+'s /zookeeper/config), as Curator's EnsembleTracker does, so that it can
 // still reach the ensemble after its members were replaced by reconfiguration.
 //
-// The tracker reads /zookeeper/config with a data watch once per session and again each
-// time the watch fires. The first configuration it reads is trusted to match the connect
+// The tracker reads /zookeeper/config, without a watch, when a session starts (before
+// Connect returns, for the first), at each reconnection, and every configPollInterval
+// while connected. The first configuration it reads is trusted to match the connect
 // string (which may name proxies, load balancers or other aliases of the members): the
-// client keeps dialling the connect string's servers until the configuration changes to
-// a newer version, a reconfiguration. Then it dials the servers the new configuration
-// names, and those of every later one. It does not drop its connection to move: it stays
-// on its server until that server goes, then connects to one of the new list.
+// client keeps dialling the connect string's servers until it reads a newer version, a
+// reconfiguration. Then it dials the servers the new configuration names, and those of
+// every later one. It does not drop its connection to move: it stays on its server until
+// that server goes, then connects to one of the new list.
 
 // configPath is where ZooKeeper publishes its dynamic configuration. The tracker reads
 // it as it is, never under the client's chroot or namespace.
@@ -46,8 +48,17 @@ const configPath = "/zookeeper/config"
 // the members' client ports speak TLS too (ZooKeeper's client.portUnification=true);
 // each member's certificate is then checked for the host the configuration names.
 // Turn it off to pin the client to the connect string's servers. The tracker's reads
-// are not counted by Requests nor shown to request hooks and observers, and its watch is
-// not counted by Watches; a failed read is logged and tried again.
+// are not counted by Requests nor shown to request hooks and observers; a failed read is
+// logged and tried again.
+//
+// Unlike Curator's EnsembleTracker, the client sets no watch on /zookeeper/config: it
+// reads it when a session starts, at each reconnection, and every 30 seconds while
+// connected. A watch would expose, in every session of every client, go-zookeeper
+// v1.0.4's data race on its last zxid (read for the set-watches request that starts a
+// session's connection, written by its receive loop; upstream go-zookeeper/zk PR #35).
+// So a reconfiguration is followed at the client's next reconnection or within 30
+// seconds; a client whose every known member is removed within those 30 seconds,
+// without a reconnection in between, is stranded, as it is without tracking.
 func WithEnsembleTracking(on bool) Option {
 	return check(func(o *options) error { o.tracking = &on; return nil })
 }
@@ -289,6 +300,9 @@ func (h *hostList) Connected() {
 
 // ensembleState is what the tracker knows. Its mutex is taken alone.
 type ensembleState struct {
+	connected chan struct{} // signalled (buffer 1) at each (re)connection; nil without tracking
+	reads     atomic.Uint64 // configuration reads answered (tests watch it)
+
 	mu      sync.Mutex
 	seen    bool     // a configuration was read
 	version uint64   // the newest configuration's version
@@ -345,9 +359,30 @@ func (c *Client) ConnectedServer() string {
 	return conn.Server()
 }
 
-// trackEnsemble is the tracker's goroutine: it reads /zookeeper/config with a watch on
-// each session, and again whenever the watch fires, until the client closes. Its first
-// read on the client's first session opens trackGate, whatever its outcome.
+// configPollInterval is how often the tracker reads the configuration while the
+// client stays connected (it reads it too on each new session and each reconnection).
+// A reconfiguration is an operator's rare act, and a client follows it within this
+// interval; one small read per client per half minute is little next to the pings that
+// keep its session. Tests shorten it with withConfigPoll.
+const configPollInterval = 30 * time.Second
+
+// withConfigPoll sets the tracker's poll interval (tests only; 0: configPollInterval).
+func withConfigPoll(d time.Duration) Option {
+	return check(func(o *options) error { o.configPoll = d; return nil })
+}
+
+// trackEnsemble is the tracker's goroutine: it reads /zookeeper/config, without a watch,
+// once connected, again at each (re)connection (a new session or a reconnection of the
+// session, which setConnectedLocked signals on ens.connected), and every poll interval
+// while connected, until the client closes. Its first read on the client's first session
+// opens trackGate, whatever its outcome.
+//
+// It sets no watch on purpose: go-zookeeper v1.0.4 reads its last zxid for the
+// set-watches request it sends at the start of a session's connection (only when it
+// holds a watch) while its receive loop writes it for every reply, unlocked (a data
+// race, fixed by upstream go-zookeeper/zk PR #35). The dialer's gate orders them on a
+// reconnection of a session, but nothing observable does on a new session: a watch set
+// first thing in every session by every client would make that race frequent.
 func (c *Client) trackEnsemble() {
 	defer c.wg.Done()
 	gateOpen := false
@@ -358,36 +393,49 @@ func (c *Client) trackEnsemble() {
 		}
 	}
 	defer openGate()
-	const minWait, maxWait = 100 * time.Millisecond, 10 * time.Second
+	poll := c.opts.configPoll
+	if poll <= 0 {
+		poll = configPollInterval
+	}
+	const minWait = 100 * time.Millisecond
+	maxWait := min(10*time.Second, poll)
 	wait := minWait
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
 	for {
 		conn, ok := c.waitConnection()
 		if !ok {
 			return
 		}
-		data, w, err := c.readConfig(conn)
+		// A (re)connection signalled before this read is covered by it; one after it
+		// makes the next.
+		select {
+		case <-c.ens.connected:
+		default:
+		}
+		data, err := c.readConfig(conn)
 		openGate()
+		next := poll
 		if err != nil {
 			if errors.Is(err, ErrClosed) {
 				return
 			}
 			c.opts.logger.Debug("reading the ensemble's configuration failed", "component", "framework",
 				"path", configPath, "err", err)
+			next = wait
 			if errors.Is(err, zk.ErrNoNode) {
-				wait = maxWait // a server before ZooKeeper 3.5: nothing to track
-			}
-			select {
-			case <-c.closing:
-				return
-			case <-time.After(wait):
+				next = poll // a server before ZooKeeper 3.5: nothing to track
 			}
 			wait = min(2*wait, maxWait)
-			continue
+		} else {
+			wait = minWait
+			c.ens.reads.Add(1)
+			c.applyConfig(data)
 		}
-		wait = minWait
-		c.applyConfig(data)
+		timer.Reset(next)
 		select {
-		case <-w.Done():
+		case <-timer.C:
+		case <-c.ens.connected:
 		case <-c.closing:
 			return
 		}
@@ -418,40 +466,10 @@ func (c *Client) waitConnection() (*zk.Conn, bool) {
 	}
 }
 
-// readConfig reads /zookeeper/config on conn and sets the tracker's watch on it,
-// through the client's watch registry (whose watch of the kind watchConfig is the
-// tracker's alone), bypassing request counting, hooks and observers.
-func (c *Client) readConfig(conn *zk.Conn) ([]byte, *Watch, error) {
-	key := watchKey{conn, watchConfig, configPath}
-	for {
-		w, arm := c.watches.get(key)
-		if !arm {
-			// A watch of ours is still set on this connection (not expected): read
-			// without one once it is armed, and wait on it.
-			select {
-			case <-c.watches.armedCh(w):
-			case <-c.closing:
-				return nil, nil, ErrClosed
-			}
-			if armErr, fired := c.watches.state(w); armErr != nil || fired {
-				continue
-			}
-			data, err := c.configRequest(func() ([]byte, error) { d, _, err := conn.Get(configPath); return d, err })
-			return data, w, err
-		}
-		data, err := c.configRequest(func() ([]byte, error) {
-			d, _, ech, err := conn.GetW(configPath)
-			c.watches.armed(key, w, ech, err)
-			return d, err
-		})
-		if errors.Is(err, ErrClosed) {
-			c.watches.armed(key, w, nil, err) // the request may never have been sent
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		return data, w, nil
-	}
+// readConfig reads /zookeeper/config on conn, without a watch, bypassing request
+// counting, hooks and observers.
+func (c *Client) readConfig(conn *zk.Conn) ([]byte, error) {
+	return c.configRequest(func() ([]byte, error) { d, _, err := conn.Get(configPath); return d, err })
 }
 
 // configRequest runs req on a goroutine Close waits for and returns its outcome, or

@@ -168,26 +168,37 @@ func configWatches(t *testing.T, addr string) int {
 	return n
 }
 
-// The tracker's watch is set before Connect returns, with no request counted and no
-// watch counted by Watches; the first configuration does not replace the connect
-// string's servers (here a proxy); a new session after expiry sets it again; Close ends
-// it on the server.
-func TestEnsembleTrackerWatch(t *testing.T) {
+// noConfigWatch fails the test if the server lists a watch on /zookeeper/config.
+func noConfigWatch(t *testing.T, addr, when string) {
+	t.Helper()
+	if n := configWatches(t, addr); n != 0 {
+		t.Fatalf("%s: %d watches on %s, want none", when, n, configPath)
+	}
+}
+
+// The tracker reads the configuration, with no watch, before Connect returns, again at a
+// reconnection of the session and at a new session after expiry (its poll interval is
+// an hour here: those reads are not the poll's), with no request counted and no watch
+// set; the first configuration does not replace the connect string's servers (here a
+// proxy's).
+func TestEnsembleTrackerReads(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Connect(ctx, proxy.ConnectString(), WithNamespace("ns"), WithSessionTimeout(1500*time.Millisecond))
+	c, err := Connect(ctx, proxy.ConnectString(), WithNamespace("ns"), WithSessionTimeout(1500*time.Millisecond),
+		withConfigPoll(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if n := configWatches(t, srv.Addr()); n != 1 {
-		t.Fatalf("%d watches on %s when Connect returned, want 1", n, configPath)
+	if n := c.ens.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the configuration when Connect returned, want 1", n)
 	}
+	noConfigWatch(t, srv.Addr(), "when Connect returned")
 	if c.Requests() != 0 || c.Watches() != 0 {
-		t.Fatalf("Requests %d, Watches %d: the tracker's read and watch counted", c.Requests(), c.Watches())
+		t.Fatalf("Requests %d, Watches %d: the tracker's read counted", c.Requests(), c.Watches())
 	}
 	want, err := resolveServers(strings.Split(proxy.ConnectString(), ","))
 	if err != nil {
@@ -198,23 +209,110 @@ func TestEnsembleTrackerWatch(t *testing.T) {
 		t.Fatalf("Servers %v, want the proxy's %v", got, want)
 	}
 
+	// A reconnection of the session.
 	sid := c.SessionID()
+	proxy.DropConnections()
+	waitFor(t, "a read at the reconnection", func() bool { return c.ens.reads.Load() >= 2 })
+	if c.SessionID() != sid {
+		t.Fatalf("session 0x%x after the reconnection, want 0x%x", c.SessionID(), sid)
+	}
+	noConfigWatch(t, srv.Addr(), "after the reconnection")
+
+	// A new session after the old one expired.
 	proxy.Stall()
 	waitFor(t, "the session's expiry on the server", func() bool {
 		out, err := zktest.FourLetterWord(srv.Addr(), "cons", 5*time.Second)
 		return err == nil && !strings.Contains(out, fmt.Sprintf("sid=0x%x", sid))
 	})
+	reads := c.ens.reads.Load()
 	proxy.Heal()
 	waitFor(t, "a new session", func() bool { return c.SessionID() != sid && c.ConnectedServer() != "" })
-	waitFor(t, "the watch set again on the new session", func() bool { return configWatches(t, srv.Addr()) == 1 })
-	if c.Watches() != 0 {
-		t.Fatalf("Watches %d after the new session", c.Watches())
+	waitFor(t, "a read on the new session", func() bool { return c.ens.reads.Load() > reads })
+	noConfigWatch(t, srv.Addr(), "after the new session")
+	if c.Requests() != 0 || c.Watches() != 0 {
+		t.Fatalf("Requests %d, Watches %d after the new session", c.Requests(), c.Watches())
 	}
 	if got := c.Servers(); !slices.Equal(got, want) {
 		t.Fatalf("Servers %v after a new session, want the proxy's %v", got, want)
 	}
+}
+
+// While connected the tracker reads the configuration every poll interval, with no
+// state change in between and no watch set; Close stops it (leakcheck: no goroutine
+// left).
+func TestEnsembleTrackerPolls(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := New(srv.ConnectString(), withConfigPoll(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	states := make(chan State, 16)
+	c.AddListener(func(s State) {
+		select {
+		case states <- s:
+		default:
+		}
+	})
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := c.ens.reads.Load()
+	waitFor(t, "three more reads", func() bool { return c.ens.reads.Load() >= first+3 })
+	noConfigWatch(t, srv.Addr(), "while polling")
+	if c.Requests() != 0 || c.Watches() != 0 {
+		t.Fatalf("Requests %d, Watches %d: the tracker's reads counted", c.Requests(), c.Watches())
+	}
 	c.Close()
-	waitFor(t, "no watch left after Close", func() bool { return configWatches(t, srv.Addr()) == 0 })
+	close(states)
+	for s := range states {
+		if s != Connected {
+			t.Fatalf("state %v while polling: the reads were not all on one connection", s)
+		}
+	}
+}
+
+// Only a configuration newer than the first one read replaces the servers dialled: the
+// same version, or an older one (from a server that lags), does not.
+func TestEnsembleTrackerNewerOnly(t *testing.T) {
+	c, err := New("127.0.0.1:2181")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostList{resolve: true}
+	if err := h.Init([]string{"127.0.0.1:2181"}); err != nil {
+		t.Fatal(err)
+	}
+	c.useHostList(h, []string{"127.0.0.1:2181"})
+	cfg := func(version string, ports ...int) []byte {
+		var b strings.Builder
+		for i, p := range ports {
+			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d\n", i+1, 3000+i, 4000+i, p)
+		}
+		return []byte(b.String() + "version=" + version + "\n")
+	}
+	check := func(when string, want ...string) {
+		t.Helper()
+		if got := c.Servers(); !slices.Equal(got, want) {
+			t.Fatalf("%s: Servers %v, want %v", when, got, want)
+		}
+	}
+	c.applyConfig(cfg("10", 2182, 2183)) // the baseline: taken to match the connect string
+	check("after the first configuration", "127.0.0.1:2181")
+	c.applyConfig(cfg("10", 2184))
+	check("after the same version", "127.0.0.1:2181")
+	c.applyConfig(cfg("f", 2184))
+	check("after an older version", "127.0.0.1:2181")
+	c.applyConfig(cfg("11", 2185, 2186))
+	check("after a newer version", "127.0.0.1:2185", "127.0.0.1:2186")
+	c.applyConfig(cfg("10", 2184))
+	check("after an older version again", "127.0.0.1:2185", "127.0.0.1:2186")
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {

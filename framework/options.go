@@ -49,8 +49,9 @@ type options struct {
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
 	dialer            Dialer
-	tls               *tls.Config // nil: plain TCP (WithTLS)
-	tracking          *bool       // nil: the default (WithEnsembleTracking)
+	tls               *tls.Config   // nil: plain TCP (WithTLS)
+	tracking          *bool         // nil: the default (WithEnsembleTracking)
+	configPoll        time.Duration // the tracker's poll interval (tests); 0: configPollInterval
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)

@@ -152,7 +152,6 @@ const (
 	watchData watchKind = iota
 	watchExists
 	watchChildren
-	watchConfig // the ensemble tracker's data watch on /zookeeper/config (ensemble.go)
 )
 
 // watchKey names a watch: the go-zookeeper connection (a session) it was set on, its kind
@@ -318,11 +317,11 @@ func kindsFired(t zk.EventType) []watchKind {
 	case zk.EventNodeCreated:
 		return []watchKind{watchExists}
 	case zk.EventNodeDataChanged:
-		return []watchKind{watchExists, watchData, watchConfig}
+		return []watchKind{watchExists, watchData}
 	case zk.EventNodeChildrenChanged:
 		return []watchKind{watchChildren}
 	case zk.EventNodeDeleted, zk.EventNotWatching:
-		return []watchKind{watchExists, watchData, watchChildren, watchConfig}
+		return []watchKind{watchExists, watchData, watchChildren}
 	}
 	return nil
 }
@@ -337,7 +336,7 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	if len(kinds) == 0 {
 		return
 	}
-	var fs [4]fired
+	var fs [3]fired
 	n := 0
 	ws.mu.Lock()
 	for _, k := range kinds {
@@ -388,17 +387,11 @@ func (ws *watches) armedAny() bool {
 	return false
 }
 
-// len returns how many watches are set and have not fired, but the ensemble tracker's.
+// len returns how many watches are set and have not fired.
 func (ws *watches) len() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	n := len(ws.m)
-	for key := range ws.m {
-		if key.kind == watchConfig {
-			n--
-		}
-	}
-	return n
+	return len(ws.m)
 }
 
 // watchedRead sends one read of the node at full that also watches it, through the
@@ -452,6 +445,5 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 }
 
 // Watches returns how many watches the client has set that have not fired yet: at most
-// one per node and kind (data, exists, children), however many callers wait on them. The
-// client's own watch on /zookeeper/config (WithEnsembleTracking) is not counted.
+// one per node and kind (data, exists, children), however many callers wait on them.
 func (c *Client) Watches() int { return c.watches.len() }
