@@ -34,6 +34,11 @@ type Client struct {
 	authed  chan struct{}  // closed once credentials were added
 	deleter *deleter
 	watches *watches
+	ens     ensembleState // ensemble tracking (ensemble.go)
+	// trackGate is closed once the ensemble tracker's first read was answered (or
+	// failed), or at once without tracking: operations wait for it, as for authed, so
+	// that the tracker's read goes first and never between a caller's requests.
+	trackGate chan struct{}
 
 	negotiated atomic.Int64 // negotiated session timeout, ns
 	dialErr    atomic.Value // dialFailure: the last dial's or handshake's error, nil once a handshake succeeded
@@ -132,6 +137,11 @@ func New(connect string, opts ...Option) (*Client, error) {
 	}
 	c.deleter = newDeleter(c)
 	c.watches = newWatches()
+	c.trackGate = closedCh
+	if o.tracksEnsemble() {
+		c.trackGate = make(chan struct{})
+		c.ens.connected = make(chan struct{}, 1)
+	}
 	for _, fn := range o.stateListeners {
 		c.AddListener(fn)
 	}
@@ -271,6 +281,10 @@ func (c *Client) Start() error {
 	go c.eventLoop()
 	c.cbs.spawn(c.listenerLoop)
 	go c.deleter.run()
+	if c.opts.tracksEnsemble() {
+		c.wg.Add(1)
+		go c.trackEnsemble()
+	}
 	if len(c.opts.auth) == 0 {
 		close(c.authed)
 	} else {
@@ -285,18 +299,16 @@ func (c *Client) Start() error {
 func (c *Client) dial() (*zk.Conn, error) {
 	seq := c.connSeq.Add(1)
 	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
-	hosts := zk.HostProvider(zk.NewDNSHostProvider())
-	if c.opts.tls != nil {
-		hosts = &namedHosts{} // the connect string's names, for the certificates
-	}
-	conn, _, err := zk.Connect(c.servers, c.opts.sessionTimeout,
+	hosts, servers := c.newHostList()
+	conn, _, err := zk.Connect(servers, c.opts.sessionTimeout,
 		zk.WithDialer(c.recordDials(c.zkDialer())),
 		zk.WithHostProvider(hosts),
 		zk.WithLogger(zkLogger{c}),
 		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
 	if err != nil {
-		return nil, fmt.Errorf("framework: connect %v: %w", c.servers, err)
+		return nil, fmt.Errorf("framework: connect %v: %w", servers, err)
 	}
+	c.useHostList(hosts, servers)
 	self.Store(conn)
 	return conn, nil
 }
@@ -464,6 +476,10 @@ func (c *Client) setConnectedLocked(s State) {
 	}
 	c.suspendSeq++
 	closeOnce(c.connectedCh)
+	select { // the ensemble tracker reads the configuration again (ensemble.go)
+	case c.ens.connected <- struct{}{}:
+	default:
+	}
 	if isClosed(c.lossCh) {
 		c.lossCh = make(chan struct{})
 	}
@@ -611,9 +627,16 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 	}
 	select {
 	case <-authed:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("framework: waiting for authentication: %w", ctx.Err())
+	case <-c.closing:
+		return ErrClosed
+	}
+	select {
+	case <-c.trackGate:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("framework: waiting for the ensemble's configuration: %w", ctx.Err())
 	case <-c.closing:
 		return ErrClosed
 	}
@@ -630,7 +653,7 @@ func (c *Client) waitConnected(ctx context.Context) error {
 	case !c.started:
 		c.mu.Unlock()
 		return ErrNotStarted
-	case c.connected && isClosed(c.authed):
+	case c.connected && isClosed(c.authed) && isClosed(c.trackGate):
 		c.mu.Unlock()
 		return nil
 	}
@@ -706,7 +729,8 @@ func (c *Client) Logger() *slog.Logger { return c.opts.logger }
 // UsesContainers reports whether parents made with WithContainerParents are container nodes.
 func (c *Client) UsesContainers() bool { return c.opts.containers }
 
-// Requests returns how many requests the client has sent to ZooKeeper.
+// Requests returns how many requests the client has sent to ZooKeeper (but the ensemble
+// tracker's reads of /zookeeper/config: see WithEnsembleTracking).
 func (c *Client) Requests() uint64 { return c.requests.Load() }
 
 func (c *Client) countRequest(op string) {

@@ -26,6 +26,13 @@
 //   - Protected creation (Curator's _c_<uuid>- names) and guaranteed deletion.
 //   - A namespace (and a chroot in the connect string) applied to every path, the
 //     namespace node created on first use.
+//   - Ensemble tracking (Curator's EnsembleTracker): the client reads the ensemble's
+//     dynamic configuration (/zookeeper/config) at each new session and reconnection and
+//     every 30 seconds (no watch: go-zookeeper v1.0.4's lastZxid race), and after a
+//     reconfiguration dials the members it names, so that it still reaches the ensemble
+//     once the members of its connect string are gone; the chroot and namespace are kept. The first configuration
+//     read is taken to match the connect string (proxies, aliases); only a newer one
+//     changes the servers. On by default without TLS; see WithEnsembleTracking.
 //   - One watch per node and kind (data, exists, children) per session, shared by every
 //     caller of GetDataW, ExistsW and ChildrenW until it fires: go-zookeeper cannot remove
 //     a watch, so without this a caller polling with short contexts would leave one more

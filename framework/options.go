@@ -49,7 +49,9 @@ type options struct {
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
 	dialer            Dialer
-	tls               *tls.Config // nil: plain TCP (WithTLS)
+	tls               *tls.Config   // nil: plain TCP (WithTLS)
+	tracking          *bool         // nil: the default (WithEnsembleTracking)
+	configPoll        time.Duration // the tracker's poll interval (tests); 0: configPollInterval
 	expiryFraction    float64
 	maxPacket         int
 	requestHook       func(op string)
@@ -257,8 +259,8 @@ func WithMaxPacketSize(n int) Option {
 }
 
 // WithRequestHook calls hook (with the operation's name, e.g. "create") for every request
-// the client sends to ZooKeeper, retries included: a small metrics hook. Client.Requests
-// counts them too. The hook must be fast and must not block. WithRequestObserver also
+// the client sends to ZooKeeper, retries included (but the ensemble tracker's reads, see
+// WithEnsembleTracking): a small metrics hook. Client.Requests counts them too. The hook must be fast and must not block. WithRequestObserver also
 // gives each request's path, duration and error.
 func WithRequestHook(hook func(op string)) Option {
 	return check(func(o *options) error { o.requestHook = hook; return nil })

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -28,7 +26,8 @@ import (
 //
 // With TLS the client dials the servers by the names in the connect string (the dialer
 // resolves them), not by addresses resolved once at the start, so that each server's
-// name is the one its certificate is checked for.
+// name is the one its certificate is checked for. TLS turns ensemble tracking off unless
+// it is asked for (see WithEnsembleTracking).
 func WithTLS(config *tls.Config) Option {
 	return check(func(o *options) error {
 		if config == nil {
@@ -67,50 +66,4 @@ func (c *Client) tlsHandshake(conn net.Conn, address string, deadline time.Time)
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return tc, nil
-}
-
-// namedHosts is the host provider of a TLS client: go-zookeeper's default resolves the
-// connect string's names to addresses once, and the dialer would see only addresses; this
-// one hands out the servers as the connect string names them, in a random order, as
-// go-zookeeper's does.
-type namedHosts struct {
-	mu      sync.Mutex
-	servers []string
-	curr    int
-	last    int
-}
-
-func (h *namedHosts) Init(servers []string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(servers) == 0 {
-		return fmt.Errorf("framework: %w: no servers", ErrInvalidArgument)
-	}
-	h.servers = append([]string(nil), servers...)
-	rand.Shuffle(len(h.servers), func(i, j int) { h.servers[i], h.servers[j] = h.servers[j], h.servers[i] })
-	h.curr, h.last = -1, -1
-	return nil
-}
-
-func (h *namedHosts) Len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.servers)
-}
-
-func (h *namedHosts) Next() (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.curr = (h.curr + 1) % len(h.servers)
-	retryStart := h.curr == h.last
-	if h.last == -1 {
-		h.last = 0
-	}
-	return h.servers[h.curr], retryStart
-}
-
-func (h *namedHosts) Connected() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.last = h.curr
 }

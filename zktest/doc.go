@@ -3,6 +3,8 @@
 // network faults between one client and its servers. With WithPeerProxies, the same proxy
 // also carries the ensemble's peer traffic, so a test can cut members off from each other
 // (Ensemble.Isolate, Partition, CutOneWay) while clients still reach every member.
+// With WithReconfig, an ensemble takes dynamic reconfiguration: Ensemble.AddMember starts a
+// new member and reconfigures it in, Ensemble.RemoveMember reconfigures one out and stops it.
 //
 // It is the Go counterpart of Curator's curator-test (TestingServer, TestingCluster).
 // Nothing here is a mock: every server is a real ZooKeeper process.

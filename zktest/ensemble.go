@@ -24,8 +24,9 @@ type Ensemble struct {
 	peers   [][]*Proxy // peers[i][j]: how member i reaches member j (nil without WithPeerProxies)
 	secure  []string   // member i's secure (TLS) client address (nil without WithEnsembleTLS)
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex // guards the fields below, and connect and members, which AddMember extends
+	closed   bool
+	reconfig *reconfigState // nil without WithReconfig (reconfig.go)
 }
 
 // EnsembleOption configures StartEnsemble and NewEnsemble.
@@ -34,6 +35,7 @@ type EnsembleOption func(*ensembleOptions)
 type ensembleOptions struct {
 	peerProxies bool
 	tls         *tlsSetup // a secure client port on every member (see WithEnsembleTLS)
+	reconfig    bool      // WithReconfig
 }
 
 // WithPeerProxies routes the members' peer traffic (quorum and election ports) through
@@ -60,7 +62,13 @@ func StartEnsemble(n int, opts ...EnsembleOption) (*Ensemble, error) {
 		}
 	}
 	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" && o.tls == nil {
+		if o.reconfig {
+			return nil, fmt.Errorf("%w: WithReconfig needs an ensemble of this package's own", ErrUnsupported)
+		}
 		return &Ensemble{connect: connect}, nil
+	}
+	if o.reconfig && o.peerProxies {
+		return nil, fmt.Errorf("%w: WithReconfig with WithPeerProxies", ErrUnsupported)
 	}
 	inst, err := findInstall()
 	if err != nil {
@@ -144,11 +152,16 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		}
 		cfg := filepath.Join(mdir, "zoo.cfg")
 		extra := append([]string{"standaloneEnabled=false", "cnxTimeout=1000", "electionPortBindRetry=50"}, peers...)
-		if extra, err = e.addSecurePort(o, mdir, extra); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+		if o.reconfig { // the server lines go to a dynamic configuration file
+			extra, err = reconfigLines(mdir, ports)
 		}
-		if err := writeConfig(cfg, data, ports[3*i], extra...); err != nil {
+		if err == nil {
+			extra, err = e.addSecurePort(o, mdir, extra)
+		}
+		if err == nil {
+			err = writeConfig(cfg, data, ports[3*i], extra...)
+		}
+		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
@@ -173,6 +186,9 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		e.Close()
 		return nil, err
 	}
+	if o.reconfig {
+		e.reconfig = &reconfigState{inst: inst}
+	}
 	return e, nil
 }
 
@@ -191,14 +207,20 @@ func NewEnsemble(t testing.TB, n int, opts ...EnsembleOption) *Ensemble {
 	return e
 }
 
-// ConnectString returns the members' client addresses, comma-separated.
-func (e *Ensemble) ConnectString() string { return e.connect }
+// ConnectString returns the members' client addresses, comma-separated (with
+// WithReconfig: of every member started, including those added and those removed).
+func (e *Ensemble) ConnectString() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.connect
+}
 
-// Size returns the number of members.
-func (e *Ensemble) Size() int { return len(strings.Split(e.connect, ",")) }
+// Size returns the number of members (with WithReconfig: of members started, including
+// those added and those removed).
+func (e *Ensemble) Size() int { return len(strings.Split(e.ConnectString(), ",")) }
 
 // Addr returns member i's client address.
-func (e *Ensemble) Addr(i int) string { return strings.Split(e.connect, ",")[i] }
+func (e *Ensemble) Addr(i int) string { return strings.Split(e.ConnectString(), ",")[i] }
 
 // Controllable reports whether members can be killed and restarted (false for an ensemble
 // named by ZK_TEST_CONNECT).
@@ -206,25 +228,40 @@ func (e *Ensemble) Controllable() bool { return e.members != nil }
 
 func (e *Ensemble) member(i int) (*process, error) {
 	e.mu.Lock()
-	closed := e.closed
+	closed, members := e.closed, e.members
 	e.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
 	}
-	if e.members == nil {
+	if members == nil {
 		return nil, ErrUnsupported
 	}
-	if i < 0 || i >= len(e.members) {
-		return nil, fmt.Errorf("zktest: no member %d in an ensemble of %d", i, len(e.members))
+	if i < 0 || i >= len(members) {
+		return nil, fmt.Errorf("zktest: no member %d in an ensemble of %d", i, len(members))
 	}
-	return e.members[i], nil
+	return members[i], nil
+}
+
+// procs returns the member processes (nil for an ensemble named by ZK_TEST_CONNECT).
+func (e *Ensemble) procs() []*process {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.members
+}
+
+// procsOrNone returns one entry per member: its process, or nil when it is not ours.
+func (e *Ensemble) procsOrNone() []*process {
+	if ps := e.procs(); ps != nil {
+		return ps
+	}
+	return make([]*process, e.Size())
 }
 
 // Leader returns the index of the member whose srvr says "Mode: leader", or an error if
 // no member is leader now.
 func (e *Ensemble) Leader() (int, error) {
-	for i := 0; i < e.Size(); i++ {
-		if e.members != nil && !e.members[i].running() {
+	for i, m := range e.procsOrNone() {
+		if m != nil && !m.running() {
 			continue
 		}
 		if mode, err := Mode(e.Addr(i)); err == nil && mode == "leader" {
@@ -250,8 +287,8 @@ func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
 }
 
 func (e *Ensemble) allRunningServe() bool {
-	for i := 0; i < e.Size(); i++ {
-		if e.members != nil && !e.members[i].running() {
+	for i, m := range e.procsOrNone() {
+		if m != nil && !m.running() {
 			continue
 		}
 		if _, err := Mode(e.Addr(i)); err != nil {
@@ -313,7 +350,7 @@ func (e *Ensemble) Resume(i int) error {
 // StopQuorum kills a majority of the members (the leader among them), so the ensemble
 // stops serving, and returns the indexes it killed, for RestoreQuorum.
 func (e *Ensemble) StopQuorum() ([]int, error) {
-	if e.members == nil {
+	if e.procs() == nil {
 		return nil, ErrUnsupported
 	}
 	leader, err := e.Leader()
@@ -321,7 +358,7 @@ func (e *Ensemble) StopQuorum() ([]int, error) {
 		leader = 0
 	}
 	killed := []int{leader}
-	for i := 0; len(killed) < len(e.members)/2+1; i++ {
+	for i := 0; len(killed) < len(e.procs())/2+1; i++ {
 		if i != leader {
 			killed = append(killed, i)
 		}
@@ -334,13 +371,14 @@ func (e *Ensemble) StopQuorum() ([]int, error) {
 	return killed, nil
 }
 
-// RestoreQuorum restarts every member that is not running and waits for a leader.
+// RestoreQuorum restarts every member that is not running (but those removed by
+// RemoveMember) and waits for a leader.
 func (e *Ensemble) RestoreQuorum(ctx context.Context) error {
-	if e.members == nil {
+	if e.procs() == nil {
 		return ErrUnsupported
 	}
-	for i, m := range e.members {
-		if !m.running() {
+	for i, m := range e.procs() {
+		if !m.running() && !e.removed(i) {
 			if err := e.Restart(i); err != nil {
 				return err
 			}
@@ -360,7 +398,7 @@ func (e *Ensemble) Close() error {
 	e.closed = true
 	e.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, m := range e.members {
+	for _, m := range e.procs() {
 		wg.Add(1)
 		go func() { defer wg.Done(); m.kill() }()
 	}
