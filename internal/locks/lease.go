@@ -111,7 +111,9 @@ func (l *Lease) cause() error {
 }
 
 // NewLease starts a lease on h, counted once. The lease watches its node: a node deleted
-// by someone else while held ends the lease lost, and a release can tell its own delete
+// by someone else while held ends the lease lost — so does a read of its path that finds
+// another node there (owned by another session, or of another czxid than the one its
+// first read found: deleted and made again under the same name), and a release can tell its own delete
 // from another's (see DeleteNode). When h carries the children watch of the listing that
 // gave the lock (Held.watch; NewLease takes it from h), that watch speaks for the node
 // until the children change, and only then does the lease read its node (one getData
@@ -178,10 +180,13 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				}
 				cancel()
 			}()
-			data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+			data, st, ch, err := l.client.GetDataW(ctx, l.Held.Path)
 			close(stop)
 			cancel()
-			if errors.Is(err, framework.ErrNoNode) {
+			if errors.Is(err, framework.ErrNoNode) || (err == nil && !l.ours(st)) {
+				// Gone, or another node at its path (ours deleted and one of its name made
+				// again, by another session): someone else deleted ours. A data watch set
+				// on the other node stays until it changes or the session ends.
 				l.nodeGone()
 				close(a.done)
 				return
@@ -257,6 +262,23 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 			}
 		}
 	}
+}
+
+// ours reports whether st, read at the lease's path, is the lease's node: owned by its
+// session and, once its czxid is known (Held.czxid: read for a fencing token, or at the
+// lease's first read of the node), created by the same transaction. A node deleted and made
+// again at the path (by another session, or with the same name in one multi) is not. The
+// first read that finds the node ours records its czxid, so later reads compare it.
+func (l *Lease) ours(st *zk.Stat) bool {
+	if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
+		return false
+	}
+	z := l.Held.czxid.Load()
+	if z == 0 {
+		l.Held.czxid.CompareAndSwap(0, st.Czxid)
+		return true
+	}
+	return z == st.Czxid
 }
 
 // nodeGone records that the lease's node is gone while the lease was not released: it was
@@ -462,9 +484,9 @@ func (l *Lease) watched(ctx context.Context) bool {
 	if b := l.arm.Load(); b != a {
 		return l.watched(ctx) // the lease is reading its node again: wait for that
 	}
-	_, _, w, err := l.client.GetDataW(ctx, l.Held.Path)
-	if errors.Is(err, framework.ErrNoNode) {
-		l.deleted.Store(true)
+	_, st, w, err := l.client.GetDataW(ctx, l.Held.Path)
+	if errors.Is(err, framework.ErrNoNode) || (err == nil && !l.ours(st)) {
+		l.deleted.Store(true) // gone, or another node at its path: not ours to delete
 		return false
 	}
 	return err == nil && w != nil // not fired yet: it fires with our delete at the latest
