@@ -407,10 +407,14 @@ func (l *Lease) End() (last bool, err error) {
 }
 
 // DeleteNode deletes the lease's node after its last release (guaranteed: a failed delete
-// is retried in the background). When the lease may have been lost by its last release
-// (End), it still deletes the node — after a suspension or a simulated expiry the session
-// may have survived and still own it, and the protected name (a fresh UUID) means no other
-// session's node can have this path — and returns ErrLeaseLost. A loss signal that fires
+// is retried in the background). It never deletes a node it cannot prove its own: when
+// the lease saw its node deleted, or found another node at its path (another session's,
+// or one of its czxid not the lease's), it deletes nothing and returns ErrLeaseLost. When
+// the lease may have been lost by the loss signal at its last release (End), it still
+// deletes the node — after a suspension or a simulated expiry the session may have
+// survived and still own it — but only as this node (owned by this session, bound to its
+// czxid: WithMaxCzxid; one more read when the lease never learnt the czxid), and returns
+// ErrLeaseLost. A loss signal that fires
 // during the release's own delete (the connection dropping while its reply is on the way)
 // does not make a lease lost that was held when it was released: what counts is the state
 // at the last release.
@@ -430,8 +434,18 @@ func (l *Lease) End() (last bool, err error) {
 // framework.ErrUnknownOutcome: released, or lost, not known.
 func (l *Lease) DeleteNode(ctx context.Context) error {
 	watched := l.watched(ctx)
-	lost := l.wasLostAtRelease() || l.deleted.Load()
-	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	if l.deleted.Load() {
+		// Someone else deleted our node while the lease was held (or made another at its
+		// path): whatever is at the path is not ours, and nothing is deleted.
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	lost := l.wasLostAtRelease()
+	var err error
+	if lost {
+		err = l.deleteOwn(ctx)
+	} else {
+		err = l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	}
 	if errors.Is(err, framework.ErrNoNode) {
 		switch {
 		case !errors.Is(err, framework.ErrUnknownOutcome):
@@ -450,6 +464,25 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return lost
 	}
 	return err
+}
+
+// deleteOwn deletes the lease's node, lost by the loss signal (it may still be this
+// session's), only as this node: bound to its czxid (WithMaxCzxid), read first (one
+// request) when the lease never learnt it, and then only if this session owns the node at
+// the path. A node it cannot prove its own is left alone (ErrNoNode: not ours, or gone).
+func (l *Lease) deleteOwn(ctx context.Context) error {
+	z := l.Held.czxid.Load()
+	if z == 0 {
+		st, err := l.client.Exists(ctx, l.Held.Path)
+		if err != nil {
+			return err
+		}
+		if st == nil || st.EphemeralOwner != l.Held.SessionID {
+			return fmt.Errorf("%s: %w", l.Held.Path, framework.ErrNoNode)
+		}
+		z = st.Czxid
+	}
+	return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), framework.WithMaxCzxid(z))
 }
 
 // watched reports whether the lease's watch speaks for its node now, before the release's
