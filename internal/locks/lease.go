@@ -469,15 +469,21 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 // deleteOwn deletes the lease's node, lost by the loss signal (it may still be this
 // session's), only as this node: bound to its czxid (WithMaxCzxid), read first (one
 // request) when the lease never learnt it, and then only if this session owns the node at
-// the path. A node it cannot prove its own is left alone (ErrNoNode: not ours, or gone).
+// the path; a node found not ours is left alone (ErrNoNode). When that read gets no answer
+// (the connection is still down, ctx ended) the delete is by name, guaranteed: the
+// protected name (a fresh UUID) is the proof left, and the node must not outlive the
+// release while the session survives.
 func (l *Lease) deleteOwn(ctx context.Context) error {
 	z := l.Held.czxid.Load()
 	if z == 0 {
 		st, err := l.client.Exists(ctx, l.Held.Path)
 		if err != nil {
-			return err
+			if errors.Is(err, framework.ErrClosed) {
+				return err
+			}
+			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
 		}
-		if st == nil || st.EphemeralOwner != l.Held.SessionID {
+		if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
 			return fmt.Errorf("%s: %w", l.Held.Path, framework.ErrNoNode)
 		}
 		z = st.Czxid
