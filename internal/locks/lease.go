@@ -111,7 +111,9 @@ func (l *Lease) cause() error {
 }
 
 // NewLease starts a lease on h, counted once. The lease watches its node: a node deleted
-// by someone else while held ends the lease lost, and a release can tell its own delete
+// by someone else while held ends the lease lost — so does a read of its path that finds
+// another node there (owned by another session, or of another czxid than the one its
+// first read found: deleted and made again under the same name), and a release can tell its own delete
 // from another's (see DeleteNode). When h carries the children watch of the listing that
 // gave the lock (Held.watch; NewLease takes it from h), that watch speaks for the node
 // until the children change, and only then does the lease read its node (one getData
@@ -178,10 +180,13 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				}
 				cancel()
 			}()
-			data, _, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+			data, st, ch, err := l.client.GetDataW(ctx, l.Held.Path)
 			close(stop)
 			cancel()
-			if errors.Is(err, framework.ErrNoNode) {
+			if errors.Is(err, framework.ErrNoNode) || (err == nil && !l.ours(st)) {
+				// Gone, or another node at its path (ours deleted and one of its name made
+				// again, by another session): someone else deleted ours. A data watch set
+				// on the other node stays until it changes or the session ends.
 				l.nodeGone()
 				close(a.done)
 				return
@@ -257,6 +262,23 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 			}
 		}
 	}
+}
+
+// ours reports whether st, read at the lease's path, is the lease's node: owned by its
+// session and, once its czxid is known (Held.czxid: read for a fencing token, or at the
+// lease's first read of the node), created by the same transaction. A node deleted and made
+// again at the path (by another session, or with the same name in one multi) is not. The
+// first read that finds the node ours records its czxid, so later reads compare it.
+func (l *Lease) ours(st *zk.Stat) bool {
+	if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
+		return false
+	}
+	z := l.Held.czxid.Load()
+	if z == 0 {
+		l.Held.czxid.CompareAndSwap(0, st.Czxid)
+		return true
+	}
+	return z == st.Czxid
 }
 
 // nodeGone records that the lease's node is gone while the lease was not released: it was
@@ -385,10 +407,14 @@ func (l *Lease) End() (last bool, err error) {
 }
 
 // DeleteNode deletes the lease's node after its last release (guaranteed: a failed delete
-// is retried in the background). When the lease may have been lost by its last release
-// (End), it still deletes the node — after a suspension or a simulated expiry the session
-// may have survived and still own it, and the protected name (a fresh UUID) means no other
-// session's node can have this path — and returns ErrLeaseLost. A loss signal that fires
+// is retried in the background). It never deletes a node it cannot prove its own: when
+// the lease saw its node deleted, or found another node at its path (another session's,
+// or one of its czxid not the lease's), it deletes nothing and returns ErrLeaseLost. When
+// the lease may have been lost by the loss signal at its last release (End), it still
+// deletes the node — after a suspension or a simulated expiry the session may have
+// survived and still own it — but only as this node (owned by this session, bound to its
+// czxid: WithMaxCzxid; one more read when the lease never learnt the czxid), and returns
+// ErrLeaseLost. A loss signal that fires
 // during the release's own delete (the connection dropping while its reply is on the way)
 // does not make a lease lost that was held when it was released: what counts is the state
 // at the last release.
@@ -408,8 +434,18 @@ func (l *Lease) End() (last bool, err error) {
 // framework.ErrUnknownOutcome: released, or lost, not known.
 func (l *Lease) DeleteNode(ctx context.Context) error {
 	watched := l.watched(ctx)
-	lost := l.wasLostAtRelease() || l.deleted.Load()
-	err := l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	if l.deleted.Load() {
+		// Someone else deleted our node while the lease was held (or made another at its
+		// path): whatever is at the path is not ours, and nothing is deleted.
+		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
+	}
+	lost := l.wasLostAtRelease()
+	var err error
+	if lost {
+		err = l.deleteOwn(ctx)
+	} else {
+		err = l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+	}
 	if errors.Is(err, framework.ErrNoNode) {
 		switch {
 		case !errors.Is(err, framework.ErrUnknownOutcome):
@@ -428,6 +464,31 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return lost
 	}
 	return err
+}
+
+// deleteOwn deletes the lease's node, lost by the loss signal (it may still be this
+// session's), only as this node: bound to its czxid (WithMaxCzxid), read first (one
+// request) when the lease never learnt it, and then only if this session owns the node at
+// the path; a node found not ours is left alone (ErrNoNode). When that read gets no answer
+// (the connection is still down, ctx ended) the delete is by name, guaranteed: the
+// protected name (a fresh UUID) is the proof left, and the node must not outlive the
+// release while the session survives.
+func (l *Lease) deleteOwn(ctx context.Context) error {
+	z := l.Held.czxid.Load()
+	if z == 0 {
+		st, err := l.client.Exists(ctx, l.Held.Path)
+		if err != nil {
+			if errors.Is(err, framework.ErrClosed) {
+				return err
+			}
+			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+		}
+		if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
+			return fmt.Errorf("%s: %w", l.Held.Path, framework.ErrNoNode)
+		}
+		z = st.Czxid
+	}
+	return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), framework.WithMaxCzxid(z))
 }
 
 // watched reports whether the lease's watch speaks for its node now, before the release's
@@ -462,9 +523,9 @@ func (l *Lease) watched(ctx context.Context) bool {
 	if b := l.arm.Load(); b != a {
 		return l.watched(ctx) // the lease is reading its node again: wait for that
 	}
-	_, _, w, err := l.client.GetDataW(ctx, l.Held.Path)
-	if errors.Is(err, framework.ErrNoNode) {
-		l.deleted.Store(true)
+	_, st, w, err := l.client.GetDataW(ctx, l.Held.Path)
+	if errors.Is(err, framework.ErrNoNode) || (err == nil && !l.ours(st)) {
+		l.deleted.Store(true) // gone, or another node at its path: not ours to delete
 		return false
 	}
 	return err == nil && w != nil // not fired yet: it fires with our delete at the latest

@@ -285,6 +285,10 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	// next change of the children, which the wait waits for anyway.
 	node, first, err := CreateAndListW(ctx, c, l.cfg.Path, spec.Name, spec.Data, spec.Sequential, !l.cfg.NoLease && l.alone.Load())
 	if err != nil {
+		// A refused create (NoAuth, a quota) may leave the listing's children watch set
+		// (no watch can be removed): the next attempt sets none, so refusals in a row
+		// leave one at most.
+		l.alone.Store(false)
 		return nil, err
 	}
 	name := framework.NodeName(node)
@@ -318,7 +322,9 @@ func CreateAndList(ctx context.Context, c *framework.Client, parent, name string
 // CreateAndListW is CreateAndList whose listing, when watch is set, also sets a children
 // watch on parent (ChildrenW): first then returns it with the listing, so that a caller
 // that must wait for a change of the children needs no second listing. The watch is nil
-// when the listing is not usable.
+// when the listing is not usable. A create that fails after the listing was sent (refused
+// for the ACL or a quota) leaves that children watch set on parent, until its children
+// change or the session ends: go-zookeeper v1.0.4 cannot remove a watch.
 func CreateAndListW(ctx context.Context, c *framework.Client, parent, name string, data []byte, sequential, watch bool) (node string, first func() ([]string, *framework.Watch), err error) {
 	mode := framework.Ephemeral
 	if sequential {

@@ -53,7 +53,11 @@
 // changed while it holds, or at once when the lock is revocable. The listing sets no watch
 // at a Mutex's first acquisition or when its last listing showed another contender; the
 // lease then reads its node at once (4 requests), and a release right after the
-// acquisition waits for that read (one round trip). A waiter adds a getData watch on its
+// acquisition waits for that read (one round trip). A create the server refuses (for
+// the ACL or a quota) after an uncontended acquisition leaves that listing's children watch
+// on the lock's parent (go-zookeeper cannot remove a watch): one watch, ended by the next
+// change of the parent's children or with the session; the next acquisition sets none
+// until a listing shows the lock free again. A waiter adds a getData watch on its
 // predecessor and, when that fires, one more listing; none when the predecessor was first in line (it can only have been
 // the holder). Token reads the node's czxid once (one request). With the local queue, a
 // hand-over inside the process costs nothing, or one request (a listing) to check that no

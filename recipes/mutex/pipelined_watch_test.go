@@ -15,7 +15,11 @@ import (
 
 // An uncontended acquire+release costs the create, the listing sent behind it and the
 // delete: the lease takes the listing's children watch instead of reading its node, so
-// the release waits for no read.
+// the release waits for no read. The listing is sent from a goroutine started by the
+// create's send hook, which can (rarely, on a loaded machine) reach the connection before
+// the create does: it then misses our node and the acquisition lists once more (4
+// requests, safe). So the cost is counted over many cycles, with a bound that a lease
+// reading its node at every cycle (4 per cycle) fails.
 func TestUncontendedCycleReadsNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -26,7 +30,9 @@ func TestUncontendedCycleReadsNoNode(t *testing.T) {
 	warm, err := m.Acquire(ctx) // makes the parent
 	require.NoError(t, err)
 	require.NoError(t, warm.Release(ctx))
-	for i := range 3 {
+	const cycles = 12
+	var total int64
+	for i := range cycles {
 		// The last cycle's watch, fired by its own delete, must be told first: until then
 		// the client's registry may hand the next listing that same watch (which then
 		// fires at once, and the lease reads its node: safe, but one request more).
@@ -35,8 +41,12 @@ func TestUncontendedCycleReadsNoNode(t *testing.T) {
 		l, err := m.Acquire(ctx)
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))
-		require.Equal(t, int64(3), int64(c.Requests()-before), "cycle %d: create, getChildren, delete", i)
+		n := int64(c.Requests() - before)
+		require.GreaterOrEqual(t, n, int64(3), "cycle %d: create, getChildren, delete at least", i)
+		total += n
 	}
+	require.LessOrEqual(t, total, int64(3*cycles+cycles/2),
+		"%d requests in %d cycles: create, getChildren, delete each (a listing overtaken by the create now and then adds one)", total, cycles)
 }
 
 // A node deleted by someone else while held through the listing's children watch ends the
