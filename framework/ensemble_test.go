@@ -323,3 +323,27 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 	}
 }
+
+// A new configuration naming a member whose name does not resolve (yet: a Kubernetes
+// pod whose DNS record is not published, a typo in one server line) still moves the
+// client to the members that do: ZooKeeper's own client resolves each server when it
+// dials it. Ignoring the whole configuration keeps the client on servers the
+// reconfiguration removed, and the version is then taken as seen, so it is never retried.
+func TestEnsembleTrackerUnresolvableMember(t *testing.T) {
+	c, err := New("127.0.0.1:2181")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostList{resolve: true}
+	if err := h.Init([]string{"127.0.0.1:2181"}); err != nil {
+		t.Fatal(err)
+	}
+	c.useHostList(h, []string{"127.0.0.1:2181"})
+	c.applyConfig([]byte("server.1=127.0.0.1:3000:4000:participant;127.0.0.1:2181\nversion=10\n"))
+	c.applyConfig([]byte("server.2=127.0.0.1:3001:4001:participant;127.0.0.1:2185\n" +
+		"server.3=zk3.nosuch.invalid:3002:4002:participant;zk3.nosuch.invalid:2186\nversion=11\n"))
+	if got := c.Servers(); !slices.Contains(got, "127.0.0.1:2185") {
+		t.Fatalf("Servers %v after a reconfiguration to 127.0.0.1:2185 and an unresolvable member: "+
+			"the removed 127.0.0.1:2181 is still dialled, the new member is not", got)
+	}
+}
