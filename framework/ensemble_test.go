@@ -347,3 +347,30 @@ func TestEnsembleTrackerUnresolvableMember(t *testing.T) {
 			"the removed 127.0.0.1:2181 is still dialled, the new member is not", got)
 	}
 }
+// The members a reconfiguration names are kept by name: a new session resolves them
+// again, as it resolves the connect string's names (go-zookeeper resolves its servers
+// when a session starts). Keeping the addresses they had at the reconfiguration pins the
+// client to them for good: once a member comes back at a new address under the same
+// name (a restarted Kubernetes pod: a StatefulSet's rolling restart moves them all), no
+// session of the client finds it again, while one given the names in its connect string
+// would.
+func TestEnsembleTrackerNewSessionResolvesNames(t *testing.T) {
+	c, err := New("localhost:2181")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostList{resolve: true}
+	if err := h.Init([]string{"localhost:2181"}); err != nil {
+		t.Fatal(err)
+	}
+	c.useHostList(h, []string{"localhost:2181"})
+	if _, servers := c.newHostList(); !slices.Equal(servers, []string{"localhost:2181"}) {
+		t.Fatalf("a new session before any reconfiguration is given %v, want the connect string's name", servers)
+	}
+	c.applyConfig([]byte("server.1=localhost:3000:4000:participant;localhost:2181\nversion=10\n"))
+	c.applyConfig([]byte("server.2=localhost:3001:4001:participant;localhost:2185\nversion=11\n"))
+	if _, servers := c.newHostList(); !slices.Equal(servers, []string{"localhost:2185"}) {
+		t.Fatalf("a new session after the reconfiguration is given %v, want the member's name localhost:2185 "+
+			"(to be resolved again)", servers)
+	}
+}
