@@ -205,6 +205,7 @@ func checkPort(p string) error {
 // its name.
 type hostList struct {
 	resolve bool
+	partial bool // a member whose name does not resolve is left out (the tracked members)
 
 	mu      sync.Mutex
 	servers []string
@@ -216,23 +217,32 @@ type hostList struct {
 const lookupTimeout = 3 * time.Second
 
 // resolveServers returns the addresses of servers (host:port each): every address of
-// each name. A name that does not resolve is an error.
-func resolveServers(servers []string) ([]string, error) {
+// each name. A name that does not resolve is an error, unless partial: then it is left
+// out, and only none resolving is an error.
+func resolveServers(servers []string, partial bool) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	var found []string
+	var failed error
 	for _, s := range servers {
 		host, port, err := net.SplitHostPort(s)
 		if err != nil {
 			return nil, err
 		}
 		addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+		if err != nil && partial {
+			failed = err
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range addrs {
 			found = append(found, net.JoinHostPort(a, port))
 		}
+	}
+	if len(found) == 0 && failed != nil {
+		return nil, failed
 	}
 	if len(found) == 0 {
 		return nil, fmt.Errorf("framework: %w: no addresses for %q", ErrInvalidArgument, servers)
@@ -247,7 +257,7 @@ func (h *hostList) Init(servers []string) error {
 	list := slices.Clone(servers)
 	if h.resolve {
 		var err error
-		if list, err = resolveServers(servers); err != nil {
+		if list, err = resolveServers(servers, h.partial); err != nil {
 			return err
 		}
 	}
@@ -318,7 +328,7 @@ func (c *Client) newHostList() (*hostList, []string) {
 	if c.ens.servers != nil {
 		servers = c.ens.servers
 	}
-	return &hostList{resolve: c.opts.tls == nil}, slices.Clone(servers)
+	return &hostList{resolve: c.opts.tls == nil, partial: c.ens.servers != nil}, slices.Clone(servers)
 }
 
 // useHostList makes h the host provider the tracker updates; servers is the list it
@@ -328,7 +338,15 @@ func (c *Client) useHostList(h *hostList, servers []string) {
 	defer c.ens.mu.Unlock()
 	c.ens.hosts = h
 	if c.ens.servers != nil && !slices.Equal(servers, c.ens.servers) {
-		h.replace(c.ens.servers)
+		list := c.ens.servers
+		if h.resolve {
+			resolved, err := resolveServers(list, true)
+			if err != nil {
+				return // none resolves now: the list Init made stays
+			}
+			list = resolved
+		}
+		h.replace(list)
 	}
 }
 
@@ -516,27 +534,32 @@ func (c *Client) applyConfig(data []byte) {
 		c.ens.mu.Unlock()
 		return // the same, or older (read from a server that lags)
 	}
-	c.ens.version = cfg.version
-	c.ens.mu.Unlock()
 	if len(cfg.servers) == 0 {
+		c.ens.version = cfg.version
+		c.ens.mu.Unlock()
 		c.opts.logger.Warn("the ensemble's new configuration names no client address; keeping the servers",
 			"component", "framework", "version", fmt.Sprintf("%x", cfg.version))
 		return
 	}
+	c.ens.mu.Unlock()
+	// The members are kept by name (each new session resolves them again, as go-zookeeper
+	// resolves a connect string's); the running host list gets the addresses of those that
+	// resolve now. None resolving leaves the version unseen: the next read tries again.
 	servers := cfg.servers
 	if c.opts.tls == nil {
-		if servers, err = resolveServers(cfg.servers); err != nil {
-			c.opts.logger.Warn("resolving the ensemble's new members failed; keeping the servers",
+		if servers, err = resolveServers(cfg.servers, true); err != nil {
+			c.opts.logger.Warn("none of the ensemble's new members resolves; keeping the servers until the next read",
 				"component", "framework", "servers", cfg.servers, "err", err)
 			return
 		}
 	}
 	c.ens.mu.Lock()
-	if cfg.version != c.ens.version { // a newer one came meanwhile: it decides
+	if cfg.version <= c.ens.version { // a newer one came meanwhile: it decides
 		c.ens.mu.Unlock()
 		return
 	}
-	c.ens.servers = servers
+	c.ens.version = cfg.version
+	c.ens.servers = slices.Clone(cfg.servers)
 	h := c.ens.hosts
 	if h != nil {
 		h.replace(servers)

@@ -200,7 +200,7 @@ func TestEnsembleTrackerReads(t *testing.T) {
 	if c.Requests() != 0 || c.Watches() != 0 {
 		t.Fatalf("Requests %d, Watches %d: the tracker's read counted", c.Requests(), c.Watches())
 	}
-	want, err := resolveServers(strings.Split(proxy.ConnectString(), ","))
+	want, err := resolveServers(strings.Split(proxy.ConnectString(), ","), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +347,7 @@ func TestEnsembleTrackerUnresolvableMember(t *testing.T) {
 			"the removed 127.0.0.1:2181 is still dialled, the new member is not", got)
 	}
 }
+
 // The members a reconfiguration names are kept by name: a new session resolves them
 // again, as it resolves the connect string's names (go-zookeeper resolves its servers
 // when a session starts). Keeping the addresses they had at the reconfiguration pins the
