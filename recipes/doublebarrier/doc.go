@@ -32,24 +32,13 @@
 // created before the member's last listing (by czxid: each round's ready is a new node at
 // version 0). Not covered: such a delete delayed in the network after its read of ready,
 // landing once the next round made its own ready (also at version 0), still removes it.
-//
-// A leftover ready: when every member's Leave was cut short (its context ended), or the
-// last members were Curator's and one stopped between its node and ready, ready stays
-// with no member. It lets nobody in: a member that finds ready at its first look (after
-// making its node) goes in only if ready was made after its node, or if a member node
-// made before ready is still there (a round under way that it joins late). Otherwise it
-// deletes that ready, bound by its czxid, and waits for memberQty members. Curator's
-// members go in by any ready.
-//
-// Enter syncs its server with the leader, creates the member node, lists the barrier with
-// a child watch, and is in if ready is listed (see "A leftover ready") or the members
-// number at least memberQty (then it creates ready); otherwise it waits for the child
-// watch and lists again. Curator watches ready with an exists watch instead; that watch
-// stays on the server after a failed Enter until a ready is made or the session ends,
-// while the delete of the member's own node after a failure fires the child watch: a
-// failed Enter leaves no watch behind. The sync keeps a server that lags (cut off from
-// its peers) from letting a member in by the last round's ready or by members gone since;
-// Curator reads without it. memberQty is a threshold, not a limit: more members may enter.
+
+// Enter syncs its server with the leader, sets an exists watch on ready, creates the
+// member node, and is in if ready exists or the members number at least memberQty (then it
+// creates ready); otherwise it waits for ready to appear. The sync keeps a server that
+// lags (cut off from its peers) from letting a member in by the last round's ready or by
+// members gone since; Curator reads without it. memberQty is a threshold, not a limit:
+// more members may enter.
 //
 // Leave syncs its server with the leader first (so that a lagging server cannot hide a
 // member that entered since, and this one take itself for the last), then follows
@@ -57,10 +46,7 @@
 // highest to go; every other member deletes its node and waits for the lowest to go; a
 // member alone deletes its node (and ready, in the same transaction). Leave returns when
 // no member node is left, so nobody returns from Leave before every member has at least
-// started leaving. A member whose node is gone also returns once its round's ready is gone
-// or is a later round's (by czxid, bounded by Leave's first listing): member names stay
-// from one round to the next, so a member that hears late of its round's end does not
-// take the next round's nodes for its own round's and wait for them.
+// started leaving.
 //
 // # One value, one member
 //
@@ -95,7 +81,7 @@
 //
 // # Requests
 //
-// Measured before Enter's child watch (below): a member's round cost about 10.5 requests with 8 members (measured by cmd/zkbench
+// A member's round costs about 10.5 requests with 8 members (measured by cmd/zkbench
 // doublebarrier 4×2, 400 ops: 10.54, of which sync 2.0, multi 0.125, delete 0.875, exists
 // 1.0): Enter sends a sync, an exists watch on ready, the member node's create (the first
 // member also creates the parent) and a children listing, and the member whose arrival
@@ -105,10 +91,5 @@
 // request). Only the fallback (no member node left, ready still listed) reads ready's Stat
 // to check its czxid and deletes it. Curator's members all try to delete ready. It was
 // about 8.6 before the two syncs (issue 28.24), and about 10.3 while every member whose
-// last listing still showed ready deleted it, after the read. Since Enter waits on a child
-// watch it sends no exists on ready, but a waiting member lists the barrier again at each
-// arrival (each member's arrival wakes the members waiting before it); a member that
-// finds ready at its first look reads ready's Stat, its own node's and, when ready is
-// older than its node, the other members' until one is older than ready. Not measured
-// again yet.
+// last listing still showed ready deleted it, after the read.
 package doublebarrier

@@ -131,10 +131,7 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // what ctx cuts short goes on in the background), and returns the error: one that
 // matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
 // Before it looks at ready and the members it syncs its server with the leader, so that
-// a server that lags cannot let it in by the last round's ready. A ready left by a round
-// with no member left lets nobody in (see the package documentation). Enter waits on a
-// child watch of the barrier, which a failed Enter's delete of its node fires: it leaves
-// no watch behind. A member whose own create of ready was applied (or may have been:
+// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
 // in. Entering a member that is inside already returns ErrAlreadyEntered.
@@ -144,7 +141,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	gen, err := d.enter(ctx)
 	if err != nil {
-		d.deleteOurs(ctx, false, false)
+		d.deleteOurs(ctx, false)
 		d.setState(outside, 0)
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
@@ -153,62 +150,35 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 }
 
 // enter runs Enter's loop and returns the generation in which the member got in.
-//
-// It waits on a child watch of the barrier's path, not on an exists watch on ready as
-// Curator does: an exists watch on a ready that is never made stays on the server after
-// a failed Enter, until a ready is made or the session ends (go-zookeeper cannot remove a
-// watch), whereas the delete of our own node after a failure fires the child watch.
 func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
-	var gen uint64
-	fresh := true    // sync, and make sure our node exists, before listing
-	noReady := false // a listing since our node was made showed no ready
-	// first: no listing since our node was made (or since a leftover ready went) showed
-	// no ready. Only such a listing creates ready, as Curator's: the arrival that brings
-	// the count to memberQty does, and the members it wakes wait for its ready.
-	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		if fresh {
-			gen = d.client.Generation()
-			// Sync first: a server that lags (cut off from its peers) still shows the
-			// last round's ready, or members gone since, and the decision below rests on
-			// what it says. The reads after it on this connection see everything
-			// committed before.
-			if err := d.client.Sync(ctx, d.path); err != nil {
-				return 0, err
-			}
-			if err := d.ensureOurs(ctx); err != nil {
-				return 0, err
-			}
-			fresh, noReady, first = false, false, true
-		}
-		// The listing sets the child watch: a ready or a member made after it fires it.
-		kids, st, w, err := d.client.ChildrenW(ctx, d.path)
-		if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		gen := d.client.Generation()
+		// Sync first: a server that lags (cut off from its peers) still shows the last
+		// round's ready, or members gone since, and the decision below rests on what it
+		// says. The reads after it on this connection see everything committed before.
+		if err := d.client.Sync(ctx, d.path); err != nil {
 			return 0, err
 		}
-		l := newListing(kids, st)
-		switch {
-		case !slices.Contains(l.members, d.ourName):
-			// Our node is gone: the session ended (the watch then ends too). Make it again.
-			fresh = true
-			continue
-		case l.ready && (noReady || d.memberQty <= 1):
-			// Made since our node was: the barrier opened while our node was there. We
-			// are in, even if a quick leaver deletes ready before we look at it again.
+		// Watch ready before creating our node: a ready created in between is not missed.
+		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
+		if err != nil {
+			return 0, err
+		}
+		if err := d.ensureOurs(ctx); err != nil {
+			return 0, err
+		}
+		if ready != nil {
 			return gen, nil
-		case l.ready:
-			in, err := d.readyIsLive(ctx, l)
-			if err != nil {
-				return 0, err
-			}
-			if in {
-				return gen, nil
-			}
-		case first && len(l.members) >= d.memberQty:
-			noReady = true
+		}
+		l, err := d.list(ctx)
+		if err != nil {
+			return 0, err
+		}
+		members := l.members
+		if len(members) >= d.memberQty {
 			var sent framework.InFlight
 			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
 			if err == nil || errors.Is(err, framework.ErrNodeExists) {
@@ -220,66 +190,22 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 				return gen, nil
 			}
 			return 0, err
-		default:
-			noReady, first = true, false
 		}
 		select {
-		case <-w.Done():
-			if w.Event().Type == zk.EventNotWatching {
-				fresh = true // the session ended: our node may be gone
+		case <-readyW.Done():
+			if readyW.Event().Type == zk.EventNodeCreated {
+				// The barrier opened while our node was there: we are in, even if a
+				// quick leaver deletes ready before we could look at it again.
+				return gen, nil
 			}
+			// The session ended (EventNotWatching) or something else happened: look
+			// again. After a session expiry ensureOurs creates our node again.
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-d.client.Done():
 			return 0, framework.ErrClosed
 		}
 	}
-}
-
-// readyIsLive decides about a ready that was there when Enter first listed the barrier
-// after making our node: it opens the barrier if it was made after our node, or if a
-// member node made before it is still there (a round under way that we join late,
-// memberQty being a threshold). Otherwise every member of its round is gone (their Leaves
-// were all cut short, or it was left by Curator members, which delete their node before
-// ready): it is a leftover and lets nobody in. It is deleted, bound by its czxid (a later
-// round's ready has a greater one; the czxid proves which node it is), and Enter waits
-// for memberQty members; the delete fires Enter's child watch. The reads (ready's Stat,
-// our node's, and the other members' until one is older than ready) are sent only when
-// ready is there at Enter's first look: a late member, or a leftover.
-func (d *DoubleBarrier) readyIsLive(ctx context.Context, l listing) (bool, error) {
-	st, err := d.client.Exists(ctx, d.readyPath)
-	if err != nil || st == nil {
-		return false, err // gone since the listing: the watch fires for it
-	}
-	ours, err := d.client.Exists(ctx, d.ourPath)
-	if err != nil || ours == nil {
-		return false, err // our node gone: the session ended, the watch fires for it
-	}
-	if st.Czxid > ours.Czxid {
-		return true, nil
-	}
-	for _, m := range l.members {
-		if m == d.ourName {
-			continue
-		}
-		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
-		if err != nil {
-			return false, err
-		}
-		if ms != nil && ms.Czxid < st.Czxid {
-			return true, nil
-		}
-	}
-	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
-		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
-	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
-	if err != nil && !errors.Is(err, framework.ErrNoNode) {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
-	}
-	return false, nil
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
@@ -353,27 +279,20 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 	if err != nil {
 		return listing{}, err
 	}
-	return newListing(kids, st), nil
-}
-
-// newListing makes a listing of the children kids of the barrier node, whose Stat is st.
-func newListing(kids []string, st *framework.Stat) listing {
 	l := listing{ready: slices.Contains(kids, readyNode)}
 	if st != nil {
 		l.pzxid = st.Pzxid
 	}
 	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
 	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
-	return l
+	return l, nil
 }
 
 // Leave blocks until every member has left the barrier, ctx ends or the client is
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
 // transaction (see the package documentation). Leave first syncs its server with the
-// leader, so that a server that lags cannot hide a member that entered since. A member
-// whose node is gone returns once its round's ready is gone or is a later round's: it
-// does not wait for the next round's members, which reuse the names.
+// leader, so that a server that lags cannot hide a member that entered since.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
@@ -394,7 +313,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		d.deleteOurs(ctx, withReady, true)
+		d.deleteOurs(ctx, withReady)
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -417,11 +336,6 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
-	// round bounds the czxid of the ready of the member's round (the round's identity):
-	// the pzxid of the first listing, which shows our node. That ready was made before
-	// Enter returned, so at most round; a later round's ready can only be made after our
-	// node is gone, so after that listing, with a greater czxid.
-	var round int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -437,23 +351,8 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 		}
-		if round == 0 && i >= 0 {
-			round = l.pzxid
-		}
 		if len(members) == 0 {
 			break
-		}
-		if i < 0 {
-			// Our node is gone: the members listed may be a next round's, with the same
-			// names (a member's name stays from one Enter to the next). Names are
-			// reused, identities are not: the round is over once its ready is gone.
-			ended, err := d.roundEnded(ctx, l, round)
-			if err != nil {
-				return err
-			}
-			if ended {
-				return nil
-			}
 		}
 		if i >= 0 && len(members) == 1 { // only ours left: ours and ready go together
 			return d.leaveLast(ctx, enterGen)
@@ -509,25 +408,6 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
 	return nil
-}
-
-// roundEnded reports whether the round a member whose node is gone entered is over, by
-// a listing l that still shows member nodes: ready is gone (it goes only once no member
-// node of the round is left, or one is, with Curator's members), or ready is a later
-// round's (its czxid is above round, the bound taken by Leave's first listing). Only the second needs a
-// read, and only while a listing shows ready and members after our node went.
-func (d *DoubleBarrier) roundEnded(ctx context.Context, l listing, round int64) (bool, error) {
-	if !l.ready {
-		return true, nil
-	}
-	if round <= 0 {
-		return false, nil
-	}
-	st, err := d.client.Exists(ctx, d.readyPath)
-	if err != nil {
-		return false, err
-	}
-	return st == nil || st.Czxid > round, nil
 }
 
 // leaveLast ends Leave for the member whose node is the last member node: it deletes
@@ -600,25 +480,15 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
-//
-// leaving: the cleanup of a Leave. Once our node is gone, a member whose listing shows no
-// member node left but ready deletes ready (see dropLeftoverReady): when every member's
-// Leave is cut short, the one whose node goes last removes ready.
-func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool) {
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 	var err error
 	path := d.ourPath
 	del := func(cctx context.Context) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
-		var err error
 		if withReady {
-			err = d.deleteLast(cctx, path)
-		} else {
-			err = d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
+			return d.deleteLast(cctx, path)
 		}
-		if err != nil || !leaving {
-			return err
-		}
-		return d.dropLeftoverReady(cctx)
+		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 	}
 	queued := ctx.Err() != nil
 	if !queued {
@@ -660,22 +530,6 @@ func (d *DoubleBarrier) deleteLast(ctx context.Context, path string) error {
 			"component", "doublebarrier", "path", path, "err", err)
 	}
 	return d.client.Delete(ctx, path, framework.Quietly(), framework.Guaranteed())
-}
-
-// dropLeftoverReady is the end of a Leave cut short, once our node is gone: it lists the
-// barrier, and when no member node is left but ready is, it deletes ready, bound by the
-// listing's pzxid, as Leave's fallback does (a next round's ready needs members, which the
-// listing would show, or is a leftover too). The listing follows our delete on this
-// session, so of the members whose Leaves are all cut short, the one whose delete was
-// applied last sees no member left. A member of a next round that entered meanwhile is
-// listed: ready then stays, and that member's Enter does not take it for open (see
-// readyIsLive).
-func (d *DoubleBarrier) dropLeftoverReady(ctx context.Context) error {
-	l, err := d.list(ctx)
-	if err != nil || len(l.members) > 0 || !l.ready || l.pzxid <= 0 {
-		return err
-	}
-	return d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.WithMaxCzxid(l.pzxid), framework.Guaranteed())
 }
 
 // retireNameLocked gives the member a new node name; d.mu must be held.

@@ -15,12 +15,14 @@ import (
 )
 
 // Review of issue 28.19/28.24: Enter does not go in alone by a ready that came and went
-// before its node was made. Member A (memberQty 2) on client c gives up its Enter (when
-// Enter watched ready with an exists watch, that watch stayed set on c and M shared it).
-// Member M on c then enters; it syncs; between the sync and the create of its node, a
-// whole round of two other members enters and leaves on another client: ready is
-// created and deleted, with the events held in the network. M lists one member (itself)
-// of 2, and must wait; it must not take a held event for "the barrier opened".
+// before its look at ready. Member A (memberQty 2) on client c gives up its Enter: its
+// exists watch on ready stays set on c. Member M on c then enters; it syncs, and its
+// ExistsW shares A's watch (one per node and kind on a client). Between the sync and
+// that read, a whole round of two other members enters and leaves on another client:
+// ready is created and deleted, and the NodeCreated event for A's watch is held in the
+// network. M's read answers "no ready"; M creates its node and lists one member (itself)
+// of 2, and must wait. The held event fired the shared watch with NodeCreated, and Enter
+// takes that for "the barrier opened while our node was there": M goes in alone.
 func TestReview28EnterNotInAloneByRoundBeforeItsRead(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -36,11 +38,11 @@ func TestReview28EnterNotInAloneByRoundBeforeItsRead(t *testing.T) {
 	c := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
 		framework.WithSessionTimeout(60*time.Second),
 		framework.WithRequestHook(func(op string) {
-			if op != "create" || !armed.CompareAndSwap(true, false) {
+			if op != "exists" || !armed.CompareAndSwap(true, false) {
 				return
 			}
-			// M's create of its node, after its sync: a whole round passes meanwhile, and
-			// c hears of it only after M's create was answered.
+			// M's look at ready, after its sync: a whole round passes meanwhile, and c
+			// hears of it only after M's read was answered.
 			proxy.HoldReplies()
 			b1, b2 := newMember(t, other, path, 2), newMember(t, other, path, 2)
 			in1 := testutil.Go(ctx, b1.Enter)
@@ -64,6 +66,7 @@ func TestReview28EnterNotInAloneByRoundBeforeItsRead(t *testing.T) {
 	err := a.Enter(actx)
 	cancel()
 	require.ErrorIs(t, err, context.DeadlineExceeded, "A is alone: its Enter gives up")
+	require.Equal(t, 1, c.Watches(), "A's exists watch on ready stays set")
 
 	m := newMember(t, c, path, 2)
 	armed.Store(true)
