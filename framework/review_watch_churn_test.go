@@ -108,7 +108,16 @@ func TestReviewWatchChurnEveryWatchOnce(t *testing.T) {
 	for _, g := range all {
 		handles[g.w]++
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Done closes before the handlers are told (outside the registry's lock): wait until
+	// every telling has come, then check none came twice.
+	require.Eventually(t, func() bool {
+		for w, n := range handles {
+			if h.count(w) < n {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 10*time.Millisecond, "every Handle told")
 	for _, g := range all {
 		require.Equal(t, handles[g.w], h.count(g.w), "%s watch of %s: told once per Handle", g.kind, g.path)
 		ev := g.w.Event()
