@@ -1,0 +1,910 @@
+package reliability_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// The explorer applies an adversary's move at every request of every recipe operation.
+// For an operation it first runs it once undisturbed and counts the requests the victim
+// sends (the operation and its undo: acquire and release, start and close); then, for
+// each request index k and each move, it runs the operation again in a fresh world with
+// the move applied exactly as the k-th request goes out, and checks the promise:
+//
+//   - promptness: the operation returns within its context's deadline plus a bound;
+//   - ownership: no node another client made (path + czxid) is deleted or replaced by
+//     the victim, unless the operation consumes it (a queue item, a barrier node);
+//   - honest outcomes, mutual exclusion, conservation, caches equal to the server:
+//     each operation's own check (a reported success was applied, a lock reported held
+//     is held — a contender on another client cannot take it while the lease is live —,
+//     each item delivered once, a cache's data and Stat equal to the server's);
+//   - cleanliness: no ephemeral or protected node of the victim left once the operation
+//     is undone, no watch left on the servers, no goroutine left (checked per batch).
+//
+// A run is named "<operation>/<move>/k<k>" and replays from that name alone (the world
+// is fresh, the move deterministic): -explore.run='mutex-acquire/remade-same/k2'. The
+// fast profile (make test) runs a seeded sample (-explore.sample runs, seed logged;
+// ZOOCURATOR_EXPLORE_SEED replays it); make soak runs every combination.
+
+var (
+	exploreRun    = flag.String("explore.run", "", "explorer: run only the runs whose name (op/move/kN) matches this regular-expression-free prefix list (comma-separated)")
+	exploreSample = flag.Int("explore.sample", 60, "explorer: runs in the fast profile (sampled from every (operation, k, move))")
+	exploreAll    = flag.Bool("explore.all", false, "explorer: run every (operation, k, move) (make soak sets it)")
+)
+
+// Timing bounds of a run: generous for a loaded 2-core machine; none is asserted as speed.
+const (
+	// xDeadline is the operation's context deadline.
+	xDeadline = 20 * time.Second
+	// xHeldDeadline is the deadline when the move holds a request until the context ends.
+	xHeldDeadline = 2 * time.Second
+	// xPrompt bounds how long past its deadline an operation may take to return.
+	xPrompt = 5 * time.Second
+	// xLoss bounds how long a live lease may take to learn that it was lost
+	// (the victim's session timeout, its suspension, with slack).
+	xLoss = 3 * victimSession
+)
+
+// xop is one recipe operation the explorer drives.
+type xop struct {
+	name string
+	// setup prepares a run: others' nodes made through r.adv* (so that ownership is
+	// checked), the recipe instance on r.victim. Its requests are not counted.
+	setup func(ctx context.Context, r *xrun) (*xround, error)
+	// listeners: the operation calls r.listenerHook from its listeners (the process moves
+	// apply to it).
+	listeners bool
+}
+
+// xround is one run's operation.
+type xround struct {
+	// call is the operation, by the victim.
+	call func(ctx context.Context) error
+	// after checks the operation's promise once call returned (err is its result), before
+	// undo: honest outcome, exclusion. It returns the violations found.
+	after func(ctx context.Context, err error) []string
+	// undo gives back what a successful call got (release, unregister); its requests are
+	// part of the operation. nil: nothing.
+	undo func(ctx context.Context) error
+	// close ends the recipe instance (nil: nothing); also the close-recipe move.
+	close func() error
+	// final checks what must hold once everything is undone (conservation). nil: none.
+	final func(ctx context.Context) []string
+	// mayTake reports whether the operation may delete another client's node at path
+	// (a consumed item). nil: none.
+	mayTake func(path string) bool
+	// target names the operation's node when the victim has made none yet (an item to be
+	// taken, a barrier node); "" or nil: the newest node the victim made.
+	target func() string
+}
+
+// xmove is one adversary move, applied as the k-th request goes out (on the victim's
+// goroutine: the request waits until apply returns).
+type xmove struct {
+	name string
+	// other: a move by another client on the operation's node (needs a target).
+	other bool
+	// listener: a move of the process on the operation's listeners.
+	listener bool
+	apply func(r *xrun)
+}
+
+// xknown lists the runs whose violations are known and not fixed yet, by name prefix
+// (operation, operation/move or operation/move/kN), with the reason: their violations are
+// logged, and fail only under ZOOCURATOR_KNOWN_BUGS=1.
+var xknown = map[string]string{}
+
+// knownFor returns the reason a run's violations are known, or "".
+func knownFor(name string) string {
+	best := ""
+	for prefix := range xknown {
+		if (name == prefix || strings.HasPrefix(name, prefix+"/")) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	return xknown[best]
+}
+
+// xops are the operations explored, by family.
+var xops = slices.Concat(xlockOps)
+
+var xmoves = []xmove{
+	// on the wire
+	{name: "reply-lost", apply: func(r *xrun) {
+		before := r.w.proxy.Forwarded()
+		r.w.proxy.HoldReplies()
+		r.background(func() {
+			waitFor(r.bg, 10*time.Second, func() bool { return r.w.proxy.Forwarded() > before })
+			time.Sleep(100 * time.Millisecond) // the server applies it meanwhile (either way is a legal outcome)
+			r.w.proxy.DropConnections()
+			r.w.proxy.Heal()
+		})
+	}},
+	{name: "held-ctx", apply: func(r *xrun) {
+		r.w.proxy.Stall()
+		r.healAfterCall.Store(true)
+	}},
+	{name: "held-expiry", apply: func(r *xrun) {
+		r.w.proxy.Stall()
+		sid := r.w.victim.SessionID()
+		r.background(func() {
+			waitFor(r.bg, 60*time.Second, func() bool {
+				ids, err := zktest.Sessions(leaderAddr(r.t))
+				return err == nil && !slices.Contains(ids, sid)
+			})
+			r.w.proxy.Heal()
+		})
+	}},
+	{name: "dropped", apply: func(r *xrun) { r.w.proxy.DropConnections() }},
+	// by another client, on the operation's node
+	{name: "deleted", other: true, apply: func(r *xrun) { r.advDeleteTarget(false, nil) }},
+	{name: "remade-same", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, nil) }},
+	{name: "remade-other", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, []byte("other data")) }},
+	{name: "unreadable", other: true, apply: func(r *xrun) { r.advReplaceUnreadable() }},
+	{name: "parent-deleted", other: true, apply: func(r *xrun) { r.advDeleteParent(false) }},
+	{name: "parent-remade", other: true, apply: func(r *xrun) { r.advDeleteParent(true) }},
+	{name: "competitor-ahead", other: true, apply: func(r *xrun) { r.advCompetitorAhead() }},
+	{name: "aba", other: true, apply: func(r *xrun) { r.advABA() }},
+	// by the caller
+	{name: "cancel", apply: func(r *xrun) { r.cancel() }},
+	{name: "close-recipe", apply: func(r *xrun) {
+		if r.round.close != nil {
+			r.closedEarly.Store(true)
+			go func() { _ = r.round.close() }() // Close may wait for the operation: not on its goroutine
+		}
+	}},
+	{name: "close-client", apply: func(r *xrun) {
+		r.clientClosed.Store(true)
+		go func() { _ = r.w.victim.Close() }()
+	}},
+	// by the process: the next listener call after the k-th request misbehaves
+	{name: "listener-panic", listener: true, apply: func(r *xrun) { r.armListener("panic") }},
+	{name: "listener-block", listener: true, apply: func(r *xrun) { r.armListener("block") }},
+	{name: "listener-close", listener: true, apply: func(r *xrun) { r.armListener("close") }},
+}
+
+// xworld is a run's clients: the victim behind a proxy to one member, the adversary
+// connected directly to the same member (so that the victim's next request sees what
+// the adversary did), with digest credentials the victim lacks.
+type xworld struct {
+	proxy     *zktest.Proxy
+	victim    *framework.Client
+	adv       *framework.Client
+	member    int
+	base      string
+	sessions  map[int64]bool // the victim's sessions seen
+	sessionMu sync.Mutex
+}
+
+// advACL is the ACL of a node the victim may not read.
+var advACL = zk.DigestACL(zk.PermAll, "adversary", "secret")
+
+// xrun is one run of an operation under a move at k.
+type xrun struct {
+	t     *testing.T
+	name  string
+	w     *xworld
+	op    *xop
+	move  xmove
+	k     int
+	round *xround
+
+	bg     context.Context // the run's own bound
+	ctx    context.Context // the operation's
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	n          int  // requests counted so far
+	armed      bool // the move waits for request k
+	fired      bool
+	noTarget   bool // an other-client move found no node to act on
+	startZxid  int64
+	advNodes   map[string]int64 // nodes the adversary made (path -> czxid) and did not delete itself
+	containers map[string]bool  // of them, containers (the server reaps them)
+	victimOps  []framework.RequestInfo
+
+	counting bool   // the undisturbed run: record at each request whether a target exists
+	targetAt []bool // at request k+1: whether the operation had a node to act on
+
+	healAfterCall atomic.Bool
+	closedEarly   atomic.Bool
+	clientClosed  atomic.Bool
+	listenerMode  string
+	unblock       chan struct{}
+	bgWG          sync.WaitGroup
+	violations    []string
+}
+
+func (r *xrun) violate(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations = append(r.violations, fmt.Sprintf(format, args...))
+}
+
+func (r *xrun) background(fn func()) {
+	r.bgWG.Add(1)
+	go func() { defer r.bgWG.Done(); fn() }()
+}
+
+// hook is the victim's request hook: the k-th request fires the move.
+func (r *xrun) hook(string) {
+	r.mu.Lock()
+	r.n++
+	fire := r.armed && r.n == r.k
+	if fire {
+		r.armed, r.fired = false, true
+	}
+	counting := r.counting
+	r.mu.Unlock()
+	if fire {
+		r.move.apply(r)
+	}
+	if counting {
+		_, ok := r.target(r.bg)
+		r.mu.Lock()
+		r.targetAt = append(r.targetAt, ok)
+		r.mu.Unlock()
+	}
+}
+
+func (r *xrun) observe(info framework.RequestInfo) {
+	r.mu.Lock()
+	r.victimOps = append(r.victimOps, info)
+	r.mu.Unlock()
+	r.w.sessionMu.Lock()
+	r.w.sessions[r.w.victim.SessionID()] = true
+	r.w.sessionMu.Unlock()
+}
+
+func (r *xrun) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// advCreate makes a node as another client and records it as not the victim's.
+func (r *xrun) advCreate(ctx context.Context, path string, data []byte, opts ...framework.CreateOption) (string, error) {
+	p, st, err := r.w.adv.CreateStat(ctx, path, data, opts...)
+	if err != nil {
+		return "", err
+	}
+	r.recordAdv(p, st)
+	return p, nil
+}
+
+// recordAdv records the node p as the adversary's (a container: one the server may reap).
+func (r *xrun) recordAdv(p string, st *framework.Stat) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.advNodes[p] = st.Czxid
+	r.containers[p] = st.EphemeralOwner == math.MinInt64
+}
+
+// forgetAdv forgets the adversary's nodes at and under p (it deleted them).
+func (r *xrun) forgetAdv(p string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for q := range r.advNodes {
+		if q == p || strings.HasPrefix(q, p+"/") {
+			delete(r.advNodes, q)
+		}
+	}
+}
+
+// xnode is a node of the run's tree as the adversary reads it.
+type xnode struct {
+	path string
+	data []byte
+	stat *framework.Stat
+}
+
+// snapshot reads the tree under the base (not the base itself), parents before children.
+func (r *xrun) snapshot(ctx context.Context) []xnode {
+	var out []xnode
+	var walk func(p string)
+	walk = func(p string) {
+		kids, _, err := r.w.adv.Children(ctx, p)
+		if err != nil {
+			return
+		}
+		sort.Strings(kids)
+		for _, k := range kids {
+			cp := framework.JoinPath(p, k)
+			b, st, err := r.w.adv.GetData(ctx, cp)
+			if errors.Is(err, framework.ErrNoAuth) {
+				st, err = r.w.adv.Exists(ctx, cp)
+			}
+			if err != nil || st == nil {
+				continue
+			}
+			out = append(out, xnode{cp, b, st})
+			walk(cp)
+		}
+	}
+	walk(r.w.base)
+	return out
+}
+
+// target returns the operation's node: the newest node the victim made in this run, or
+// the operation's own target.
+func (r *xrun) target(ctx context.Context) (xnode, bool) {
+	var best xnode
+	found := false
+	r.mu.Lock()
+	adv := maps(r.advNodes)
+	r.mu.Unlock()
+	for _, n := range r.snapshot(ctx) {
+		if n.stat.Czxid <= r.startZxid || adv[n.path] == n.stat.Czxid {
+			continue
+		}
+		if !found || n.stat.Czxid > best.stat.Czxid {
+			best, found = n, true
+		}
+	}
+	if !found && r.round.target != nil {
+		if p := r.round.target(); p != "" {
+			b, st, err := r.w.adv.GetData(ctx, p)
+			if err == nil {
+				return xnode{p, b, st}, true
+			}
+		}
+	}
+	return best, found
+}
+
+func maps(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// modeOf is the create mode of a node like n: ephemeral (a session's: positive owner),
+// else persistent (containers and TTL nodes are made again as persistent nodes).
+func modeOf(st *framework.Stat) framework.CreateMode {
+	if st.EphemeralOwner > 0 {
+		return framework.Ephemeral
+	}
+	return framework.Persistent
+}
+
+// advDeleteTarget deletes the operation's node and, when remake, makes one again under
+// the same name (with data, or the same data when data is nil) in one transaction.
+func (r *xrun) advDeleteTarget(remake bool, data []byte) {
+	n, ok := r.target(r.bg)
+	if !ok {
+		r.noTarget = true
+		return
+	}
+	if !remake {
+		if err := r.w.adv.Delete(r.bg, n.path, framework.Quietly()); err != nil {
+			r.t.Logf("adversary: delete %s: %v", n.path, err)
+		}
+		return
+	}
+	if data == nil {
+		data = n.data
+	}
+	r.advReplace(n, data, nil)
+}
+
+// advReplace deletes n and creates a node of the same mode at its path in one multi.
+func (r *xrun) advReplace(n xnode, data []byte, acl []zk.ACL) {
+	if acl == nil {
+		acl = zk.WorldACL(zk.PermAll)
+	}
+	if _, err := r.w.adv.Transaction(r.bg, framework.DeleteOp(n.path, -1),
+		framework.CreateOp(n.path, data, modeOf(n.stat), acl)); err != nil {
+		r.t.Logf("adversary: replace %s: %v", n.path, err)
+		return
+	}
+	if st, err := r.w.adv.Exists(r.bg, n.path); err == nil && st != nil {
+		r.recordAdv(n.path, st)
+	}
+}
+
+func (r *xrun) advReplaceUnreadable() {
+	n, ok := r.target(r.bg)
+	if !ok {
+		r.noTarget = true
+		return
+	}
+	r.advReplace(n, n.data, advACL)
+}
+
+// advDeleteParent deletes the parent of the operation's node with everything under it
+// and, when remake, makes the parent again (empty).
+func (r *xrun) advDeleteParent(remake bool) {
+	n, ok := r.target(r.bg)
+	if !ok {
+		r.noTarget = true
+		return
+	}
+	parent := framework.ParentPath(n.path)
+	if parent == r.w.base || !strings.HasPrefix(parent, r.w.base+"/") {
+		r.noTarget = true
+		return
+	}
+	if err := r.w.adv.Delete(r.bg, parent, framework.WithChildren(), framework.Quietly()); err != nil {
+		r.t.Logf("adversary: delete %s: %v", parent, err)
+	}
+	r.forgetAdv(parent)
+	if remake {
+		if _, err := r.advCreate(r.bg, parent, nil); err != nil {
+			r.t.Logf("adversary: make %s again: %v", parent, err)
+		}
+	}
+}
+
+// advCompetitorAhead adds a sibling that sorts before the operation's node: same name
+// with a lower sequence number when it has one, else the name with a leading "0".
+func (r *xrun) advCompetitorAhead() {
+	n, ok := r.target(r.bg)
+	if !ok {
+		r.noTarget = true
+		return
+	}
+	name := framework.NodeName(n.path)
+	ahead := "0" + name
+	if i := len(name) - 10; i > 0 && allDigits(name[i:]) {
+		ahead = aheadName(name[:i], name[i:])
+	}
+	p := framework.JoinPath(framework.ParentPath(n.path), ahead)
+	if _, err := r.advCreate(r.bg, p, n.data, framework.WithMode(modeOf(n.stat))); err != nil {
+		r.t.Logf("adversary: competitor %s: %v", p, err)
+		return
+	}
+	// The competitor leaves after a while, as a holder that releases.
+	r.background(func() {
+		select {
+		case <-time.After(time.Second):
+		case <-r.bg.Done():
+		}
+		r.forgetAdv(p)
+		_ = r.w.adv.Delete(r.bg, p, framework.Quietly())
+	})
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// aheadName is prefix with a sequence one below seq (0 stays 0: the name then sorts
+// equal, which a recipe breaks by the whole name). A protected prefix gets another
+// client's UUID.
+func aheadName(prefix, seq string) string {
+	var v int64
+	fmt.Sscan(seq, &v)
+	if v > 0 {
+		v--
+	}
+	if framework.IsProtectedName(prefix) && len(prefix) > 40 {
+		prefix = "_c_00000000-0000-4000-8000-000000000000-" + prefix[40:]
+	}
+	return fmt.Sprintf("%s%010d", prefix, v)
+}
+
+// advABA changes the node's data and changes it back.
+func (r *xrun) advABA() {
+	n, ok := r.target(r.bg)
+	if !ok {
+		r.noTarget = true
+		return
+	}
+	if _, err := r.w.adv.SetData(r.bg, n.path, append(slices.Clone(n.data), 'x'), -1); err != nil {
+		r.t.Logf("adversary: aba %s: %v", n.path, err)
+		return
+	}
+	_, _ = r.w.adv.SetData(r.bg, n.path, n.data, -1)
+}
+
+// armListener makes the operation's next listener call misbehave.
+func (r *xrun) armListener(mode string) {
+	r.mu.Lock()
+	r.listenerMode = mode
+	r.mu.Unlock()
+}
+
+// listenerHook is called first in every listener of an operation that has them.
+func (r *xrun) listenerHook() {
+	r.mu.Lock()
+	mode := r.listenerMode
+	r.listenerMode = ""
+	r.mu.Unlock()
+	switch mode {
+	case "panic":
+		panic("explorer: a listener panics")
+	case "block":
+		select {
+		case <-r.unblock:
+		case <-r.bg.Done():
+		}
+	case "close":
+		if r.round.close != nil {
+			r.closedEarly.Store(true)
+			_ = r.round.close()
+		}
+	}
+}
+
+func (op *xop) applicable(m xmove) bool { return !m.listener || op.listeners }
+
+// exploreRuns lists every run name of op for k = 1..len(targetAt), leaving out the
+// moves on the operation's node at requests where it had none in the undisturbed run.
+func exploreRuns(op *xop, targetAt []bool) []string {
+	var out []string
+	for k := 1; k <= len(targetAt); k++ {
+		for _, m := range xmoves {
+			if op.applicable(m) && (!m.other || targetAt[k-1]) {
+				out = append(out, fmt.Sprintf("%s/%s/k%d", op.name, m.name, k))
+			}
+		}
+	}
+	return out
+}
+
+func TestExplorer(t *testing.T) {
+	healthy(t)
+	seed := envInt(t, "ZOOCURATOR_EXPLORE_SEED", time.Now().UnixNano())
+	all := *exploreAll || *soakFor > 0
+	var only []string
+	if *exploreRun != "" {
+		only = strings.Split(*exploreRun, ",")
+	}
+	// Count each operation's requests in an undisturbed run.
+	var names []string
+	counts := map[string]int{}
+	for i := range xops {
+		op := &xops[i]
+		if only != nil && !slices.ContainsFunc(only, func(s string) bool { return strings.HasPrefix(s, op.name+"/") || s == op.name }) {
+			continue
+		}
+		var targetAt []bool
+		ok := t.Run("clean/"+op.name, func(t *testing.T) {
+			targetAt = runClean(t, op)
+		})
+		if !ok {
+			continue
+		}
+		counts[op.name] = len(targetAt)
+		names = append(names, exploreRuns(op, targetAt)...)
+	}
+	if only != nil {
+		names = slices.DeleteFunc(names, func(s string) bool {
+			return !slices.ContainsFunc(only, func(o string) bool { return strings.HasPrefix(s, o) })
+		})
+	} else if !all && len(names) > *exploreSample {
+		rng := rand.New(rand.NewPCG(uint64(seed), 37))
+		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		names = names[:*exploreSample]
+		sort.Strings(names)
+	}
+	t.Logf("explorer: %d operations, %d runs (seed %d; ZOOCURATOR_EXPLORE_SEED=%d replays the sample); requests per operation: %v",
+		len(counts), len(names), seed, seed, counts)
+	var until time.Time
+	if *soakFor > 0 {
+		until = time.Now().Add(*soakFor)
+	}
+	ran, failed, na := 0, 0, 0
+	var failures []string
+	for _, name := range names {
+		if !until.IsZero() && time.Now().After(until) {
+			break
+		}
+		op, move, k := parseRun(t, name)
+		var applied bool
+		ok := t.Run(name, func(t *testing.T) {
+			applied = runExplore(t, op, move, k)
+		})
+		ran++
+		if !applied {
+			na++
+		}
+		if !ok {
+			failed++
+			failures = append(failures, name)
+		}
+	}
+	summary := fmt.Sprintf("explorer: %d runs (%d where the move found nothing to act on), %d failed: %s", ran, na, failed, strings.Join(failures, " "))
+	t.Log(summary)
+	if *soakFor > 0 {
+		fmt.Fprintf(os.Stdout, "soak: %s\n", summary)
+	}
+}
+
+func parseRun(t *testing.T, name string) (*xop, xmove, int) {
+	parts := strings.Split(name, "/")
+	require.Len(t, parts, 3, "run %q", name)
+	var k int
+	_, err := fmt.Sscanf(parts[2], "k%d", &k)
+	require.NoError(t, err, "run %q", name)
+	i := slices.IndexFunc(xops, func(o xop) bool { return o.name == parts[0] })
+	require.GreaterOrEqual(t, i, 0, "no operation %q", parts[0])
+	j := slices.IndexFunc(xmoves, func(m xmove) bool { return m.name == parts[1] })
+	require.GreaterOrEqual(t, j, 0, "no move %q", parts[1])
+	return &xops[i], xmoves[j], k
+}
+
+// runClean runs op undisturbed, checks it, and returns, for each request it sent,
+// whether the operation had a node of its own (or a target) as it went out.
+func runClean(t *testing.T, op *xop) []bool {
+	leakcheck.Check(t)
+	r := newRun(t, op, xmove{name: "none", apply: func(*xrun) {}}, 0)
+	r.execute()
+	for _, v := range r.violations {
+		t.Error(v)
+	}
+	var seq []string
+	for _, o := range r.victimOps {
+		seq = append(seq, o.Op+" "+strings.TrimPrefix(o.Path, r.w.base))
+	}
+	t.Logf("%d requests: %s", r.requests(), strings.Join(seq, ", "))
+	return r.targetAt
+}
+
+// runExplore runs op with move at k; it reports whether the move was applied.
+func runExplore(t *testing.T, op *xop, move xmove, k int) bool {
+	leakcheck.Check(t)
+	r := newRun(t, op, move, k)
+	r.execute()
+	if !r.fired || r.noTarget {
+		t.Logf("the move was not applied (requests %d, fired %v)", r.requests(), r.fired)
+		return false
+	}
+	report := t.Errorf
+	if why := knownFor(r.name); why != "" && !knownBugs {
+		report = t.Logf
+		if len(r.violations) > 0 {
+			t.Logf("known, not failed (ZOOCURATOR_KNOWN_BUGS=1 fails it): %s", why)
+		}
+	}
+	for _, v := range r.violations {
+		report("%s", v)
+	}
+	return true
+}
+
+// memberFor picks the member a run's clients use, from its name (the same for a replay).
+func memberFor(t *testing.T, name string) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % uint32(ens.Size()))
+}
+
+func newRun(t *testing.T, op *xop, move xmove, k int) *xrun {
+	t.Helper()
+	name := fmt.Sprintf("%s/%s/k%d", op.name, move.name, k)
+	m := memberFor(t, name)
+	w := &xworld{member: m, sessions: map[int64]bool{},
+		base: fmt.Sprintf("/explore/%s-%d", strings.ReplaceAll(name, "/", "_"), pathSeq.Add(1))}
+	r := &xrun{t: t, name: name, w: w, op: op, move: move, k: k,
+		advNodes: map[string]int64{}, containers: map[string]bool{}, unblock: make(chan struct{})}
+	w.proxy = zktest.NewProxy(t, ens.Addr(m))
+	w.victim = connect(t, ens.Addr(m), victimSession, framework.WithDialer(w.proxy.Dialer()),
+		framework.WithRequestHook(r.hook), framework.WithRequestObserver(r.observe))
+	w.adv = connect(t, ens.Addr(m), otherSession, framework.WithAuth("digest", []byte("adversary:secret")))
+	w.sessions[w.victim.SessionID()] = true
+	return r
+}
+
+// execute runs the operation, the move, and every check.
+func (r *xrun) execute() {
+	t := r.t
+	var cancelBG context.CancelFunc
+	r.bg, cancelBG = context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancelBG()
+	defer close(r.unblock)
+	// The zxid before the run: nodes made later by the victim are its own.
+	marker, st, err := r.w.adv.CreateStat(r.bg, r.w.base, nil, framework.WithParents())
+	require.NoError(t, err, "make the run's base")
+	r.startZxid = st.Czxid
+	r.recordAdv(marker, st)
+	round, err := r.op.setup(r.bg, r)
+	require.NoError(t, err, "set up %s", r.op.name)
+	r.round = round
+	require.NoError(t, r.w.victim.Sync(r.bg, "/"))
+	// Count and arm from here.
+	r.mu.Lock()
+	r.n, r.armed, r.victimOps = 0, r.k > 0, nil
+	r.counting = r.k == 0
+	r.mu.Unlock()
+	deadline := xDeadline
+	if r.move.name == "held-ctx" {
+		deadline = xHeldDeadline
+	}
+	r.ctx, r.cancel = context.WithTimeout(r.bg, deadline)
+	defer r.cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- round.call(r.ctx) }()
+	var callErr error
+	select {
+	case callErr = <-done:
+	case <-r.bg.Done():
+		t.Fatalf("%s did not return within %v", r.op.name, 3*time.Minute)
+	}
+	took := time.Since(start)
+	if took > deadline+xPrompt {
+		r.violate("promptness: %s returned after %v, its context's deadline was %v (%v)", r.op.name, took.Round(time.Millisecond), deadline, callErr)
+	}
+	if r.healAfterCall.Load() {
+		r.w.proxy.Heal()
+	}
+	t.Logf("%s returned after %v: %v", r.op.name, took.Round(time.Millisecond), callErr)
+	if round.after != nil && !r.clientClosed.Load() {
+		for _, v := range round.after(r.bg, callErr) {
+			r.violate("%s", v)
+		}
+	}
+	if callErr == nil && round.undo != nil && !r.clientClosed.Load() {
+		uctx, ucancel := context.WithTimeout(r.bg, deadline)
+		start := time.Now()
+		err := round.undo(uctx)
+		ucancel()
+		if took := time.Since(start); took > deadline+xPrompt {
+			r.violate("promptness: the undo of %s returned after %v, its context's deadline was %v (%v)", r.op.name, took.Round(time.Millisecond), deadline, err)
+		}
+		t.Logf("undo: %v", err)
+		if r.healAfterCall.Load() {
+			r.w.proxy.Heal()
+		}
+	}
+	r.bgWG.Wait()
+	r.w.proxy.Heal()
+	r.mu.Lock()
+	r.armed = false
+	r.mu.Unlock()
+	if round.close != nil && !r.closedEarly.Load() {
+		_ = round.close()
+	}
+	if !r.clientClosed.Load() {
+		_ = r.w.victim.WaitGuaranteedDeletes(r.bg)
+	}
+	if round.final != nil && !r.clientClosed.Load() {
+		for _, v := range round.final(r.bg) {
+			r.violate("%s", v)
+		}
+	}
+	r.checkOwnership()
+	r.checkLeftovers()
+}
+
+// checkOwnership: every node another client made and did not delete itself is still
+// there with its czxid, unless the operation may take it.
+func (r *xrun) checkOwnership() {
+	require.NoError(r.t, r.w.adv.Sync(r.bg, "/"))
+	r.mu.Lock()
+	adv := maps(r.advNodes)
+	r.mu.Unlock()
+	for p, czxid := range adv {
+		if r.round.mayTake != nil && r.round.mayTake(p) {
+			continue
+		}
+		st, err := r.w.adv.Exists(r.bg, p)
+		if err != nil {
+			r.violate("ownership: read %s: %v", p, err)
+			continue
+		}
+		if st != nil && st.Czxid == czxid {
+			continue
+		}
+		if st == nil && r.isContainer(p) {
+			continue
+		}
+		what := "deleted"
+		if st != nil {
+			what = fmt.Sprintf("replaced (czxid 0x%x, was 0x%x)", st.Czxid, czxid)
+		}
+		r.violate("ownership: another client's node %s was %s by the victim (its requests on it: %s)", p, what, r.victimRequestsOn(p))
+	}
+}
+
+// isContainer reports whether p was made as a container (the server reaps those).
+func (r *xrun) isContainer(p string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.containers[p]
+}
+
+func (r *xrun) victimRequestsOn(p string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, o := range r.victimOps {
+		if o.Path == p && o.Op != "exists" && o.Op != "getData" {
+			out = append(out, fmt.Sprintf("%s→%v", o.Op, o.Err))
+		}
+	}
+	if len(out) == 0 {
+		return "none by path; a multi or a recursive delete"
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkLeftovers: no ephemeral node of a victim session and no protected node of the
+// victim under the base; after the base is deleted, no watch under it on any member.
+func (r *xrun) checkLeftovers() {
+	t := r.t
+	r.w.sessionMu.Lock()
+	sids := maps64(r.w.sessions)
+	r.w.sessionMu.Unlock()
+	var left []string
+	ok := waitFor(r.bg, 15*time.Second, func() bool {
+		owners, err := zktest.EphemeralOwners(leaderAddr(t))
+		if err != nil {
+			return false
+		}
+		left = left[:0]
+		for sid, nodes := range owners {
+			if !sids[sid] {
+				continue
+			}
+			for _, n := range nodes {
+				if strings.HasPrefix(n, r.w.base+"/") {
+					left = append(left, n)
+				}
+			}
+		}
+		return len(left) == 0
+	})
+	if !ok {
+		r.violate("cleanliness: the victim's ephemeral nodes left: %v", left)
+	}
+	r.mu.Lock()
+	adv := maps(r.advNodes)
+	r.mu.Unlock()
+	for _, n := range r.snapshot(r.bg) {
+		if framework.IsProtectedName(framework.NodeName(n.path)) && adv[n.path] != n.stat.Czxid && n.stat.EphemeralOwner == 0 {
+			r.violate("cleanliness: the victim's protected node %s left", n.path)
+		}
+	}
+	require.NoError(t, r.w.adv.Delete(r.bg, r.w.base, framework.WithChildren(), framework.Quietly()))
+	var dump string
+	ok = waitFor(r.bg, 15*time.Second, func() bool {
+		for i := 0; i < ens.Size(); i++ {
+			out, err := zktest.FourLetterWord(ens.Addr(i), "wchc", 5*time.Second)
+			if err != nil || strings.Contains(out, r.w.base+"/") || strings.Contains(out, r.w.base+"\n") {
+				dump = out
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		r.violate("cleanliness: watches left under %s:\n%s", r.w.base, dump)
+	}
+}
+
+func maps64(m map[int64]bool) map[int64]bool {
+	out := make(map[int64]bool, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
