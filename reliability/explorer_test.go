@@ -63,6 +63,8 @@ const (
 	// xLoss bounds how long a live lease may take to learn that it was lost
 	// (the victim's session timeout, its suspension, with slack).
 	xLoss = 3 * victimSession
+	// xSlowListener is how long the listener-block move blocks a listener.
+	xSlowListener = 10 * time.Second
 )
 
 // xop is one recipe operation the explorer drives.
@@ -126,7 +128,7 @@ func knownFor(name string) string {
 }
 
 // xops are the operations explored, by family.
-var xops = slices.Concat(xlockOps)
+var xops = slices.Concat(xlockOps, xcacheOps, xqueueOps, xdiscoveryOps)
 
 var xmoves = []xmove{
 	// on the wire
@@ -161,8 +163,9 @@ var xmoves = []xmove{
 	{name: "remade-same", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, nil) }},
 	{name: "remade-other", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, []byte("other data")) }},
 	{name: "unreadable", other: true, apply: func(r *xrun) { r.advReplaceUnreadable() }},
-	{name: "parent-deleted", other: true, apply: func(r *xrun) { r.advDeleteParent(false) }},
-	{name: "parent-remade", other: true, apply: func(r *xrun) { r.advDeleteParent(true) }},
+	{name: "parent-deleted", other: true, apply: func(r *xrun) { r.advDeleteParent(false, false) }},
+	{name: "parent-remade", other: true, apply: func(r *xrun) { r.advDeleteParent(true, false) }},
+	{name: "parent-remade-with-node", other: true, apply: func(r *xrun) { r.advDeleteParent(true, true) }},
 	{name: "competitor-ahead", other: true, apply: func(r *xrun) { r.advCompetitorAhead() }},
 	{name: "aba", other: true, apply: func(r *xrun) { r.advABA() }},
 	// by the caller
@@ -213,15 +216,18 @@ type xrun struct {
 	ctx    context.Context // the operation's
 	cancel context.CancelFunc
 
+	advMu      sync.Mutex // held while the adversary makes a node and records it
 	mu         sync.Mutex
 	n          int  // requests counted so far
 	armed      bool // the move waits for request k
 	fired      bool
 	noTarget   bool // an other-client move found no node to act on
-	startZxid  int64
+	startZxid  int64 // the zxid before the run: nodes made later are the run's
+	callZxid   int64 // the newest node of the set-up: changes later are the run's
 	advNodes   map[string]int64 // nodes the adversary made (path -> czxid) and did not delete itself
 	containers map[string]bool  // of them, containers (the server reaps them)
 	victimOps  []framework.RequestInfo
+	advLog     []xchange // what the adversary made and deleted, in order
 
 	counting bool   // the undisturbed run: record at each request whether a target exists
 	targetAt []bool // at request k+1: whether the operation had a node to act on
@@ -284,11 +290,14 @@ func (r *xrun) requests() int {
 
 // advCreate makes a node as another client and records it as not the victim's.
 func (r *xrun) advCreate(ctx context.Context, path string, data []byte, opts ...framework.CreateOption) (string, error) {
+	r.advMu.Lock() // a move looking for the victim's node waits until this one is recorded
+	defer r.advMu.Unlock()
 	p, st, err := r.w.adv.CreateStat(ctx, path, data, opts...)
 	if err != nil {
 		return "", err
 	}
 	r.recordAdv(p, st)
+	r.logAdv(true, p, data)
 	return p, nil
 }
 
@@ -307,6 +316,35 @@ func (r *xrun) forgetAdv(p string) {
 	for q := range r.advNodes {
 		if q == p || strings.HasPrefix(q, p+"/") {
 			delete(r.advNodes, q)
+		}
+	}
+}
+
+// xchange is one node the adversary made (made) or deleted (!made), with its data.
+type xchange struct {
+	made bool
+	path string
+	data []byte
+}
+
+func (r *xrun) logAdv(made bool, path string, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.advLog = append(r.advLog, xchange{made, path, data})
+}
+
+// advChanges returns the adversary's log.
+func (r *xrun) advChanges() []xchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.advLog)
+}
+
+// logDeletedTree logs the deletion of n and every node under it (read before).
+func (r *xrun) logDeletedTree(nodes []xnode, root string) {
+	for _, n := range nodes {
+		if n.path == root || strings.HasPrefix(n.path, root+"/") {
+			r.logAdv(false, n.path, n.data)
 		}
 	}
 }
@@ -348,10 +386,12 @@ func (r *xrun) snapshot(ctx context.Context) []xnode {
 // target returns the operation's node: the newest node the victim made in this run, or
 // the operation's own target.
 func (r *xrun) target(ctx context.Context) (xnode, bool) {
+	r.advMu.Lock()
+	defer r.advMu.Unlock()
 	var best xnode
 	found := false
 	r.mu.Lock()
-	adv := maps(r.advNodes)
+	adv := copyNodes(r.advNodes)
 	r.mu.Unlock()
 	for _, n := range r.snapshot(ctx) {
 		if n.stat.Czxid <= r.startZxid || adv[n.path] == n.stat.Czxid {
@@ -365,14 +405,17 @@ func (r *xrun) target(ctx context.Context) (xnode, bool) {
 		if p := r.round.target(); p != "" {
 			b, st, err := r.w.adv.GetData(ctx, p)
 			if err == nil {
-				return xnode{p, b, st}, true
+				best, found = xnode{p, b, st}, true
 			}
 		}
+	}
+	if found && !r.counting {
+		r.t.Logf("the move acts on %s (czxid 0x%x)", best.path, best.stat.Czxid)
 	}
 	return best, found
 }
 
-func maps(m map[string]int64) map[string]int64 {
+func copyNodes(m map[string]int64) map[string]int64 {
 	out := make(map[string]int64, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -398,9 +441,12 @@ func (r *xrun) advDeleteTarget(remake bool, data []byte) {
 		return
 	}
 	if !remake {
-		if err := r.w.adv.Delete(r.bg, n.path, framework.Quietly()); err != nil {
+		before := r.snapshot(r.bg)
+		if err := r.w.adv.Delete(r.bg, n.path, framework.WithChildren(), framework.Quietly()); err != nil {
 			r.t.Logf("adversary: delete %s: %v", n.path, err)
+			return
 		}
+		r.logDeletedTree(before, n.path)
 		return
 	}
 	if data == nil {
@@ -414,11 +460,18 @@ func (r *xrun) advReplace(n xnode, data []byte, acl []zk.ACL) {
 	if acl == nil {
 		acl = zk.WorldACL(zk.PermAll)
 	}
+	before := r.snapshot(r.bg)
+	kids, _, _ := r.w.adv.Children(r.bg, n.path)
+	for _, k := range kids { // a node with children goes with them
+		_ = r.w.adv.Delete(r.bg, framework.JoinPath(n.path, k), framework.WithChildren(), framework.Quietly())
+	}
 	if _, err := r.w.adv.Transaction(r.bg, framework.DeleteOp(n.path, -1),
 		framework.CreateOp(n.path, data, modeOf(n.stat), acl)); err != nil {
 		r.t.Logf("adversary: replace %s: %v", n.path, err)
 		return
 	}
+	r.logDeletedTree(before, n.path)
+	r.logAdv(true, n.path, data)
 	if st, err := r.w.adv.Exists(r.bg, n.path); err == nil && st != nil {
 		r.recordAdv(n.path, st)
 	}
@@ -434,8 +487,9 @@ func (r *xrun) advReplaceUnreadable() {
 }
 
 // advDeleteParent deletes the parent of the operation's node with everything under it
-// and, when remake, makes the parent again (empty).
-func (r *xrun) advDeleteParent(remake bool) {
+// and, when remake, makes the parent again (empty, or with a node of the operation's
+// node's name and data when withNode).
+func (r *xrun) advDeleteParent(remake, withNode bool) {
 	n, ok := r.target(r.bg)
 	if !ok {
 		r.noTarget = true
@@ -446,13 +500,20 @@ func (r *xrun) advDeleteParent(remake bool) {
 		r.noTarget = true
 		return
 	}
+	before := r.snapshot(r.bg)
 	if err := r.w.adv.Delete(r.bg, parent, framework.WithChildren(), framework.Quietly()); err != nil {
 		r.t.Logf("adversary: delete %s: %v", parent, err)
 	}
+	r.logDeletedTree(before, parent)
 	r.forgetAdv(parent)
 	if remake {
 		if _, err := r.advCreate(r.bg, parent, nil); err != nil {
 			r.t.Logf("adversary: make %s again: %v", parent, err)
+		}
+	}
+	if remake && withNode {
+		if _, err := r.advCreate(r.bg, n.path, n.data, framework.WithMode(modeOf(n.stat))); err != nil {
+			r.t.Logf("adversary: make %s again: %v", n.path, err)
 		}
 	}
 }
@@ -482,7 +543,9 @@ func (r *xrun) advCompetitorAhead() {
 		case <-r.bg.Done():
 		}
 		r.forgetAdv(p)
-		_ = r.w.adv.Delete(r.bg, p, framework.Quietly())
+		if r.w.adv.Delete(r.bg, p) == nil {
+			r.logAdv(false, p, n.data)
+		}
 	})
 }
 
@@ -540,8 +603,9 @@ func (r *xrun) listenerHook() {
 	switch mode {
 	case "panic":
 		panic("explorer: a listener panics")
-	case "block":
+	case "block": // a slow listener: longer than a loss takes to be noticed
 		select {
+		case <-time.After(xSlowListener):
 		case <-r.unblock:
 		case <-r.bg.Done():
 		}
@@ -586,12 +650,9 @@ func TestExplorer(t *testing.T) {
 			continue
 		}
 		var targetAt []bool
-		ok := t.Run("clean/"+op.name, func(t *testing.T) {
+		t.Run("clean/"+op.name, func(t *testing.T) {
 			targetAt = runClean(t, op)
 		})
-		if !ok {
-			continue
-		}
 		counts[op.name] = len(targetAt)
 		names = append(names, exploreRuns(op, targetAt)...)
 	}
@@ -729,6 +790,9 @@ func (r *xrun) execute() {
 	require.NoError(t, err, "set up %s", r.op.name)
 	r.round = round
 	require.NoError(t, r.w.victim.Sync(r.bg, "/"))
+	for _, czxid := range copyNodes(r.advNodes) {
+		r.callZxid = max(r.callZxid, czxid)
+	}
 	// Count and arm from here.
 	r.mu.Lock()
 	r.n, r.armed, r.victimOps = 0, r.k > 0, nil
@@ -800,7 +864,7 @@ func (r *xrun) execute() {
 func (r *xrun) checkOwnership() {
 	require.NoError(r.t, r.w.adv.Sync(r.bg, "/"))
 	r.mu.Lock()
-	adv := maps(r.advNodes)
+	adv := copyNodes(r.advNodes)
 	r.mu.Unlock()
 	for p, czxid := range adv {
 		if r.round.mayTake != nil && r.round.mayTake(p) {
@@ -877,7 +941,7 @@ func (r *xrun) checkLeftovers() {
 		r.violate("cleanliness: the victim's ephemeral nodes left: %v", left)
 	}
 	r.mu.Lock()
-	adv := maps(r.advNodes)
+	adv := copyNodes(r.advNodes)
 	r.mu.Unlock()
 	for _, n := range r.snapshot(r.bg) {
 		if framework.IsProtectedName(framework.NodeName(n.path)) && adv[n.path] != n.stat.Czxid && n.stat.EphemeralOwner == 0 {
