@@ -447,6 +447,7 @@ func (r *xrun) advDeleteTarget(remake bool, data []byte) {
 			return
 		}
 		r.logDeletedTree(before, n.path)
+		r.forgetAdv(n.path)
 		return
 	}
 	if data == nil {
