@@ -76,20 +76,9 @@ func cacheOp(name string, mk func(c *framework.Client, root string) (*xcache, er
 					return err
 				}
 				rec.markStarted()
-				// Another client changes the tree while the cache follows it.
-				changes := []func() error{
-					func() error { _, err := r.advCreate(ctx, r.w.base+"/c/a/y", []byte("y")); return err },
-					func() error { _, err := r.w.adv.SetData(ctx, r.w.base+"/c/b", []byte("b2"), -1); return err },
-					func() error { return r.w.adv.Delete(ctx, r.w.base+"/c/b/z") },
-					func() error { _, err := r.w.adv.SetData(ctx, root, []byte("root2"), -1); return err },
-				}
-				for _, change := range changes {
-					if err := change(); err != nil && !errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrNodeExists) {
-						return fmt.Errorf("explorer: change the cached tree: %w", err)
-					}
-				}
-				r.forgetAdv(r.w.base + "/c/b/z")
-				return nil
+				// Another client changes the tree while the cache follows it (not bound
+				// to the operation's context: the changes are not the victim's).
+				return changeTree(r, root)
 			},
 			after: func(ctx context.Context, err error) []string {
 				if err != nil || r.closedEarly.Load() {
@@ -104,6 +93,28 @@ func cacheOp(name string, mk func(c *framework.Client, root string) (*xcache, er
 			mayTake: func(string) bool { return false },
 		}, nil
 	}}
+}
+
+// changeTree adds a child under a cached node, sets data, deletes a node and sets the
+// root's data, as another client.
+func changeTree(r *xrun, root string) error {
+	ctx := r.bg
+	if _, err := r.advCreate(ctx, r.w.base+"/c/a/y", []byte("y")); err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return fmt.Errorf("explorer: change the cached tree: %w", err)
+	}
+	if _, err := r.w.adv.SetData(ctx, r.w.base+"/c/b", []byte("b2"), -1); err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return fmt.Errorf("explorer: change the cached tree: %w", err)
+	}
+	r.forgetAdv(r.w.base + "/c/b/z")
+	if err := r.w.adv.Delete(ctx, r.w.base+"/c/b/z"); err == nil {
+		r.logAdv(false, r.w.base+"/c/b/z", []byte("z"))
+	} else if !errors.Is(err, framework.ErrNoNode) {
+		return fmt.Errorf("explorer: change the cached tree: %w", err)
+	}
+	if _, err := r.w.adv.SetData(ctx, root, []byte("root2"), -1); err != nil && !errors.Is(err, framework.ErrNoNode) {
+		return fmt.Errorf("explorer: change the cached tree: %w", err)
+	}
+	return nil
 }
 
 // restoreReadable makes every node the victim may not read readable again (deleted and

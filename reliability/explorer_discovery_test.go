@@ -77,6 +77,7 @@ func providerOp() xop {
 	return xop{name: "discovery-provider", listeners: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		base := r.w.base + "/services"
 		reg := func(id string) error {
+			ctx := r.bg
 			inst, err := discovery.NewInstance("svc", xpayload{1}, discovery.WithID(id), discovery.WithAddress("10.0.0.2"), discovery.WithPort(80))
 			if err != nil {
 				return err
@@ -109,9 +110,8 @@ func providerOp() xop {
 					return err
 				}
 				// Another client changes the registry while the provider follows it.
-				if err := r.w.adv.Delete(ctx, base+"/svc/b"); err == nil {
-					r.forgetAdv(base + "/svc/b")
-				}
+				r.forgetAdv(base + "/svc/b")
+				_ = r.w.adv.Delete(r.bg, base+"/svc/b")
 				return reg("c")
 			},
 			after: func(ctx context.Context, err error) []string {
