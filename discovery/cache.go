@@ -250,7 +250,7 @@ func (sc *ServiceCache[T]) emit(ev CacheEvent) {
 	sc.mu.Unlock()
 	for _, l := range ls {
 		sc.mu.Lock()
-		gone := l.removed
+		gone := l.removed || sc.closed // a listener may have closed the cache
 		sc.mu.Unlock()
 		if !gone {
 			l.fn(ev)
@@ -321,11 +321,17 @@ func (sc *ServiceCache[T]) state() error {
 	return nil
 }
 
-// Close stops the cache and waits for its goroutines. It may be called more than once.
+// Close stops the cache and waits for its goroutines: no listener is told anything after
+// it returns. It may be called more than once, also from a listener: there it returns
+// without waiting for the listener's own goroutine, and the listeners after it are not
+// told of that event.
 func (sc *ServiceCache[T]) Close() error {
 	sc.mu.Lock()
 	if sc.closed {
 		sc.mu.Unlock()
+		if !sc.pc.InListener() {
+			_ = sc.pc.Close() // waits for a Close made from a listener, and for its goroutine
+		}
 		return nil
 	}
 	sc.closed = true
