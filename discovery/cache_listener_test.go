@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/zktest"
 )
 
 // A listener closes the cache: the listeners after it are not told of that event, nor of
@@ -53,4 +55,40 @@ func TestCacheListenerClosingTheCacheEndsTheTelling(t *testing.T) {
 	}
 	require.NoError(t, d.Close())
 	testutil.RequireNoChildren(t, connect, "/disc/listenerclose/svc")
+}
+
+// A listener that panics on CacheReconnected: the cache still reads the registry again
+// after a lost session and is fresh again; the listeners after it are told.
+func TestCacheListenerPanickingOnReconnectedLeavesTheCacheFresh(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/panicky"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	defer d.Close()
+	p, err := discovery.NewProvider(d, "svc")
+	require.NoError(t, err)
+	p.Cache().AddListener(func(ev discovery.CacheEvent) {
+		if ev.Type == discovery.CacheReconnected {
+			panic("a listener's bug")
+		}
+	})
+	events := make(chan discovery.CacheEventType, 100)
+	p.Cache().AddListener(func(ev discovery.CacheEvent) { events <- ev.Type })
+	require.NoError(t, p.Start(ctx))
+
+	proxy.Stall()
+	waitEvent(t, events, discovery.CacheLost, 30*time.Second)
+	_, err = p.GetInstance()
+	require.ErrorIs(t, err, discovery.ErrStale)
+	proxy.Heal()
+	require.Eventually(t, p.Cache().Fresh, 30*time.Second, 10*time.Millisecond,
+		"the cache stayed stale after a listener panicked on CacheReconnected")
+	waitEvent(t, events, discovery.CacheReconnected, 30*time.Second)
+	_, err = p.GetInstance()
+	require.ErrorIs(t, err, discovery.ErrNoInstance)
+	require.NoError(t, p.Close())
 }
