@@ -253,13 +253,25 @@ func (sc *ServiceCache[T]) emit(ev CacheEvent) {
 		gone := l.removed || sc.closed // a listener may have closed the cache
 		sc.mu.Unlock()
 		if !gone {
-			l.fn(ev)
+			sc.call(l, ev)
 		}
 	}
 }
 
+// call tells one listener; a listener that panics is logged and the cache goes on (its
+// own work, and the listeners after it).
+func (sc *ServiceCache[T]) call(l *cacheListener, ev CacheEvent) {
+	defer func() {
+		if r := recover(); r != nil {
+			sc.d.c.Logger().Error("service cache listener panicked", "component", "discovery", "service", sc.name, "event", ev.Type.String(), "panic", r)
+		}
+	}()
+	l.fn(ev)
+}
+
 // AddListener registers fn to hear the cache's events, one call at a time, in order, on a
-// goroutine the cache owns. It returns a function that unregisters fn.
+// goroutine the cache owns. A listener that panics is logged (at Error, on the client's
+// logger) and the cache goes on. It returns a function that unregisters fn.
 func (sc *ServiceCache[T]) AddListener(fn func(CacheEvent)) (remove func()) {
 	if fn == nil {
 		return func() {}
