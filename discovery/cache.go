@@ -79,6 +79,15 @@ type ServiceCache[T any] struct {
 	closed    bool
 	stale     bool
 	listeners []*cacheListener
+	queue     []CacheEvent  // events not yet told to the listeners
+	told      chan struct{} // closed when the teller returns; nil before Start
+
+	// The listeners run on a goroutine of their own (the teller, on gs), never on the
+	// path-children cache's: a slow or panicking listener delays nothing the cache
+	// does (a removal, the stale flag, the read after a lost session), and a listener
+	// may close the cache (Close does not wait for the goroutine it is called on).
+	gs  *framework.Goroutines
+	sig chan struct{}
 
 	removePC    func()
 	initialized chan struct{} // closed when the first read is in
@@ -98,7 +107,8 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{})}
+	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{}),
+		gs: framework.NewGoroutines(), sig: make(chan struct{}, 1)}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	if err := d.own(sc); err != nil {
 		sc.cancel()
@@ -124,8 +134,14 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	sc.started = true
-	sc.mu.Unlock()
+	told := make(chan struct{})
+	sc.told = told
+	sc.gs.Go(func() {
+		defer close(told)
+		sc.tell()
+	})
 	sc.removePC = sc.pc.AddListener(sc.onEvent)
+	sc.mu.Unlock()
 	err := sc.pc.Start(ctx)
 	if err == nil {
 		select {
@@ -244,16 +260,53 @@ func (sc *ServiceCache[T]) changed() {
 	}
 }
 
+// emit queues ev for the listeners; the teller tells them.
 func (sc *ServiceCache[T]) emit(ev CacheEvent) {
 	sc.mu.Lock()
-	ls := append([]*cacheListener(nil), sc.listeners...)
-	sc.mu.Unlock()
-	for _, l := range ls {
-		sc.mu.Lock()
-		gone := l.removed || sc.closed // a listener may have closed the cache
+	if sc.closed {
 		sc.mu.Unlock()
-		if !gone {
-			sc.call(l, ev)
+		return
+	}
+	sc.queue = append(sc.queue, ev)
+	sc.mu.Unlock()
+	select {
+	case sc.sig <- struct{}{}:
+	default:
+	}
+}
+
+// tell tells the listeners the queued events, one call at a time, in order, until the
+// cache is closed.
+func (sc *ServiceCache[T]) tell() {
+	for {
+		sc.mu.Lock()
+		if sc.closed {
+			sc.mu.Unlock()
+			return
+		}
+		if len(sc.queue) == 0 {
+			sc.queue = nil
+			sc.mu.Unlock()
+			select {
+			case <-sc.sig:
+			case <-sc.ctx.Done():
+			}
+			continue
+		}
+		ev := sc.queue[0]
+		sc.queue = sc.queue[1:]
+		ls := append([]*cacheListener(nil), sc.listeners...)
+		sc.mu.Unlock()
+		for _, l := range ls {
+			sc.mu.Lock()
+			closed, gone := sc.closed, l.removed
+			sc.mu.Unlock()
+			if closed { // a listener may have closed the cache
+				return
+			}
+			if !gone {
+				sc.call(l, ev)
+			}
 		}
 	}
 }
@@ -339,21 +392,30 @@ func (sc *ServiceCache[T]) state() error {
 // told of that event.
 func (sc *ServiceCache[T]) Close() error {
 	sc.mu.Lock()
+	told := sc.told
 	if sc.closed {
 		sc.mu.Unlock()
-		if !sc.pc.InListener() {
-			_ = sc.pc.Close() // waits for a Close made from a listener, and for its goroutine
+		if !sc.gs.Inside() {
+			_ = sc.pc.Close() // waits for the first Close's work
+			if told != nil {
+				<-told
+			}
 		}
 		return nil
 	}
 	sc.closed = true
 	sc.instances = map[string]*Instance[T]{}
+	sc.queue = nil
+	removePC := sc.removePC
 	sc.mu.Unlock()
 	sc.cancel()
 	err := sc.pc.Close()
-	if sc.removePC != nil {
-		sc.removePC()
+	if removePC != nil {
+		removePC()
 	}
 	sc.d.disown(sc)
+	if told != nil && !sc.gs.Inside() {
+		<-told
+	}
 	return err
 }
