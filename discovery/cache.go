@@ -62,9 +62,14 @@ type CacheEvent struct {
 //
 // While the client is disconnected the cache keeps what it holds. Once the client
 // reports the session lost (it expired, or the client was cut off for longer than the
-// session timeout), the cache is stale until, reconnected, it has listed the registry
+// session timeout), the cache is stale until, reconnected, it has read the registry
 // again: Instances still returns what it holds, Fresh reports false and providers
-// return ErrStale.
+// return ErrStale. That read drops every instance whose node is gone, one deleted and
+// made again meanwhile too (a node is known by its czxid, not its name): the new node's
+// instance follows once the cache has read it.
+//
+// Listeners run on a goroutine of the cache's own: a slow listener delays neither the
+// cache's updates nor the stale flag, only what the listeners after it hear.
 type ServiceCache[T any] struct {
 	d    *ServiceDiscovery[T]
 	name string
@@ -74,7 +79,7 @@ type ServiceCache[T any] struct {
 	cancel context.CancelFunc
 
 	mu        sync.Mutex
-	instances map[string]*Instance[T] // by node name
+	instances map[string]cached[T] // by node name
 	started   bool
 	closed    bool
 	stale     bool
@@ -93,6 +98,13 @@ type ServiceCache[T any] struct {
 	initialized chan struct{} // closed when the first read is in
 }
 
+// cached is one instance in the cache, with the czxid of the node it was read from: a
+// node deleted and made again under the same name is another registration.
+type cached[T any] struct {
+	inst  *Instance[T]
+	czxid int64
+}
+
 type cacheListener struct {
 	fn      func(CacheEvent)
 	removed bool
@@ -107,7 +119,7 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{}),
+	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]cached[T]{}, initialized: make(chan struct{}),
 		gs: framework.NewGoroutines(), sig: make(chan struct{}, 1)}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	if err := d.own(sc); err != nil {
@@ -174,7 +186,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		if err != nil {
 			delete(sc.instances, key)
 		} else {
-			sc.instances[key] = inst
+			sc.instances[key] = cached[T]{inst: inst, czxid: ev.Data.Stat.Czxid}
 		}
 		sc.mu.Unlock()
 		if err != nil {
@@ -212,31 +224,22 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	}
 }
 
-// resync lists the service's nodes after a lost session and drops the instances whose
+// resync reads the registry again after a lost session and drops the instances whose
 // node is gone, so that the cache is fresh again at once (the path-children cache reports
 // the same removals later, and the additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
-		kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
-		if errors.Is(err, framework.ErrNoNode) {
-			kids, err = nil, nil
-		}
+		gone, err := sc.vanished()
 		if err == nil {
-			present := map[string]bool{}
-			for _, k := range kids {
-				present[k] = true
-			}
-			changed := false
 			sc.mu.Lock()
-			for k := range sc.instances {
-				if !present[k] {
+			for k, czxid := range gone {
+				if cur, ok := sc.instances[k]; ok && cur.czxid == czxid {
 					delete(sc.instances, k)
-					changed = true
 				}
 			}
 			sc.stale = false
 			sc.mu.Unlock()
-			if changed {
+			if len(gone) > 0 {
 				sc.changed()
 			}
 			return
@@ -249,6 +252,44 @@ func (sc *ServiceCache[T]) resync() {
 		case <-t.C:
 		}
 	}
+}
+
+// vanished returns the cached instances (name and czxid) whose node is gone: no node of
+// that name, or one made since (another czxid: deleted and registered again meanwhile,
+// which a name cannot tell).
+func (sc *ServiceCache[T]) vanished() (map[string]int64, error) {
+	kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
+	if errors.Is(err, framework.ErrNoNode) {
+		kids, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, k := range kids {
+		present[k] = true
+	}
+	sc.mu.Lock()
+	held := make(map[string]int64, len(sc.instances))
+	for k, c := range sc.instances {
+		held[k] = c.czxid
+	}
+	sc.mu.Unlock()
+	gone := map[string]int64{}
+	for k, czxid := range held {
+		if !present[k] {
+			gone[k] = czxid
+			continue
+		}
+		st, err := sc.d.c.Exists(sc.ctx, framework.JoinPath(sc.pc.Path(), k))
+		if err != nil {
+			return nil, err
+		}
+		if st == nil || st.Czxid != czxid {
+			gone[k] = czxid
+		}
+	}
+	return gone, nil
 }
 
 // changed reports CacheChanged once the cache is initialized (as Curator's).
@@ -358,7 +399,7 @@ func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	sort.Strings(keys)
 	out := make([]*Instance[T], 0, len(keys))
 	for _, k := range keys {
-		cp := *sc.instances[k]
+		cp := *sc.instances[k].inst
 		out = append(out, &cp)
 	}
 	return out
@@ -404,7 +445,7 @@ func (sc *ServiceCache[T]) Close() error {
 		return nil
 	}
 	sc.closed = true
-	sc.instances = map[string]*Instance[T]{}
+	sc.instances = map[string]cached[T]{}
 	sc.queue = nil
 	removePC := sc.removePC
 	sc.mu.Unlock()
