@@ -62,9 +62,14 @@ type CacheEvent struct {
 //
 // While the client is disconnected the cache keeps what it holds. Once the client
 // reports the session lost (it expired, or the client was cut off for longer than the
-// session timeout), the cache is stale until, reconnected, it has listed the registry
+// session timeout), the cache is stale until, reconnected, it has read the registry
 // again: Instances still returns what it holds, Fresh reports false and providers
-// return ErrStale.
+// return ErrStale. That read drops every instance whose node is gone, one deleted and
+// made again meanwhile too (a node is known by its czxid, not its name): the new node's
+// instance follows once the cache has read it.
+//
+// Listeners run on a goroutine of the cache's own: a slow listener delays neither the
+// cache's updates nor the stale flag, only what the listeners after it hear.
 type ServiceCache[T any] struct {
 	d    *ServiceDiscovery[T]
 	name string
@@ -74,14 +79,30 @@ type ServiceCache[T any] struct {
 	cancel context.CancelFunc
 
 	mu        sync.Mutex
-	instances map[string]*Instance[T] // by node name
+	instances map[string]cached[T] // by node name
 	started   bool
 	closed    bool
 	stale     bool
 	listeners []*cacheListener
+	queue     []CacheEvent  // events not yet told to the listeners
+	told      chan struct{} // closed when the teller returns; nil before Start
+
+	// The listeners run on a goroutine of their own (the teller, on gs), never on the
+	// path-children cache's: a slow or panicking listener delays nothing the cache
+	// does (a removal, the stale flag, the read after a lost session), and a listener
+	// may close the cache (Close does not wait for the goroutine it is called on).
+	gs  *framework.Goroutines
+	sig chan struct{}
 
 	removePC    func()
 	initialized chan struct{} // closed when the first read is in
+}
+
+// cached is one instance in the cache, with the czxid of the node it was read from: a
+// node deleted and made again under the same name is another registration.
+type cached[T any] struct {
+	inst  *Instance[T]
+	czxid int64
 }
 
 type cacheListener struct {
@@ -98,7 +119,8 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]*Instance[T]{}, initialized: make(chan struct{})}
+	sc := &ServiceCache[T]{d: d, name: name, pc: pc, instances: map[string]cached[T]{}, initialized: make(chan struct{}),
+		gs: framework.NewGoroutines(), sig: make(chan struct{}, 1)}
 	sc.ctx, sc.cancel = context.WithCancel(context.Background())
 	if err := d.own(sc); err != nil {
 		sc.cancel()
@@ -124,8 +146,14 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	sc.started = true
-	sc.mu.Unlock()
+	told := make(chan struct{})
+	sc.told = told
+	sc.gs.Go(func() {
+		defer close(told)
+		sc.tell()
+	})
 	sc.removePC = sc.pc.AddListener(sc.onEvent)
+	sc.mu.Unlock()
 	err := sc.pc.Start(ctx)
 	if err == nil {
 		select {
@@ -158,7 +186,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		if err != nil {
 			delete(sc.instances, key)
 		} else {
-			sc.instances[key] = inst
+			sc.instances[key] = cached[T]{inst: inst, czxid: ev.Data.Stat.Czxid}
 		}
 		sc.mu.Unlock()
 		if err != nil {
@@ -196,31 +224,22 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	}
 }
 
-// resync lists the service's nodes after a lost session and drops the instances whose
+// resync reads the registry again after a lost session and drops the instances whose
 // node is gone, so that the cache is fresh again at once (the path-children cache reports
 // the same removals later, and the additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
-		kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
-		if errors.Is(err, framework.ErrNoNode) {
-			kids, err = nil, nil
-		}
+		gone, err := sc.vanished()
 		if err == nil {
-			present := map[string]bool{}
-			for _, k := range kids {
-				present[k] = true
-			}
-			changed := false
 			sc.mu.Lock()
-			for k := range sc.instances {
-				if !present[k] {
+			for k, czxid := range gone {
+				if cur, ok := sc.instances[k]; ok && cur.czxid == czxid {
 					delete(sc.instances, k)
-					changed = true
 				}
 			}
 			sc.stale = false
 			sc.mu.Unlock()
-			if changed {
+			if len(gone) > 0 {
 				sc.changed()
 			}
 			return
@@ -235,6 +254,44 @@ func (sc *ServiceCache[T]) resync() {
 	}
 }
 
+// vanished returns the cached instances (name and czxid) whose node is gone: no node of
+// that name, or one made since (another czxid: deleted and registered again meanwhile,
+// which a name cannot tell).
+func (sc *ServiceCache[T]) vanished() (map[string]int64, error) {
+	kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
+	if errors.Is(err, framework.ErrNoNode) {
+		kids, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, k := range kids {
+		present[k] = true
+	}
+	sc.mu.Lock()
+	held := make(map[string]int64, len(sc.instances))
+	for k, c := range sc.instances {
+		held[k] = c.czxid
+	}
+	sc.mu.Unlock()
+	gone := map[string]int64{}
+	for k, czxid := range held {
+		if !present[k] {
+			gone[k] = czxid
+			continue
+		}
+		st, err := sc.d.c.Exists(sc.ctx, framework.JoinPath(sc.pc.Path(), k))
+		if err != nil {
+			return nil, err
+		}
+		if st == nil || st.Czxid != czxid {
+			gone[k] = czxid
+		}
+	}
+	return gone, nil
+}
+
 // changed reports CacheChanged once the cache is initialized (as Curator's).
 func (sc *ServiceCache[T]) changed() {
 	select {
@@ -244,22 +301,71 @@ func (sc *ServiceCache[T]) changed() {
 	}
 }
 
+// emit queues ev for the listeners; the teller tells them.
 func (sc *ServiceCache[T]) emit(ev CacheEvent) {
 	sc.mu.Lock()
-	ls := append([]*cacheListener(nil), sc.listeners...)
-	sc.mu.Unlock()
-	for _, l := range ls {
-		sc.mu.Lock()
-		gone := l.removed
+	if sc.closed {
 		sc.mu.Unlock()
-		if !gone {
-			l.fn(ev)
+		return
+	}
+	sc.queue = append(sc.queue, ev)
+	sc.mu.Unlock()
+	select {
+	case sc.sig <- struct{}{}:
+	default:
+	}
+}
+
+// tell tells the listeners the queued events, one call at a time, in order, until the
+// cache is closed.
+func (sc *ServiceCache[T]) tell() {
+	for {
+		sc.mu.Lock()
+		if sc.closed {
+			sc.mu.Unlock()
+			return
+		}
+		if len(sc.queue) == 0 {
+			sc.queue = nil
+			sc.mu.Unlock()
+			select {
+			case <-sc.sig:
+			case <-sc.ctx.Done():
+			}
+			continue
+		}
+		ev := sc.queue[0]
+		sc.queue = sc.queue[1:]
+		ls := append([]*cacheListener(nil), sc.listeners...)
+		sc.mu.Unlock()
+		for _, l := range ls {
+			sc.mu.Lock()
+			closed, gone := sc.closed, l.removed
+			sc.mu.Unlock()
+			if closed { // a listener may have closed the cache
+				return
+			}
+			if !gone {
+				sc.call(l, ev)
+			}
 		}
 	}
 }
 
+// call tells one listener; a listener that panics is logged and the cache goes on (its
+// own work, and the listeners after it).
+func (sc *ServiceCache[T]) call(l *cacheListener, ev CacheEvent) {
+	defer func() {
+		if r := recover(); r != nil {
+			sc.d.c.Logger().Error("service cache listener panicked", "component", "discovery", "service", sc.name, "event", ev.Type.String(), "panic", r)
+		}
+	}()
+	l.fn(ev)
+}
+
 // AddListener registers fn to hear the cache's events, one call at a time, in order, on a
-// goroutine the cache owns. It returns a function that unregisters fn.
+// goroutine the cache owns. A listener that panics is logged (at Error, on the client's
+// logger) and the cache goes on. It returns a function that unregisters fn.
 func (sc *ServiceCache[T]) AddListener(fn func(CacheEvent)) (remove func()) {
 	if fn == nil {
 		return func() {}
@@ -293,7 +399,7 @@ func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	sort.Strings(keys)
 	out := make([]*Instance[T], 0, len(keys))
 	for _, k := range keys {
-		cp := *sc.instances[k]
+		cp := *sc.instances[k].inst
 		out = append(out, &cp)
 	}
 	return out
@@ -321,21 +427,36 @@ func (sc *ServiceCache[T]) state() error {
 	return nil
 }
 
-// Close stops the cache and waits for its goroutines. It may be called more than once.
+// Close stops the cache and waits for its goroutines: no listener is told anything after
+// it returns. It may be called more than once, also from a listener: there it returns
+// without waiting for the listener's own goroutine, and the listeners after it are not
+// told of that event.
 func (sc *ServiceCache[T]) Close() error {
 	sc.mu.Lock()
+	told := sc.told
 	if sc.closed {
 		sc.mu.Unlock()
+		if !sc.gs.Inside() {
+			_ = sc.pc.Close() // waits for the first Close's work
+			if told != nil {
+				<-told
+			}
+		}
 		return nil
 	}
 	sc.closed = true
-	sc.instances = map[string]*Instance[T]{}
+	sc.instances = map[string]cached[T]{}
+	sc.queue = nil
+	removePC := sc.removePC
 	sc.mu.Unlock()
 	sc.cancel()
 	err := sc.pc.Close()
-	if sc.removePC != nil {
-		sc.removePC()
+	if removePC != nil {
+		removePC()
 	}
 	sc.d.disown(sc)
+	if told != nil && !sc.gs.Inside() {
+		<-told
+	}
 	return err
 }
