@@ -155,7 +155,7 @@ func multilockOp() xop {
 		r.background(func() {
 			waitFor(r.bg, 30*time.Second, func() bool {
 				kids, _, err := r.w.adv.Children(r.bg, b)
-				return err == nil && len(kids) > 1 || r.ctx.Err() != nil
+				return err == nil && len(kids) > 1 || isClosedCh(r.callDone)
 			})
 			r.forgetAdv(held.Node())
 			_ = held.Release(r.bg)

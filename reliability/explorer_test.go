@@ -213,6 +213,8 @@ type xrun struct {
 	k     int
 	round *xround
 
+	callDone chan struct{} // closed when the operation's call returned
+
 	bg     context.Context // the run's own bound
 	ctx    context.Context // the operation's
 	cancel context.CancelFunc
@@ -796,7 +798,7 @@ func newRun(t *testing.T, op *xop, move xmove, k int) *xrun {
 	w := &xworld{member: m, sessions: map[int64]bool{},
 		base: fmt.Sprintf("/explore/%s-%d", strings.ReplaceAll(name, "/", "_"), pathSeq.Add(1))}
 	r := &xrun{t: t, name: name, w: w, op: op, move: move, k: k,
-		advNodes: map[string]int64{}, containers: map[string]bool{}, unblock: make(chan struct{})}
+		advNodes: map[string]int64{}, containers: map[string]bool{}, unblock: make(chan struct{}), callDone: make(chan struct{})}
 	w.proxy = zktest.NewProxy(t, ens.Addr(m))
 	w.victim = connect(t, ens.Addr(m), victimSession, framework.WithDialer(w.proxy.Dialer()),
 		framework.WithRequestHook(r.hook), framework.WithRequestObserver(r.observe))
@@ -837,7 +839,10 @@ func (r *xrun) execute() {
 	defer r.cancel()
 	start := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- round.call(r.ctx) }()
+	go func() {
+		defer close(r.callDone)
+		done <- round.call(r.ctx)
+	}()
 	var callErr error
 	select {
 	case callErr = <-done:
