@@ -33,7 +33,7 @@ func asLease[L xlease](l L, err error) (xlease, error) {
 // its node on the server (or learns of its loss within xLoss), and a contender on another
 // client does not get in while the lease is live (exclusion).
 func lockOp(name string, mk xlocker) xop {
-	return xop{name: name, setup: func(ctx context.Context, r *xrun) (*xround, error) {
+	return xop{name: name, contends: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		path := r.w.base + "/lock"
 		acquire, _, err := mk(r.w.victim, path)
 		if err != nil {
@@ -55,9 +55,31 @@ func lockOp(name string, mk xlocker) xop {
 				}
 				return checkExclusive(ctx, r, lease.Done(), try)
 			},
-			undo: func(ctx context.Context) error { return lease.Release(ctx) },
+			undo:    func(ctx context.Context) error { return lease.Release(ctx) },
+			contend: lockContender(mk, path),
 		}, nil
 	}}
+}
+
+// lockContender takes the lock on another client and holds it until released.
+func lockContender(mk xlocker, path string) func(ctx context.Context, c *framework.Client) (func(), error) {
+	return func(ctx context.Context, c *framework.Client) (func(), error) {
+		_, try, err := mk(c, path)
+		if err != nil {
+			return nil, err
+		}
+		var l xlease
+		for {
+			if l, err = try(ctx); err == nil {
+				return func() { _ = l.Release(context.Background()) }, nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // checkExclusive: while the victim's lease is live, a contender on another client must
@@ -217,7 +239,7 @@ func semaphoreTryNOp() xop {
 // latchOp: a latch starts, awaits leadership, and closes. A contender latch on another
 // client must not lead while the victim's latch says it leads.
 func latchOp() xop {
-	return xop{name: "latch", listeners: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
+	return xop{name: "latch", listeners: true, contends: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		path := r.w.base + "/latch"
 		l, err := leader.NewLatch(r.w.victim, path, "victim")
 		if err != nil {
@@ -256,6 +278,20 @@ func latchOp() xop {
 			},
 			undo:  func(ctx context.Context) error { return closeOnce() },
 			close: closeOnce,
+			contend: func(ctx context.Context, c *framework.Client) (func(), error) {
+				other, err := leader.NewLatch(c, path, "contender")
+				if err != nil {
+					return nil, err
+				}
+				if err := other.Start(ctx); err != nil {
+					return nil, err
+				}
+				if err := other.Await(ctx); err != nil {
+					_ = other.Close()
+					return nil, err
+				}
+				return func() { _ = other.Close() }, nil
+			},
 		}, nil
 	}}
 }
@@ -263,7 +299,7 @@ func latchOp() xop {
 // selectorOp: a selector starts and runs its function once; a contender selector on
 // another client must not run while the victim's function runs.
 func selectorOp() xop {
-	return xop{name: "selector", setup: func(ctx context.Context, r *xrun) (*xround, error) {
+	return xop{name: "selector", contends: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		path := r.w.base + "/selector"
 		running := make(chan struct{})
 		stop := make(chan struct{})
@@ -327,6 +363,30 @@ func selectorOp() xop {
 			},
 			undo:  func(ctx context.Context) error { stopOnce(); return closeOnce() },
 			close: func() error { stopOnce(); return closeOnce() },
+			contend: func(ctx context.Context, c *framework.Client) (func(), error) {
+				running, stop := make(chan struct{}), make(chan struct{})
+				other, err := leader.NewSelector(c, path, "contender", func(ctx context.Context) error {
+					close(running)
+					select {
+					case <-stop:
+					case <-ctx.Done():
+					}
+					return nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				if err := other.Start(ctx); err != nil {
+					return nil, err
+				}
+				select {
+				case <-running:
+					return func() { close(stop); _ = other.Close() }, nil
+				case <-ctx.Done():
+					_ = other.Close()
+					return nil, ctx.Err()
+				}
+			},
 		}, nil
 	}}
 }
