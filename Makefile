@@ -98,7 +98,7 @@ bench: deps
 soak: deps-base
 	set -o pipefail; $(GO) test -count=1 -timeout 60m -run 'TestCuratorCacheAtScale' -v ./cache -args -scale.nodes=100101 2>&1 | grep -E '^(\s*--- (FAIL|PASS)|\s+\S+_test.go:[0-9]+:|\s+(Error Trace:|Error:|Test:|Messages:|expected|actual)|[[:blank:]]{13,}\S|FAIL|ok|PASS)'
 	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestSoak$$|TestCancellationFuzz$$|TestCallbacksCallingBackIn$$|TestDiscoveryUnderFaults$$' -v ./reliability -args -soak=$(SOAK) 2>&1 | grep -E '^(soak:|discovery:|\s*--- FAIL|\s+\S+_test.go:[0-9]+:|\s+(Error Trace:|Error:|Test:|Messages:|expected|actual)|[[:blank:]]{13,}\S|FAIL|ok|PASS)'
-	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestExplorer$$' -v ./reliability -args -soak=$(SOAK) -explore.all -explore.parallel=4 2>&1 | grep -E '^(soak:|\s*--- FAIL|\s+explorer\S*_test.go:[0-9]+: (explorer|ownership|promptness|cleanliness|exclusion|honest|conservation|freshness|cache|events|known)|FAIL|ok|PASS)'
+	set -o pipefail; $(GO) test -race -count=1 -timeout 0 -run 'TestExplorer$$' -v ./reliability -args -soak=$(SOAK) -explore.all -explore.parallel=4 2>&1 | grep -E '^(soak:|\s*--- FAIL|\s+explorer\S*_test.go:[0-9]+: (explorer|ownership|promptness|cleanliness|exclusion|honest|conservation|freshness|cache|events|handler|listeners|the operation|known|limit)|FAIL|ok|PASS)'
 
 # lint: gofmt, go vet and staticcheck (run from the module proxy at a pinned version, not
 # a dependency of the module).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/discovery"
@@ -102,8 +103,20 @@ func providerOp() xop {
 		if err != nil {
 			return nil, err
 		}
+		var closed atomic.Bool
+		var toldAfterClose atomic.Int32
 		p.Cache().AddListener(func(discovery.CacheEvent) { r.listenerHook() })
-		closeOnce := onceErr(func() error { _ = p.Close(); return sd.Close() })
+		p.Cache().AddListener(func(ev discovery.CacheEvent) { // a second listener: never told after Close
+			if closed.Load() {
+				toldAfterClose.Add(1)
+			}
+		})
+		closeOnce := onceErr(func() error {
+			err := p.Close()
+			closed.Store(true)
+			_ = err
+			return sd.Close()
+		})
 		return &xround{
 			call: func(ctx context.Context) error {
 				if err := p.Start(ctx); err != nil {
@@ -113,6 +126,12 @@ func providerOp() xop {
 				r.forgetAdv(base + "/svc/b")
 				_ = r.w.adv.Delete(r.bg, base+"/svc/b")
 				return reg("c")
+			},
+			final: func(ctx context.Context) []string {
+				if n := toldAfterClose.Load(); n > 0 {
+					return []string{fmt.Sprintf("listeners: a listener was told %d times after the provider's Close returned", n)}
+				}
+				return nil
 			},
 			after: func(ctx context.Context, err error) []string {
 				if err != nil || r.closedEarly.Load() {

@@ -230,7 +230,10 @@ func consumeOp(name string, lockPath, failing bool) xop {
 		var callErr error
 		return &xround{
 			call: func(ctx context.Context) error {
-				callErr = vq.ConsumeOne(ctx, func(ctx context.Context, item string) error {
+				callErr = vq.ConsumeOne(ctx, func(hctx context.Context, item string) error {
+					if hctx.Err() != nil && ctx.Err() != nil {
+						r.violate("handler: called with a context that had ended (%v) for %q", hctx.Err(), item)
+					}
 					r.listenerHook()
 					if failing {
 						return errors.New("explorer: the handler fails")

@@ -155,15 +155,17 @@ var xmoves = []xmove{
 		r.w.proxy.Stall()
 		r.healAfterCall.Store(true)
 	}},
-	{name: "held-expiry", apply: func(r *xrun) {
-		r.w.proxy.Stall()
-		sid := r.w.victim.SessionID()
+	{name: "held-expiry", apply: func(r *xrun) { r.holdUntilExpired(false) }},
+	// held until the session expires, and meanwhile the operation's node is deleted and
+	// made again (same data) by another client
+	{name: "held-expiry-remade", other: true, apply: func(r *xrun) { r.holdUntilExpired(true) }},
+	// the connection dropped, and the client closed while the operation retries
+	{name: "dropped-close", apply: func(r *xrun) {
+		r.w.proxy.Refuse()
+		r.w.proxy.DropConnections()
 		r.background(func() {
-			waitFor(r.bg, 60*time.Second, func() bool {
-				ids, err := zktest.Sessions(leaderAddr(r.t))
-				return err == nil && !slices.Contains(ids, sid)
-			})
-			r.w.proxy.Heal()
+			time.Sleep(200 * time.Millisecond)
+			r.closeClient()
 		})
 	}},
 	{name: "dropped", apply: func(r *xrun) { r.w.proxy.DropConnections() }},
@@ -186,10 +188,7 @@ var xmoves = []xmove{
 			go func() { _ = r.round.close() }() // Close may wait for the operation: not on its goroutine
 		}
 	}},
-	{name: "close-client", apply: func(r *xrun) {
-		r.clientClosed.Store(true)
-		go func() { _ = r.w.victim.Close() }()
-	}},
+	{name: "close-client", apply: func(r *xrun) { go r.closeClient() }},
 	// by the process: the next listener call after the k-th request misbehaves
 	{name: "listener-panic", listener: true, apply: func(r *xrun) { r.armListener("panic") }},
 	{name: "listener-block", listener: true, apply: func(r *xrun) { r.armListener("block") }},
@@ -240,6 +239,7 @@ type xrun struct {
 	containers map[string]bool  // of them, containers (the server reaps them)
 	victimOps  []xreq
 	movedAt    time.Time // when the move was applied
+	closedAt   time.Time // when the move closed the victim's client
 	advLog     []xchange // what the adversary made and deleted, in order
 
 	counting bool   // the undisturbed run: record at each request whether a target exists
@@ -319,9 +319,21 @@ func (r *xrun) requests() int {
 func (r *xrun) advCreate(ctx context.Context, path string, data []byte, opts ...framework.CreateOption) (string, error) {
 	r.advMu.Lock() // a move looking for the victim's node waits until this one is recorded
 	defer r.advMu.Unlock()
+	// Parents the create makes (WithParents) are the adversary's too.
+	var missing []string
+	for a := framework.ParentPath(path); strings.HasPrefix(a, r.w.base+"/"); a = framework.ParentPath(a) {
+		if st, err := r.w.adv.Exists(ctx, a); err == nil && st == nil {
+			missing = append(missing, a)
+		}
+	}
 	p, st, err := r.w.adv.CreateStat(ctx, path, data, opts...)
 	if err != nil {
 		return "", err
+	}
+	for _, a := range missing {
+		if ast, err := r.w.adv.Exists(ctx, a); err == nil && ast != nil && ast.Czxid <= st.Czxid {
+			r.recordAdv(a, ast)
+		}
 	}
 	r.recordAdv(p, st)
 	r.logAdv(true, p, data)
@@ -459,6 +471,48 @@ func modeOf(st *framework.Stat) framework.CreateMode {
 	return framework.Persistent
 }
 
+// holdUntilExpired holds the victim's requests until its session has expired on the
+// servers (and, when remake, has the adversary delete and make again the operation's node
+// meanwhile), then lets them through.
+func (r *xrun) holdUntilExpired(remake bool) {
+	var n xnode
+	if remake {
+		var ok bool
+		if n, ok = r.target(r.bg); !ok {
+			r.noTarget = true
+			return
+		}
+	}
+	r.w.proxy.Stall()
+	sid := r.w.victim.SessionID()
+	r.background(func() {
+		waitFor(r.bg, 60*time.Second, func() bool {
+			ids, err := zktest.Sessions(leaderAddr(r.t))
+			return err == nil && !slices.Contains(ids, sid)
+		})
+		if remake {
+			// The node may have gone with the session (ephemeral): make it again.
+			if st, err := r.w.adv.Exists(r.bg, n.path); err == nil && st == nil {
+				if _, err := r.advCreate(r.bg, n.path, n.data, framework.WithMode(modeOf(n.stat))); err != nil {
+					r.t.Logf("adversary: make %s again: %v", n.path, err)
+				}
+			} else {
+				r.advReplace(n, n.data, nil)
+			}
+		}
+		r.w.proxy.Heal()
+	})
+}
+
+// closeClient closes the victim's client and records when.
+func (r *xrun) closeClient() {
+	r.mu.Lock()
+	r.closedAt = time.Now()
+	r.mu.Unlock()
+	r.clientClosed.Store(true)
+	_ = r.w.victim.Close()
+}
+
 // advDeleteTarget deletes the operation's node and, when remake, makes one again under
 // the same name (with data, or the same data when data is nil) in one transaction.
 func (r *xrun) advDeleteTarget(remake bool, data []byte) {
@@ -499,6 +553,7 @@ func (r *xrun) advReplace(n xnode, data []byte, acl []zk.ACL) {
 		return
 	}
 	r.logDeletedTree(before, n.path)
+	r.forgetAdv(n.path)
 	r.logAdv(true, n.path, data)
 	if st, err := r.w.adv.Exists(r.bg, n.path); err == nil && st != nil {
 		r.recordAdv(n.path, st)
@@ -927,6 +982,12 @@ func (r *xrun) execute() {
 	done := make(chan error, 1)
 	go func() {
 		defer close(r.callDone)
+		defer func() {
+			if p := recover(); p != nil {
+				r.violate("the operation panicked: %v", p)
+				done <- fmt.Errorf("explorer: the operation panicked: %v", p)
+			}
+		}()
 		done <- round.call(r.ctx)
 	}()
 	var callErr error
@@ -936,6 +997,12 @@ func (r *xrun) execute() {
 		t.Fatalf("%s did not return within %v", r.op.name, 3*time.Minute)
 	}
 	took := time.Since(start)
+	r.mu.Lock()
+	closedAt := r.closedAt
+	r.mu.Unlock()
+	if !closedAt.IsZero() && time.Since(closedAt) > xPrompt {
+		r.violate("promptness: %s returned %v after its client was closed (%v)", r.op.name, time.Since(closedAt).Round(time.Millisecond), callErr)
+	}
 	if took > deadline+xPrompt {
 		r.violate("promptness: %s returned after %v, its context's deadline was %v (%v)", r.op.name, took.Round(time.Millisecond), deadline, callErr)
 	}
