@@ -114,6 +114,25 @@ func (e *NotRemovedError) Is(target error) bool { return target == ErrNotRemoved
 // Unwrap returns the removal's last error, if any.
 func (e *NotRemovedError) Unwrap() error { return e.Err }
 
+// PanicError is the error of a handler that panicked (a *HandlerError's Err, found with
+// errors.As): the consumer recovered the panic and released the item as it does one whose
+// handler returned an error (requeued, removed or moved as the options say).
+type PanicError struct {
+	Value any    // what the handler panicked with
+	Stack []byte // the handler's goroutine's stack where it panicked
+}
+
+// Error gives the panic's value and the stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("queue: the handler panicked: %v\n%s", e.Value, e.Stack)
+}
+
+// Unwrap returns the panic's value when it is an error (panic(err)), nil otherwise.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 // BadItemError reports a node of the queue whose data could not be decoded. The
 // consumer leaves the node in place, skips it and reports it (to the WithErrorListener
 // function, and as ConsumeOne's error when no other item was taken).
