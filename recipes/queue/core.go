@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,7 +93,9 @@ func parentOf(p string) string {
 // The context is the one given to Consume or ConsumeOne. Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
-// the item is gone from the queue and the handler is its only holder).
+// the item is gone from the queue and the handler is its only holder). A panic in the
+// handler is recovered: it counts as the handler's error (a *HandlerError whose Err is a
+// *PanicError), and the item is released as any failed one.
 type Handler[T any] func(ctx context.Context, item T) error
 
 // base is what the four distributed queues share.
@@ -466,11 +469,12 @@ func (b *base[T]) decode(name string, data []byte) ([]T, error) {
 	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err}
 }
 
-// handle runs h on each item; it stops at the first error in Requeue mode.
+// handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
+// is recovered and counts as h's error (see callHandler).
 func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 	var errs []error
 	for _, it := range items {
-		if err := h(ctx, it); err != nil {
+		if err := callHandler(ctx, h, it); err != nil {
 			errs = append(errs, err)
 			if b.o.lockPath != "" && b.o.errorMode == Requeue {
 				break
@@ -478,6 +482,18 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// callHandler calls h on item and turns a panic in it into a *PanicError (with the
+// panic's value and stack): the item is then released as a failed one, rather than left
+// locked with its consumer's goroutine gone.
+func callHandler[T any](ctx context.Context, h Handler[T], item T) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, item)
 }
 
 // lockWait is the lock nodes held by other consumers and the watches on them (any of
