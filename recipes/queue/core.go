@@ -90,7 +90,10 @@ func parentOf(p string) string {
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
-// The context is the one given to Consume or ConsumeOne. Without a lock path the node is
+// The context is the one given to Consume or ConsumeOne; with a lock path, a consumer
+// whose context ended before the handler would run gives the item back untouched (its
+// lock node deleted, the item where it was, no attempt counted) and returns the
+// context's error. Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
 // the item is gone from the queue and the handler is its only holder). A panic in the
@@ -642,6 +645,12 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	}
 	items, err := b.decode(name, data)
 	if err != nil {
+		b.unlock(ctx, lockPath, tok)
+		return skipped, err
+	}
+	if err := ctx.Err(); err != nil {
+		// Ended before the handler ran: the item goes back untouched (where it is, no
+		// attempt counted), not handled with an ended context and failed.
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
