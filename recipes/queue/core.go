@@ -453,7 +453,8 @@ func (b *base[T]) items(ctx context.Context) ([]string, error) {
 }
 
 // decode turns node data into items; its error is a *BadItemError.
-func (b *base[T]) decode(name string, data []byte) ([]T, error) {
+// st is the node's Stat as read with data: the error carries its czxid.
+func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, error) {
 	payloads, err := DecodeItems(data)
 	if err == nil {
 		items := make([]T, 0, len(payloads))
@@ -469,7 +470,7 @@ func (b *base[T]) decode(name string, data []byte) ([]T, error) {
 			return items, nil
 		}
 	}
-	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err}
+	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, czxid: st.Czxid}
 }
 
 // handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
@@ -585,7 +586,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if listZxid > 0 && st.Czxid > listZxid {
 		return stale, nil
 	}
-	items, err := b.decode(name, data)
+	items, err := b.decode(name, data, st)
 	if err != nil {
 		return skipped, err
 	}
@@ -643,7 +644,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		b.unlock(ctx, lockPath, tok)
 		return stale, nil
 	}
-	items, err := b.decode(name, data)
+	items, err := b.decode(name, data, st)
 	if err != nil {
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
@@ -1015,7 +1016,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 	if h == nil {
 		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
 	}
-	bad := map[string]bool{}
+	bad := badNodes{}
 	var hold time.Time // this call's back-off after a requeue (noteRequeue)
 	var firstBad error // ConsumeOne returns it with ctx's error when nothing was taken
 	ctxErr := func() error {
@@ -1071,7 +1072,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			continue
 		}
-		stillBad := map[string]bool{}
+		stillBad := badNodes{}
 		var wake *time.Timer
 		took := false
 		// Consumers that lose the race for a node to another (their versioned delete
@@ -1092,8 +1093,8 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		}
 		for i := 0; i < len(names); i++ {
 			name := names[i]
-			if bad[name] {
-				stillBad[name] = true
+			if bad.skip(ctx, b.c, b.path, name) {
+				stillBad[name] = bad[name]
 				continue
 			}
 			if b.kind == kindDelay {
@@ -1154,13 +1155,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			var be *BadItemError
 			if errors.As(err, &be) {
-				stillBad[name] = true
 				if firstBad == nil {
 					firstBad = err
 				}
-				if !bad[name] {
-					b.report(err)
+				if czxid, ok := bad[name]; !ok || czxid != be.czxid {
+					b.report(err) // not reported yet: a new bad node, or one at a reused name
 				}
+				stillBad[name] = be.czxid
 			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
 				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
@@ -1235,10 +1236,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // nodes then, so that the next listing comes soon). locks, the lock nodes of items passed
 // over (held by other consumers), goes with them: the next ConsumeOne lists again instead
 // when one of those items is free.
-func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...map[string]bool) {
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...badNodes) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
-		if !tried[i] && !bad[0][n] && !bad[1][n] {
+		if !tried[i] && !bad[0].has(n) && !bad[1].has(n) {
 			kept = append(kept, n)
 		}
 	}
@@ -1257,4 +1258,28 @@ func (b *base[T]) report(err error) {
 
 func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 	return locks.SleepBeforeRetry(ctx, b.c, d)
+}
+
+// badNodes is what a Consume call remembers of the bad nodes it reported (each by name,
+// with its czxid), so that it neither reads nor reports them again at each listing.
+// Names are reused (a queue path deleted and made again starts its sequence numbers
+// again): a remembered name is skipped only while the node at it is the one remembered.
+type badNodes map[string]int64
+
+// has reports whether name is remembered.
+func (bn badNodes) has(name string) bool {
+	_, ok := bn[name]
+	return ok
+}
+
+// skip reports whether the node name of the queue at queuePath is the bad node
+// remembered at that name (one exists per remembered name a listing shows; a read that
+// fails says yes, until the next listing).
+func (bn badNodes) skip(ctx context.Context, c *framework.Client, queuePath, name string) bool {
+	czxid, ok := bn[name]
+	if !ok {
+		return false
+	}
+	st, err := stat(ctx, c, framework.JoinPath(queuePath, name))
+	return err != nil || (st != nil && st.Czxid == czxid)
 }

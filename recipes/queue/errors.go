@@ -139,6 +139,8 @@ func (e *PanicError) Unwrap() error {
 type BadItemError struct {
 	Path string // the node's path
 	Err  error  // why it was refused; wraps ErrNotAnItem
+
+	czxid int64 // the node's, as read (0 when not known)
 }
 
 // Error names the node and the reason.
