@@ -919,16 +919,25 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		if b.c.Generation() != lockGen {
 			return lost()
 		}
-		// The transaction deletes the node at the version just read, once its czxid says
-		// it is the item handled (a multi cannot check a czxid): a delete and re-create
-		// of the queue within that round trip would take a new item at the reused name,
-		// which notRemade then reports (ErrMaybeGone).
-		cur, err := stat(tctx, b.c, itemPath)
+		// The transaction deletes the item node and the lock node each at the version
+		// just read, once the item's czxid says it is the item handled and the lock
+		// node's session and token say it is ours (a multi cannot check a czxid or
+		// data): a delete and re-create of the queue within that round trip would take a
+		// new item at the reused name, which notRemade then reports (ErrMaybeGone); left
+		// is our lock node deleted by someone else and another consumer's made at its
+		// path within that round trip (version 0, as ours).
+		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, tok)
 		if err == nil {
 			if cur == nil || cur.Czxid != czxid {
 				return goneMeanwhile()
 			}
+			if mine == nil {
+				// Deleted by someone else while the item was handled (perhaps made again
+				// by another consumer, which holds the item now): not ours to remove.
+				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else while it was handled: another consumer may have taken it"}
+			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
+			ops[len(ops)-1] = framework.DeleteOp(lockPath, mine.Version)
 			var res []framework.OpResult
 			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
 			if errors.Is(err, framework.ErrDataTooLarge) {
@@ -970,21 +979,8 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			}
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
-		// Applied or not? The item goes only with the transaction (we hold its lock).
-		st, serr := stat(cctx, b.c, itemPath)
-		if serr != nil {
-			continue
-		}
-		if st == nil || st.Czxid != czxid {
-			return goneMeanwhile()
-		}
-		ours, lerr := b.ownLock(cctx, lockPath, tok)
-		if lerr != nil {
-			continue
-		}
-		if !ours {
-			return "", &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
-		}
+		// Applied or not: the next round's reads tell (the item goes only with the
+		// transaction, bound to our lock node).
 		var te *framework.TxnError
 		if deadLetter && errors.As(err, &te) && te.Index == 1 && errors.Is(err, framework.ErrNoNode) {
 			// The dead-letter path was deleted since it was made: make it again.
@@ -1002,6 +998,21 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
+}
+
+// readHeld reads, concurrently, the Stat of the item node at itemPath (nil when gone) and
+// that of our lock node (nil when the node at lockPath is not ours: gone, or another's).
+func (b *base[T]) readHeld(ctx context.Context, itemPath, lockPath string, tok []byte) (item, lock *framework.Stat, err error) {
+	var lerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lock, lerr = b.ownLockStat(ctx, lockPath, tok)
+	}()
+	item, err = stat(ctx, b.c, itemPath)
+	wg.Wait() // ownLockStat honours ctx
+	return item, lock, errors.Join(err, lerr)
 }
 
 // stillThere reports whether the item node with czxid is at p (false when it is not, or

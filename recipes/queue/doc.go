@@ -91,7 +91,13 @@
 // go-zookeeper just as the connection drops is queued there and sent once it reconnects,
 // in a new session if the old one expired meanwhile). An item found removed by someone
 // else (without the lock) before the consumer's transaction went out is reported so
-// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose session
+// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose lock
+// node was deleted by someone else while its handler ran (another consumer may have
+// locked and taken the item since) removes nothing and reports ErrNotRemoved: its
+// removal deletes the lock node at the version it read once it found the node its own
+// (its session and a token in its data), never another consumer's found at that path
+// (left: our lock node deleted and another consumer's made at its path within the round
+// trip between that read and the removal). A consumer whose session
 // ended while its handler ran leaves the item (another consumer
 // may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
