@@ -678,7 +678,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			}
 		}
 	}
-	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, lockSid, tok)
+	created, err := b.finishCancellable(ctx, removal{name: name, data: data, czxid: st.Czxid, dest: dest, lockGen: lockGen, lockSid: lockSid, tok: tok})
 	if errors.Is(err, errRemovedMeanwhile) {
 		// Removed by someone without the lock while the handler ran: nothing was moved,
 		// requeued or removed by us, and there is nothing left to count or back off for.
@@ -840,16 +840,30 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
-	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, lockSid, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, r removal) (string, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	created, err := b.finish(ctx, cctx, r)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return "", errors.Join(err, ctx.Err())
 	}
 	return created, err
 }
 
+// removal is an item held under its lock node, to be removed (requeued, moved) by finish.
+type removal struct {
+	name    string
+	data    []byte // the item's bytes, for a requeue or a move
+	czxid   int64  // the item node's, as read under the lock
+	dest    string // where the transaction makes the node again ("": nowhere)
+	lockGen uint64 // the session generation the lock node was made in
+	lockSid int64  // and that session's id
+	tok     []byte // the lock node's token
+}
+
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
-// It runs to its end even when ctx ended: the handler has run. lockGen and lockSid are
+// ctx is the caller's; cctx bounds the removal: past ctx's end for a consumer, whose
+// handler has run (finishCancellable), ctx itself for IDQueue.Remove. lockGen and lockSid are
 // the session generation and id the lock node was created in: once the session changed,
 // the node at the lock path (if any) is another consumer's, which has taken the item, and
 // the item is left to it. The transaction is bound to that session
@@ -860,24 +874,22 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	itemPath := framework.JoinPath(b.path, name)
-	lockPath := framework.JoinPath(b.o.lockPath, name)
+func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
+	itemPath := framework.JoinPath(b.path, r.name)
+	lockPath := framework.JoinPath(b.o.lockPath, r.name)
 	ops := []framework.Op{framework.DeleteOp(itemPath, -1)}
 	// The dead-letter path is made when first needed (and again if deleted meanwhile).
-	deadLetter := dest != "" && parentOf(dest) != b.path
+	deadLetter := r.dest != "" && parentOf(r.dest) != b.path
 	ensureDest := func() error { return nil }
 	if deadLetter {
-		ensureDest = func() error { return b.ensure(cctx, parentOf(dest), &b.deadReady) }
+		ensureDest = func() error { return b.ensure(cctx, parentOf(r.dest), &b.deadReady) }
 		if err := ensureDest(); err != nil {
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 	}
-	if dest != "" {
-		ops = append(ops, framework.CreateOp(dest, data, framework.PersistentSequential, nil))
+	if r.dest != "" {
+		ops = append(ops, framework.CreateOp(r.dest, r.data, framework.PersistentSequential, nil))
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
@@ -887,7 +899,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	tctx, stop := context.WithCancel(cctx)
 	defer stop()
 	remove := b.c.AddListener(func(framework.State) {
-		if b.c.Generation() != lockGen {
+		if b.c.Generation() != r.lockGen {
 			stop()
 		}
 	})
@@ -897,7 +909,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	// lock), and nothing of ours was applied.
 	sent := false
 	goneMeanwhile := func() (string, error) {
-		b.unlock(cctx, lockPath, tok)
+		b.unlock(cctx, lockPath, r.tok)
 		if sent {
 			return "", nil // removed by us (the answer was lost), or by someone without the lock
 		}
@@ -906,9 +918,9 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	lost := func() (string, error) {
 		// Lost (perhaps only suspended too long): a lock node still ours (same session)
 		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(cctx, lockPath, tok)
+		b.unlock(cctx, lockPath, r.tok)
 		reason := "the session that held its lock ended while the item was being removed"
-		if sent && !b.stillThere(cctx, itemPath, czxid) {
+		if sent && !b.stillThere(cctx, itemPath, r.czxid) {
 			// Gone: moved (or removed) by our transaction, whose answer was lost with the
 			// session, or taken by another consumer since.
 			return "", &NotRemovedError{Path: itemPath, Reason: reason, Err: errOutcomeUnknown}
@@ -916,7 +928,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		return "", &NotRemovedError{Path: itemPath, Reason: reason}
 	}
 	for {
-		if b.c.Generation() != lockGen {
+		if b.c.Generation() != r.lockGen {
 			return lost()
 		}
 		// The transaction deletes the item node and the lock node each at the version
@@ -926,24 +938,24 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		// new item at the reused name, which notRemade then reports (ErrMaybeGone); left
 		// is our lock node deleted by someone else and another consumer's made at its
 		// path within that round trip (version 0, as ours).
-		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, tok)
+		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
-			if cur == nil || cur.Czxid != czxid {
+			if cur == nil || cur.Czxid != r.czxid {
 				return goneMeanwhile()
 			}
 			if mine == nil {
 				// Deleted by someone else while the item was handled (perhaps made again
 				// by another consumer, which holds the item now): not ours to remove.
-				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else while it was handled: another consumer may have taken it"}
+				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else before its removal: another consumer may have taken it"}
 			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
 			ops[len(ops)-1] = framework.DeleteOp(lockPath, mine.Version)
 			var res []framework.OpResult
-			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			res, err = b.c.Transaction(framework.InSession(tctx, r.lockGen, r.lockSid), ops...)
 			if errors.Is(err, framework.ErrDataTooLarge) {
 				// Refused before sending: the item's bytes and the paths do not fit one
 				// request. Sending it again fails the same way: give the item back now.
-				b.unlock(cctx, lockPath, tok)
+				b.unlock(cctx, lockPath, r.tok)
 				return "", &NotRemovedError{Path: itemPath, Reason: "the transaction that removes it (with its requeue or move) does not fit the packet limit; nothing was sent", Err: err}
 			}
 			var te *framework.TxnError
@@ -952,7 +964,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			if err != nil && !certain {
 				sent = true // it may have been applied
 			}
-			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
+			if b.c.Generation() != r.lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
 				return lost()
@@ -960,10 +972,10 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			if err == nil {
 				// Applied: of the item handled, unless the queue was made again between
 				// the exists and the transaction (a new item at the reused name went).
-				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
+				if rerr := notRemade(cctx, b.c, b.path, r.czxid); rerr != nil {
 					return "", &MaybeGoneError{Path: itemPath, Err: rerr}
 				}
-				if dest != "" && len(res) > 1 {
+				if r.dest != "" && len(res) > 1 {
 					return res[1].Path, nil
 				}
 				return "", nil
@@ -973,7 +985,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// Give the item back (it is delivered again) rather than keep it locked for
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			if sent && !errors.Is(err, framework.ErrUnknownOutcome) {
 				err = errors.Join(errOutcomeUnknown, err)
 			}
@@ -993,7 +1005,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
 			// Sending it again fails the same way: give the item back now.
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
