@@ -694,11 +694,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			// Both: the removal's error and the handler's, as the *HandlerError it is
 			// reported as otherwise (requeued or moved when the transaction was applied:
 			// a *MaybeGoneError says so).
-			applied := errors.Is(err, ErrMaybeGone)
-			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
-			he.OutcomeUnknown = !applied && errors.Is(err, framework.ErrUnknownOutcome)
-			he.notApplied = !applied && !he.OutcomeUnknown
-			he.requeue = requeue
+			he.noteRemovalError(err, requeue)
 			return taken, errors.Join(err, he)
 		}
 		return taken, err
@@ -810,6 +806,13 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 			return
 		}
 	}
+	b.unlockInBackground(ctx, lockPath, tok)
+}
+
+// unlockInBackground deletes our lock node (as unlock) in the background
+// (framework.Client.GoCleanup, counted by WaitGuaranteedDeletes), on a clean-up timeout
+// of its own.
+func (b *base[T]) unlockInBackground(ctx context.Context, lockPath string, tok []byte) {
 	b.c.GoCleanup(func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
@@ -916,16 +919,16 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 		return "", errRemovedMeanwhile
 	}
 	lost := func() (string, error) {
-		// Lost (perhaps only suspended too long): a lock node still ours (same session)
-		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(cctx, lockPath, r.tok)
-		reason := "the session that held its lock ended while the item was being removed"
-		if sent && !b.stillThere(cctx, itemPath, r.czxid) {
-			// Gone: moved (or removed) by our transaction, whose answer was lost with the
-			// session, or taken by another consumer since.
-			return "", &NotRemovedError{Path: itemPath, Reason: reason, Err: errOutcomeUnknown}
-		}
-		return "", &NotRemovedError{Path: itemPath, Reason: reason}
+		// Lost (perhaps only suspended too long): the removal is never sent again, and
+		// what is left does not outlive the caller's context. A lock node still ours
+		// (the session alive after all) is deleted in the background, so that the item
+		// is delivered again if it is still there; where the item is, is read while ctx
+		// lasts (within cctx's bound).
+		b.unlockInBackground(cctx, lockPath, r.tok)
+		lctx, lcancel := context.WithCancel(cctx)
+		defer lcancel()
+		defer context.AfterFunc(ctx, lcancel)()
+		return "", b.lostError(lctx, itemPath, r, sent)
 	}
 	for {
 		if b.c.Generation() != r.lockGen {
@@ -1027,11 +1030,55 @@ func (b *base[T]) readHeld(ctx context.Context, itemPath, lockPath string, tok [
 	return item, lock, errors.Join(err, lerr)
 }
 
-// stillThere reports whether the item node with czxid is at p (false when it is not, or
-// when it cannot be read).
-func (b *base[T]) stillThere(ctx context.Context, p string, czxid int64) bool {
+// itemWhere is where an item is, as far as a read tells.
+type itemWhere int
+
+const (
+	whereInQueue itemWhere = iota // the item node read before the handler ran is there
+	whereGone                     // gone from the queue (another node, or none, at its path)
+	whereUnknown                  // not known: the read failed (cut off, ctx ended)
+)
+
+// whereIs reads whether the item node with czxid is at p.
+func (b *base[T]) whereIs(ctx context.Context, p string, czxid int64) itemWhere {
 	st, err := stat(ctx, b.c, p)
-	return err == nil && st != nil && st.Czxid == czxid
+	switch {
+	case err != nil:
+		return whereUnknown
+	case st != nil && st.Czxid == czxid:
+		return whereInQueue
+	}
+	return whereGone
+}
+
+// lostError is finish's error once the session of the item's lock ended before its
+// removal (requeue, move) was known to be applied: it says where the item is, as far as a
+// read bounded by ctx tells, and whether a transaction of ours went out (sent).
+func (b *base[T]) lostError(ctx context.Context, itemPath string, r removal, sent bool) error {
+	what, done := "removal", "removed"
+	switch {
+	case r.dest != "" && parentOf(r.dest) == b.path:
+		what, done = "requeue", "requeued"
+	case r.dest != "":
+		what, done = "move to the dead-letter path", "moved"
+	}
+	e := &NotRemovedError{Path: itemPath, where: b.whereIs(ctx, itemPath, r.czxid)}
+	switch {
+	case sent && e.where != whereInQueue:
+		// Gone, or not known: our transaction went out, its answer lost with the session.
+		e.Reason = fmt.Sprintf("the session that held its lock ended while its %s was in flight", what)
+		if e.where == whereGone {
+			e.Reason += fmt.Sprintf(": it is gone from the queue, %s by it or taken by another consumer since", done)
+		}
+		e.Err = errOutcomeUnknown
+	case e.where == whereInQueue:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: it is in the queue, to be delivered again", done)
+	case e.where == whereGone:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: another consumer has taken it since (or someone removed it)", done)
+	default:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: whether it is still in the queue is not known (another consumer may have taken it)", done)
+	}
+	return e
 }
 
 // consume is Consume (one is false) and ConsumeOne (one is true).

@@ -99,7 +99,9 @@
 // (left: our lock node deleted and another consumer's made at its path within the round
 // trip between that read and the removal). A consumer whose session
 // ended while its handler ran leaves the item (another consumer
-// may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
+// may hold it by then) and reports ErrNotRemoved, saying where the item is as far as a
+// read made while its context lasts tells (in the queue, taken by another consumer, or
+// not known); nothing of it outlives its context. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
 // before it returns, so that stopping a consumer does not deliver its last item twice;
 // when the item could not be removed, its error matches both ErrNotRemoved and the
