@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,10 +90,15 @@ func parentOf(p string) string {
 
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
-// The context is the one given to Consume or ConsumeOne. Without a lock path the node is
+// The context is the one given to Consume or ConsumeOne; with a lock path, a consumer
+// whose context ended before the handler would run gives the item back untouched (its
+// lock node deleted, the item where it was, no attempt counted) and returns the
+// context's error. Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
-// the item is gone from the queue and the handler is its only holder).
+// the item is gone from the queue and the handler is its only holder). A panic in the
+// handler is recovered: it counts as the handler's error (a *HandlerError whose Err is a
+// *PanicError), and the item is released as any failed one.
 type Handler[T any] func(ctx context.Context, item T) error
 
 // base is what the four distributed queues share.
@@ -447,7 +453,8 @@ func (b *base[T]) items(ctx context.Context) ([]string, error) {
 }
 
 // decode turns node data into items; its error is a *BadItemError.
-func (b *base[T]) decode(name string, data []byte) ([]T, error) {
+// st is the node's Stat as read with data: the error carries its czxid.
+func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, error) {
 	payloads, err := DecodeItems(data)
 	if err == nil {
 		items := make([]T, 0, len(payloads))
@@ -463,14 +470,15 @@ func (b *base[T]) decode(name string, data []byte) ([]T, error) {
 			return items, nil
 		}
 	}
-	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err}
+	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, czxid: st.Czxid}
 }
 
-// handle runs h on each item; it stops at the first error in Requeue mode.
+// handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
+// is recovered and counts as h's error (see callHandler).
 func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 	var errs []error
 	for _, it := range items {
-		if err := h(ctx, it); err != nil {
+		if err := callHandler(ctx, h, it); err != nil {
 			errs = append(errs, err)
 			if b.o.lockPath != "" && b.o.errorMode == Requeue {
 				break
@@ -478,6 +486,18 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// callHandler calls h on item and turns a panic in it into a *PanicError (with the
+// panic's value and stack): the item is then released as a failed one, rather than left
+// locked with its consumer's goroutine gone.
+func callHandler[T any](ctx context.Context, h Handler[T], item T) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, item)
 }
 
 // lockWait is the lock nodes held by other consumers and the watches on them (any of
@@ -566,7 +586,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if listZxid > 0 && st.Czxid > listZxid {
 		return stale, nil
 	}
-	items, err := b.decode(name, data)
+	items, err := b.decode(name, data, st)
 	if err != nil {
 		return skipped, err
 	}
@@ -624,8 +644,14 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		b.unlock(ctx, lockPath, tok)
 		return stale, nil
 	}
-	items, err := b.decode(name, data)
+	items, err := b.decode(name, data, st)
 	if err != nil {
+		b.unlock(ctx, lockPath, tok)
+		return skipped, err
+	}
+	if err := ctx.Err(); err != nil {
+		// Ended before the handler ran: the item goes back untouched (where it is, no
+		// attempt counted), not handled with an ended context and failed.
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
@@ -652,7 +678,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			}
 		}
 	}
-	created, err := b.finishCancellable(ctx, name, data, st.Czxid, dest, lockGen, lockSid, tok)
+	created, err := b.finishCancellable(ctx, removal{name: name, data: data, czxid: st.Czxid, dest: dest, lockGen: lockGen, lockSid: lockSid, tok: tok})
 	if errors.Is(err, errRemovedMeanwhile) {
 		// Removed by someone without the lock while the handler ran: nothing was moved,
 		// requeued or removed by us, and there is nothing left to count or back off for.
@@ -668,11 +694,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 			// Both: the removal's error and the handler's, as the *HandlerError it is
 			// reported as otherwise (requeued or moved when the transaction was applied:
 			// a *MaybeGoneError says so).
-			applied := errors.Is(err, ErrMaybeGone)
-			he.Requeued, he.DeadLettered = requeue && applied, he.GaveUp && applied
-			he.OutcomeUnknown = !applied && errors.Is(err, framework.ErrUnknownOutcome)
-			he.notApplied = !applied && !he.OutcomeUnknown
-			he.requeue = requeue
+			he.noteRemovalError(err, requeue)
 			return taken, errors.Join(err, he)
 		}
 		return taken, err
@@ -784,6 +806,13 @@ func (b *base[T]) unlock(ctx context.Context, lockPath string, tok []byte) {
 			return
 		}
 	}
+	b.unlockInBackground(ctx, lockPath, tok)
+}
+
+// unlockInBackground deletes our lock node (as unlock) in the background
+// (framework.Client.GoCleanup, counted by WaitGuaranteedDeletes), on a clean-up timeout
+// of its own.
+func (b *base[T]) unlockInBackground(ctx context.Context, lockPath string, tok []byte) {
 	b.c.GoCleanup(func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
@@ -814,16 +843,30 @@ func (b *base[T]) unlockNow(ctx context.Context, lockPath string, tok []byte) bo
 // leave the item behind; nor can the removal go on in the background, as the client is
 // often closed right after. When ctx ended and the item could not be removed, the error
 // matches ctx's error too.
-func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
-	created, err := b.finish(ctx, name, data, czxid, dest, lockGen, lockSid, tok)
+func (b *base[T]) finishCancellable(ctx context.Context, r removal) (string, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	created, err := b.finish(ctx, cctx, r)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return "", errors.Join(err, ctx.Err())
 	}
 	return created, err
 }
 
+// removal is an item held under its lock node, to be removed (requeued, moved) by finish.
+type removal struct {
+	name    string
+	data    []byte // the item's bytes, for a requeue or a move
+	czxid   int64  // the item node's, as read under the lock
+	dest    string // where the transaction makes the node again ("": nowhere)
+	lockGen uint64 // the session generation the lock node was made in
+	lockSid int64  // and that session's id
+	tok     []byte // the lock node's token
+}
+
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
-// It runs to its end even when ctx ended: the handler has run. lockGen and lockSid are
+// ctx is the caller's; cctx bounds the removal: past ctx's end for a consumer, whose
+// handler has run (finishCancellable), ctx itself for IDQueue.Remove. lockGen and lockSid are
 // the session generation and id the lock node was created in: once the session changed,
 // the node at the lock path (if any) is another consumer's, which has taken the item, and
 // the item is left to it. The transaction is bound to that session
@@ -834,24 +877,22 @@ func (b *base[T]) finishCancellable(ctx context.Context, name string, data []byt
 // meanwhile, and its sequence numbers started again), which is left alone: the item
 // handled is gone already. A removal that may have taken such a node (the queue was made
 // again while it was in flight) returns a *MaybeGoneError.
-func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid int64, dest string, lockGen uint64, lockSid int64, tok []byte) (string, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	itemPath := framework.JoinPath(b.path, name)
-	lockPath := framework.JoinPath(b.o.lockPath, name)
+func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
+	itemPath := framework.JoinPath(b.path, r.name)
+	lockPath := framework.JoinPath(b.o.lockPath, r.name)
 	ops := []framework.Op{framework.DeleteOp(itemPath, -1)}
 	// The dead-letter path is made when first needed (and again if deleted meanwhile).
-	deadLetter := dest != "" && parentOf(dest) != b.path
+	deadLetter := r.dest != "" && parentOf(r.dest) != b.path
 	ensureDest := func() error { return nil }
 	if deadLetter {
-		ensureDest = func() error { return b.ensure(cctx, parentOf(dest), &b.deadReady) }
+		ensureDest = func() error { return b.ensure(cctx, parentOf(r.dest), &b.deadReady) }
 		if err := ensureDest(); err != nil {
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 	}
-	if dest != "" {
-		ops = append(ops, framework.CreateOp(dest, data, framework.PersistentSequential, nil))
+	if r.dest != "" {
+		ops = append(ops, framework.CreateOp(r.dest, r.data, framework.PersistentSequential, nil))
 	}
 	ops = append(ops, framework.DeleteOp(lockPath, -1))
 	// The removal is abandoned (and its resends with it) once the lock's session ends: a
@@ -861,7 +902,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	tctx, stop := context.WithCancel(cctx)
 	defer stop()
 	remove := b.c.AddListener(func(framework.State) {
-		if b.c.Generation() != lockGen {
+		if b.c.Generation() != r.lockGen {
 			stop()
 		}
 	})
@@ -871,44 +912,53 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 	// lock), and nothing of ours was applied.
 	sent := false
 	goneMeanwhile := func() (string, error) {
-		b.unlock(cctx, lockPath, tok)
+		b.unlock(cctx, lockPath, r.tok)
 		if sent {
 			return "", nil // removed by us (the answer was lost), or by someone without the lock
 		}
 		return "", errRemovedMeanwhile
 	}
 	lost := func() (string, error) {
-		// Lost (perhaps only suspended too long): a lock node still ours (same session)
-		// is deleted, so that the item is delivered again if it is still there.
-		b.unlock(cctx, lockPath, tok)
-		reason := "the session that held its lock ended while the item was being removed"
-		if sent && !b.stillThere(cctx, itemPath, czxid) {
-			// Gone: moved (or removed) by our transaction, whose answer was lost with the
-			// session, or taken by another consumer since.
-			return "", &NotRemovedError{Path: itemPath, Reason: reason, Err: errOutcomeUnknown}
-		}
-		return "", &NotRemovedError{Path: itemPath, Reason: reason}
+		// Lost (perhaps only suspended too long): the removal is never sent again, and
+		// what is left does not outlive the caller's context. A lock node still ours
+		// (the session alive after all) is deleted in the background, so that the item
+		// is delivered again if it is still there; where the item is, is read while ctx
+		// lasts (within cctx's bound).
+		b.unlockInBackground(cctx, lockPath, r.tok)
+		lctx, lcancel := context.WithCancel(cctx)
+		defer lcancel()
+		defer context.AfterFunc(ctx, lcancel)()
+		return "", b.lostError(lctx, itemPath, r, sent)
 	}
 	for {
-		if b.c.Generation() != lockGen {
+		if b.c.Generation() != r.lockGen {
 			return lost()
 		}
-		// The transaction deletes the node at the version just read, once its czxid says
-		// it is the item handled (a multi cannot check a czxid): a delete and re-create
-		// of the queue within that round trip would take a new item at the reused name,
-		// which notRemade then reports (ErrMaybeGone).
-		cur, err := stat(tctx, b.c, itemPath)
+		// The transaction deletes the item node and the lock node each at the version
+		// just read, once the item's czxid says it is the item handled and the lock
+		// node's session and token say it is ours (a multi cannot check a czxid or
+		// data): a delete and re-create of the queue within that round trip would take a
+		// new item at the reused name, which notRemade then reports (ErrMaybeGone); left
+		// is our lock node deleted by someone else and another consumer's made at its
+		// path within that round trip (version 0, as ours).
+		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
-			if cur == nil || cur.Czxid != czxid {
+			if cur == nil || cur.Czxid != r.czxid {
 				return goneMeanwhile()
 			}
+			if mine == nil {
+				// Deleted by someone else while the item was handled (perhaps made again
+				// by another consumer, which holds the item now): not ours to remove.
+				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else before its removal: another consumer may have taken it"}
+			}
 			ops[0] = framework.DeleteOp(itemPath, cur.Version)
+			ops[len(ops)-1] = framework.DeleteOp(lockPath, mine.Version)
 			var res []framework.OpResult
-			res, err = b.c.Transaction(framework.InSession(tctx, lockGen, lockSid), ops...)
+			res, err = b.c.Transaction(framework.InSession(tctx, r.lockGen, r.lockSid), ops...)
 			if errors.Is(err, framework.ErrDataTooLarge) {
 				// Refused before sending: the item's bytes and the paths do not fit one
 				// request. Sending it again fails the same way: give the item back now.
-				b.unlock(cctx, lockPath, tok)
+				b.unlock(cctx, lockPath, r.tok)
 				return "", &NotRemovedError{Path: itemPath, Reason: "the transaction that removes it (with its requeue or move) does not fit the packet limit; nothing was sent", Err: err}
 			}
 			var te *framework.TxnError
@@ -917,7 +967,7 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			if err != nil && !certain {
 				sent = true // it may have been applied
 			}
-			if b.c.Generation() != lockGen || errors.Is(err, framework.ErrSessionChanged) {
+			if b.c.Generation() != r.lockGen || errors.Is(err, framework.ErrSessionChanged) {
 				// Whether the removal went through or failed, another consumer may have
 				// taken the item after our lock node went.
 				return lost()
@@ -925,10 +975,10 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			if err == nil {
 				// Applied: of the item handled, unless the queue was made again between
 				// the exists and the transaction (a new item at the reused name went).
-				if rerr := notRemade(cctx, b.c, b.path, czxid); rerr != nil {
+				if rerr := notRemade(cctx, b.c, b.path, r.czxid); rerr != nil {
 					return "", &MaybeGoneError{Path: itemPath, Err: rerr}
 				}
-				if dest != "" && len(res) > 1 {
+				if r.dest != "" && len(res) > 1 {
 					return res[1].Path, nil
 				}
 				return "", nil
@@ -938,27 +988,14 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 			// Give the item back (it is delivered again) rather than keep it locked for
 			// as long as our session lives. (Within what is left of the clean-up
 			// timeout, or in the background: one bound overall.)
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			if sent && !errors.Is(err, framework.ErrUnknownOutcome) {
 				err = errors.Join(errOutcomeUnknown, err)
 			}
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
-		// Applied or not? The item goes only with the transaction (we hold its lock).
-		st, serr := stat(cctx, b.c, itemPath)
-		if serr != nil {
-			continue
-		}
-		if st == nil || st.Czxid != czxid {
-			return goneMeanwhile()
-		}
-		ours, lerr := b.ownLock(cctx, lockPath, tok)
-		if lerr != nil {
-			continue
-		}
-		if !ours {
-			return "", &NotRemovedError{Path: itemPath, Reason: "the lock node is gone"}
-		}
+		// Applied or not: the next round's reads tell (the item goes only with the
+		// transaction, bound to our lock node).
 		var te *framework.TxnError
 		if deadLetter && errors.As(err, &te) && te.Index == 1 && errors.Is(err, framework.ErrNoNode) {
 			// The dead-letter path was deleted since it was made: make it again.
@@ -971,18 +1008,77 @@ func (b *base[T]) finish(ctx context.Context, name string, data []byte, czxid in
 		}
 		if errors.Is(err, framework.ErrNotEmpty) || errors.Is(err, framework.ErrNoAuth) || errors.Is(err, framework.ErrInvalidACL) {
 			// Sending it again fails the same way: give the item back now.
-			b.unlock(cctx, lockPath, tok)
+			b.unlock(cctx, lockPath, r.tok)
 			return "", &NotRemovedError{Path: itemPath, Err: err}
 		}
 		_ = b.pause(cctx, retryPause) // no tight loop: the client's retry policy already ran
 	}
 }
 
-// stillThere reports whether the item node with czxid is at p (false when it is not, or
-// when it cannot be read).
-func (b *base[T]) stillThere(ctx context.Context, p string, czxid int64) bool {
+// readHeld reads, concurrently, the Stat of the item node at itemPath (nil when gone) and
+// that of our lock node (nil when the node at lockPath is not ours: gone, or another's).
+func (b *base[T]) readHeld(ctx context.Context, itemPath, lockPath string, tok []byte) (item, lock *framework.Stat, err error) {
+	var lerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lock, lerr = b.ownLockStat(ctx, lockPath, tok)
+	}()
+	item, err = stat(ctx, b.c, itemPath)
+	wg.Wait() // ownLockStat honours ctx
+	return item, lock, errors.Join(err, lerr)
+}
+
+// itemWhere is where an item is, as far as a read tells.
+type itemWhere int
+
+const (
+	whereInQueue itemWhere = iota // the item node read before the handler ran is there
+	whereGone                     // gone from the queue (another node, or none, at its path)
+	whereUnknown                  // not known: the read failed (cut off, ctx ended)
+)
+
+// whereIs reads whether the item node with czxid is at p.
+func (b *base[T]) whereIs(ctx context.Context, p string, czxid int64) itemWhere {
 	st, err := stat(ctx, b.c, p)
-	return err == nil && st != nil && st.Czxid == czxid
+	switch {
+	case err != nil:
+		return whereUnknown
+	case st != nil && st.Czxid == czxid:
+		return whereInQueue
+	}
+	return whereGone
+}
+
+// lostError is finish's error once the session of the item's lock ended before its
+// removal (requeue, move) was known to be applied: it says where the item is, as far as a
+// read bounded by ctx tells, and whether a transaction of ours went out (sent).
+func (b *base[T]) lostError(ctx context.Context, itemPath string, r removal, sent bool) error {
+	what, done := "removal", "removed"
+	switch {
+	case r.dest != "" && parentOf(r.dest) == b.path:
+		what, done = "requeue", "requeued"
+	case r.dest != "":
+		what, done = "move to the dead-letter path", "moved"
+	}
+	e := &NotRemovedError{Path: itemPath, where: b.whereIs(ctx, itemPath, r.czxid)}
+	switch {
+	case sent && e.where != whereInQueue:
+		// Gone, or not known: our transaction went out, its answer lost with the session.
+		e.Reason = fmt.Sprintf("the session that held its lock ended while its %s was in flight", what)
+		if e.where == whereGone {
+			e.Reason += fmt.Sprintf(": it is gone from the queue, %s by it or taken by another consumer since", done)
+		}
+		e.Err = errOutcomeUnknown
+	case e.where == whereInQueue:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: it is in the queue, to be delivered again", done)
+	case e.where == whereGone:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: another consumer has taken it since (or someone removed it)", done)
+	default:
+		e.Reason = fmt.Sprintf("the session that held its lock ended before it was %s: whether it is still in the queue is not known (another consumer may have taken it)", done)
+	}
+	return e
 }
 
 // consume is Consume (one is false) and ConsumeOne (one is true).
@@ -990,7 +1086,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 	if h == nil {
 		return fmt.Errorf("%w: nil handler", ErrInvalidArgument)
 	}
-	bad := map[string]bool{}
+	bad := badNodes{}
 	var hold time.Time // this call's back-off after a requeue (noteRequeue)
 	var firstBad error // ConsumeOne returns it with ctx's error when nothing was taken
 	ctxErr := func() error {
@@ -1046,7 +1142,7 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			continue
 		}
-		stillBad := map[string]bool{}
+		stillBad := badNodes{}
 		var wake *time.Timer
 		took := false
 		// Consumers that lose the race for a node to another (their versioned delete
@@ -1067,8 +1163,8 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 		}
 		for i := 0; i < len(names); i++ {
 			name := names[i]
-			if bad[name] {
-				stillBad[name] = true
+			if bad.skip(ctx, b.c, b.path, name) {
+				stillBad[name] = bad[name]
 				continue
 			}
 			if b.kind == kindDelay {
@@ -1129,13 +1225,13 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 			}
 			var be *BadItemError
 			if errors.As(err, &be) {
-				stillBad[name] = true
 				if firstBad == nil {
 					firstBad = err
 				}
-				if !bad[name] {
-					b.report(err)
+				if czxid, ok := bad[name]; !ok || czxid != be.czxid {
+					b.report(err) // not reported yet: a new bad node, or one at a reused name
 				}
+				stillBad[name] = be.czxid
 			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
 				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
@@ -1210,10 +1306,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 // nodes then, so that the next listing comes soon). locks, the lock nodes of items passed
 // over (held by other consumers), goes with them: the next ConsumeOne lists again instead
 // when one of those items is free.
-func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...map[string]bool) {
+func (b *base[T]) keepLeft(names []string, tried []bool, listZxid int64, locks lockWait, bad ...badNodes) {
 	kept := make([]string, 0, len(names))
 	for i, n := range names {
-		if !tried[i] && !bad[0][n] && !bad[1][n] {
+		if !tried[i] && !bad[0].has(n) && !bad[1].has(n) {
 			kept = append(kept, n)
 		}
 	}
@@ -1232,4 +1328,28 @@ func (b *base[T]) report(err error) {
 
 func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 	return locks.SleepBeforeRetry(ctx, b.c, d)
+}
+
+// badNodes is what a Consume call remembers of the bad nodes it reported (each by name,
+// with its czxid), so that it neither reads nor reports them again at each listing.
+// Names are reused (a queue path deleted and made again starts its sequence numbers
+// again): a remembered name is skipped only while the node at it is the one remembered.
+type badNodes map[string]int64
+
+// has reports whether name is remembered.
+func (bn badNodes) has(name string) bool {
+	_, ok := bn[name]
+	return ok
+}
+
+// skip reports whether the node name of the queue at queuePath is the bad node
+// remembered at that name (one exists per remembered name a listing shows; a read that
+// fails says yes, until the next listing).
+func (bn badNodes) skip(ctx context.Context, c *framework.Client, queuePath, name string) bool {
+	czxid, ok := bn[name]
+	if !ok {
+		return false
+	}
+	st, err := stat(ctx, c, framework.JoinPath(queuePath, name))
+	return err != nil || (st != nil && st.Czxid == czxid)
 }

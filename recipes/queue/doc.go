@@ -91,9 +91,17 @@
 // go-zookeeper just as the connection drops is queued there and sent once it reconnects,
 // in a new session if the old one expired meanwhile). An item found removed by someone
 // else (without the lock) before the consumer's transaction went out is reported so
-// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose session
+// (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose lock
+// node was deleted by someone else while its handler ran (another consumer may have
+// locked and taken the item since) removes nothing and reports ErrNotRemoved: its
+// removal deletes the lock node at the version it read once it found the node its own
+// (its session and a token in its data), never another consumer's found at that path
+// (left: our lock node deleted and another consumer's made at its path within the round
+// trip between that read and the removal). A consumer whose session
 // ended while its handler ran leaves the item (another consumer
-// may hold it by then) and reports ErrNotRemoved. A consumer whose context ends while it
+// may hold it by then) and reports ErrNotRemoved, saying where the item is as far as a
+// read made while its context lasts tells (in the queue, taken by another consumer, or
+// not known); nothing of it outlives its context. A consumer whose context ends while it
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
 // before it returns, so that stopping a consumer does not deliver its last item twice;
 // when the item could not be removed, its error matches both ErrNotRemoved and the

@@ -35,7 +35,7 @@ var (
 	// framework.ErrUnknownOutcome too (as it does when the session ended with the removal
 	// in flight and the item is gone from the queue). The error is a *NotRemovedError,
 	// which names the item's node.
-	ErrNotRemoved = errors.New("queue: item handled but not known to be removed: it may be delivered again")
+	ErrNotRemoved = errors.New("queue: the handler ran but the item is not known to be removed, requeued or moved: it may be delivered again")
 	// ErrAttemptsExhausted is matched by the *HandlerError of an item that failed its
 	// handler for the WithMaxAttempts time in a row in this consumer: it was moved to the
 	// dead-letter path (HandlerError.DeadLettered) or, without one, left in the queue
@@ -95,6 +95,8 @@ type NotRemovedError struct {
 	Path   string // the item's node
 	Reason string // why, when Err is nil
 	Err    error  // why: the removal's last error, or nil
+
+	where itemWhere // where the item is, once its lock's session ended (whereInQueue otherwise)
 }
 
 // Error names the node and the reason.
@@ -114,12 +116,33 @@ func (e *NotRemovedError) Is(target error) bool { return target == ErrNotRemoved
 // Unwrap returns the removal's last error, if any.
 func (e *NotRemovedError) Unwrap() error { return e.Err }
 
+// PanicError is the error of a handler that panicked (a *HandlerError's Err, found with
+// errors.As): the consumer recovered the panic and released the item as it does one whose
+// handler returned an error (requeued, removed or moved as the options say).
+type PanicError struct {
+	Value any    // what the handler panicked with
+	Stack []byte // the handler's goroutine's stack where it panicked
+}
+
+// Error gives the panic's value and the stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("queue: the handler panicked: %v\n%s", e.Value, e.Stack)
+}
+
+// Unwrap returns the panic's value when it is an error (panic(err)), nil otherwise.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 // BadItemError reports a node of the queue whose data could not be decoded. The
 // consumer leaves the node in place, skips it and reports it (to the WithErrorListener
 // function, and as ConsumeOne's error when no other item was taken).
 type BadItemError struct {
 	Path string // the node's path
 	Err  error  // why it was refused; wraps ErrNotAnItem
+
+	czxid int64 // the node's, as read (0 when not known)
 }
 
 // Error names the node and the reason.
@@ -140,8 +163,9 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 // holder of its lock node removes it, unless someone removed it without the lock, as
 // IDQueue.Remove without a lock path or a Curator consumer without one does).
 // RemovedByOther says the consumer found the item removed by someone else (without the
-// lock) before it sent its own removal, requeue or move: nothing of it was applied
-// (Requeued and DeadLettered are false), and the item is gone. When the removal, requeue or
+// lock, or another consumer once the consumer's lock's session ended) before it sent its
+// own removal, requeue or move: nothing of it was applied (Requeued and DeadLettered are
+// false), and the item is gone. When the removal, requeue or
 // move could not be made (the error is then joined with an ErrNotRemoved one),
 // OutcomeUnknown says it went out and its outcome is unknown (the NotRemovedError matches
 // framework.ErrUnknownOutcome): the item was removed, requeued or moved, or is still in
@@ -158,7 +182,32 @@ type HandlerError struct {
 	RemovedByOther bool   // found removed by someone else before the consumer's removal, requeue or move went out
 	OutcomeUnknown bool   // the removal, requeue or move went out and its outcome is unknown
 	notApplied     bool   // the removal, requeue or move was not applied: the item is in the queue
+	whereUnknown   bool   // not applied, and whether the item is in the queue is not known
 	requeue        bool   // a requeue was sent
+}
+
+// noteRemovalError records in e what the error of the item's removal (requeue, move: a
+// requeue when requeue is set) says of the item: applied while the queue path was made
+// again (a *MaybeGoneError), outcome unknown, or not applied, the item in the queue, gone
+// (taken by another consumer after the lock's session ended) or where is not known.
+func (e *HandlerError) noteRemovalError(err error, requeue bool) {
+	applied := errors.Is(err, ErrMaybeGone)
+	e.Requeued, e.DeadLettered = requeue && applied, e.GaveUp && applied
+	e.OutcomeUnknown = !applied && errors.Is(err, framework.ErrUnknownOutcome)
+	e.requeue = requeue
+	if applied || e.OutcomeUnknown {
+		return
+	}
+	var nr *NotRemovedError
+	errors.As(err, &nr)
+	switch {
+	case nr != nil && nr.where == whereGone:
+		e.RemovedByOther = true
+	case nr != nil && nr.where == whereUnknown:
+		e.whereUnknown = true
+	default:
+		e.notApplied = true
+	}
 }
 
 // Error names the node, the outcome and the handler's error.
@@ -167,6 +216,10 @@ func (e *HandlerError) Error() string {
 	switch {
 	case e.RemovedByOther && e.GaveUp:
 		what = fmt.Sprintf("given up after %d attempts, but removed by someone else meanwhile: not moved", e.Attempts)
+	case e.whereUnknown && e.GaveUp:
+		what = fmt.Sprintf("given up after %d attempts, not moved by this consumer: in the queue, or taken by another consumer since its lock's session ended", e.Attempts)
+	case e.whereUnknown:
+		what = "not removed nor requeued by this consumer: in the queue, or taken by another consumer since its lock's session ended"
 	case e.RemovedByOther:
 		what = "removed by someone else meanwhile: not requeued nor removed by this consumer"
 	case e.OutcomeUnknown && e.GaveUp:

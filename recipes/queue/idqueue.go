@@ -34,10 +34,12 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 }
 
 // Remove removes the queued items with id that no consumer holds, and returns how many it
-// removed (an item someone else removed meanwhile is not counted). Without a lock path, a removal whose outcome is unknown (its answer lost with
-// the connection, or a resend answered "no node", which a consumer's take may explain) is
-// not counted: Remove stops there with an error matching ErrMaybeGone (and
-// framework.ErrUnknownOutcome). The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
+// removed (an item someone else removed meanwhile is not counted). A removal whose
+// outcome is unknown (its answer lost with the connection, or its context ended while it
+// was in flight; without a lock path also a resend answered "no node", which a
+// consumer's take may explain) is not counted: Remove stops there with an error matching
+// ErrMaybeGone (and framework.ErrUnknownOutcome). With a lock path too, Remove returns
+// when ctx ends (its lock node, if made, is deleted in the background). The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
 // Remove finds what Put("a/b") queued; Curator 5.4's remove compares the id as given and
 // finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
 func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
@@ -101,11 +103,40 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
 		return false, err
 	}
-	_, err = b.finish(ctx, name, nil, st.Czxid, "", lockGen, lockSid, tok)
-	if errors.Is(err, errRemovedMeanwhile) {
+	// No handler has run: the removal ends with ctx (finish's bound is ctx itself).
+	_, err = b.finish(ctx, ctx, removal{name: name, czxid: st.Czxid, lockGen: lockGen, lockSid: lockSid, tok: tok})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, errRemovedMeanwhile):
 		return false, nil // removed by someone else (without the lock) meanwhile
 	}
-	return err == nil, err
+	return false, removeError(ctx, itemPath, err)
+}
+
+// removeError turns finish's error for Remove, which ran no handler, into one that says
+// what is known: the removal went out and its outcome is unknown (a *MaybeGoneError: the
+// item may be gone), or the item was not removed.
+func removeError(ctx context.Context, itemPath string, err error) error {
+	var nr *NotRemovedError
+	if errors.As(err, &nr) {
+		cause := nr.Err
+		switch {
+		case nr.Reason != "" && cause != nil:
+			cause = fmt.Errorf("%s: %w", nr.Reason, cause)
+		case nr.Reason != "":
+			cause = errors.New(nr.Reason)
+		}
+		if errors.Is(err, framework.ErrUnknownOutcome) {
+			err = &MaybeGoneError{Path: itemPath, Err: cause}
+		} else {
+			err = fmt.Errorf("queue: remove %s: not removed: %w", itemPath, cause)
+		}
+	}
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = errors.Join(err, ctx.Err())
+	}
+	return err
 }
 
 // Consume takes items until ctx ends, calling h for each, in put order; see Queue.Consume.
