@@ -87,10 +87,11 @@ func cacheOp(name string, mk func(c *framework.Client, root string) (*xcache, er
 				restoreReadable(ctx, r)
 				return checkCache(ctx, r, xc, root, rec)
 			},
-			close:   closeOnce,
-			undo:    func(context.Context) error { return closeOnce() },
-			target:  func() string { return target },
-			mayTake: func(string) bool { return false },
+			close:      closeOnce,
+			undo:       func(context.Context) error { return closeOnce() },
+			undoCloses: true,
+			target:     func() string { return target },
+			mayTake:    func(string) bool { return false },
 		}, nil
 	}}
 }

@@ -160,9 +160,10 @@ func providerOp() xop {
 				}
 				return []string{fmt.Sprintf("freshness: %v after the change the provider hands out %v, the server has %v", xFresh, got, want)}
 			},
-			undo:   func(context.Context) error { return closeOnce() },
-			close:  closeOnce,
-			target: func() string { return base + "/svc/a" },
+			undo:       func(context.Context) error { return closeOnce() },
+			undoCloses: true,
+			close:      closeOnce,
+			target:     func() string { return base + "/svc/a" },
 		}, nil
 	}}
 }

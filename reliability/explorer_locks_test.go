@@ -276,8 +276,9 @@ func latchOp() xop {
 				}
 				return []string{"exclusion: a contender latch leads while the victim's latch still has leadership"}
 			},
-			undo:  func(ctx context.Context) error { return closeOnce() },
-			close: closeOnce,
+			undo:       func(ctx context.Context) error { return closeOnce() },
+			undoCloses: true,
+			close:      closeOnce,
 			contend: func(ctx context.Context, c *framework.Client) (func(), error) {
 				other, err := leader.NewLatch(c, path, "contender")
 				if err != nil {
@@ -361,8 +362,9 @@ func selectorOp() xop {
 				}
 				return []string{"exclusion: a contender selector ran its function while the victim's selector still has leadership"}
 			},
-			undo:  func(ctx context.Context) error { stopOnce(); return closeOnce() },
-			close: func() error { stopOnce(); return closeOnce() },
+			undo:       func(ctx context.Context) error { stopOnce(); return closeOnce() },
+			undoCloses: true,
+			close:      func() error { stopOnce(); return closeOnce() },
 			contend: func(ctx context.Context, c *framework.Client) (func(), error) {
 				running, stop := make(chan struct{}), make(chan struct{})
 				other, err := leader.NewSelector(c, path, "contender", func(ctx context.Context) error {
