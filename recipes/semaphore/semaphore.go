@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -258,6 +259,10 @@ func (s *Semaphore) leaseData() []byte {
 // an attempt took the inner lock.
 var testHookInnerLocked func(*Semaphore)
 
+// testHookReleaseInner, when set (by the package's internal tests only), runs on the
+// goroutine that releases a granted lease's inner lock, before its delete is sent.
+var testHookReleaseInner atomic.Pointer[func(*Semaphore)]
+
 // attempt is one try at one lease: inner mutex, lease node, wait for room.
 func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	c := s.client
@@ -390,6 +395,9 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 	done := make(chan struct{})
 	release := func() {
 		defer close(done)
+		if hook := testHookReleaseInner.Load(); hook != nil {
+			(*hook)(s)
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = s.inner.Release(cctx, node)
