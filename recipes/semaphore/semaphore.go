@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -266,6 +267,13 @@ var testHookReleaseInner atomic.Pointer[func(*Semaphore)]
 // attempt is one try at one lease: inner mutex, lease node, wait for room.
 func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	c := s.client
+	if try {
+		// An inner lock this client is still deleting for a lease it granted is no
+		// contender's: wait for those deletes, or the try would find the inner lock taken.
+		if err := innerReleases.wait(ctx, c, s.path); err != nil {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+		}
+	}
 	lock, err := s.inner.Acquire(ctx, try)
 	if errors.Is(err, locks.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s", ErrNoLeases, s.path)
@@ -390,11 +398,14 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 // releaseInner deletes the inner lock's node on a goroutine of the client, so that an
 // acquisition returns its lease as soon as the count allowed it, without waiting for that
 // delete's reply; the returned channel closes when the delete is done. A lease's Release
-// waits for it, so that nothing of an acquisition is left once its lease is released.
+// waits for it, so that nothing of an acquisition is left once its lease is released, and
+// so does a try of the same client on the same semaphore (innerReleases).
 func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct{} {
 	done := make(chan struct{})
+	forget := innerReleases.add(s.client, s.path, done)
 	release := func() {
 		defer close(done)
+		defer forget()
 		if hook := testHookReleaseInner.Load(); hook != nil {
 			(*hook)(s)
 		}
@@ -406,6 +417,60 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 		release() // the client is closed: the delete fails at once (the node goes with the session)
 	}
 	return done
+}
+
+// innerReleases are the inner-lock deletes of granted leases not yet done, per client
+// and semaphore path (whatever Semaphore value took them).
+var innerReleases = pendingReleases{m: map[pendingKey]map[<-chan struct{}]struct{}{}}
+
+type pendingKey struct {
+	c    *framework.Client
+	path string
+}
+
+type pendingReleases struct {
+	mu sync.Mutex
+	m  map[pendingKey]map[<-chan struct{}]struct{}
+}
+
+// add records done (closed when the delete is done) and returns the func that forgets it.
+func (p *pendingReleases) add(c *framework.Client, path string, done <-chan struct{}) (forget func()) {
+	k := pendingKey{c, path}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m[k] == nil {
+		p.m[k] = map[<-chan struct{}]struct{}{}
+	}
+	p.m[k][done] = struct{}{}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.m[k], done)
+		if len(p.m[k]) == 0 {
+			delete(p.m, k)
+		}
+	}
+}
+
+// wait waits until every delete recorded for c and path so far is done, ctx ends or c
+// closes.
+func (p *pendingReleases) wait(ctx context.Context, c *framework.Client, path string) error {
+	p.mu.Lock()
+	var pending []<-chan struct{}
+	for done := range p.m[pendingKey{c, path}] {
+		pending = append(pending, done)
+	}
+	p.mu.Unlock()
+	for _, done := range pending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.Done():
+			return framework.ErrClosed
+		}
+	}
+	return nil
 }
 
 // Participants returns the names of the lease nodes.
