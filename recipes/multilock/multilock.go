@@ -52,7 +52,10 @@ var (
 const cleanupTimeout = 10 * time.Second
 
 // Lease is what multilock needs of a lock's lease. The leases of mutex, rwlock and
-// semaphore have this shape.
+// semaphore have this shape. When Acquire's context ended, the leases it got are released
+// with that ended context: Release must then return at once and finish in the background
+// (those of mutex, rwlock and semaphore hand their deletes to the client's
+// guaranteed-delete worker, which Client.WaitGuaranteedDeletes waits for).
 type Lease interface {
 	Release(ctx context.Context) error
 	Done() <-chan struct{}
@@ -175,12 +178,7 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 			}
 		}
 		if err != nil {
-			// The locks got are released before returning, also when ctx ended: locks of
-			// any kind (and clients) have no one goroutine to hand that to and wait on.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			rerr := releaseReverse(cctx, parts)
-			cancel()
-			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), rerr)
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), releaseGot(ctx, parts))
 		}
 		parts = append(parts, l)
 	}
@@ -294,6 +292,21 @@ func each(n int, f func(i int)) {
 // acquisition of the same lock fails with ErrAlreadyHeld rather than deadlocking).
 type contextCarrier interface {
 	Context(parent context.Context) (context.Context, context.CancelFunc)
+}
+
+// releaseGot releases the locks an acquisition got before it failed, in reverse order.
+// While ctx is live it waits for the releases (bounded by the cleanup timeout) and
+// returns their errors. Once ctx ended, the caller must return now: each lease is
+// released with ctx itself, and hands its delete to the background (see Lease); nothing
+// is reported.
+func releaseGot(ctx context.Context, parts []Lease) error {
+	if ctx.Err() != nil {
+		_ = releaseReverse(ctx, parts)
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	return releaseReverse(cctx, parts)
 }
 
 func releaseReverse(ctx context.Context, parts []Lease) error {
