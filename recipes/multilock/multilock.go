@@ -235,7 +235,8 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 		return rerr
 	}
 	if rerr := release(prefix); hard != nil || rerr != nil {
-		return nil, errors.Join(hard, rerr)
+		// A give-back that failed ends the acquisition too: the locks kept go as well.
+		return nil, errors.Join(hard, rerr, release(0))
 	}
 	for i := prefix; i < n; i++ {
 		l, err := m.sorted[i].m.Acquire(ctx)
