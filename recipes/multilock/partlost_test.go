@@ -18,12 +18,32 @@ import (
 // client is cut off until the server expires its session; another process then takes a,
 // and b's holder lets go. Once reconnected (a new session), the multi-lock gets b again,
 // but a is not its any more: Acquire must not report success (two holders of a). It fails
-// with ErrLeaseLost and leaves nothing: a is the other process's alone, b is free.
+// with ErrLeaseLost and leaves nothing: a is the other process's alone, b is free. So for
+// NewFromPaths and for New over two mutexes.
 func TestPartLostWhileWaitingFailsAcquire(t *testing.T) {
+	t.Run("NewFromPaths", func(t *testing.T) {
+		testPartLostWhileWaiting(t, "/ml/partlost/paths", multilock.NewFromPaths)
+	})
+	t.Run("New", func(t *testing.T) {
+		testPartLostWhileWaiting(t, "/ml/partlost/new", func(c *framework.Client, paths ...string) (*multilock.MultiLock, error) {
+			var ls []multilock.Lock
+			for _, p := range paths {
+				m, err := mutex.New(c, p)
+				if err != nil {
+					return nil, err
+				}
+				ls = append(ls, multilock.From(m.Acquire))
+			}
+			return multilock.New(ls...)
+		})
+	})
+}
+
+func testPartLostWhileWaiting(t *testing.T, path string, newML func(*framework.Client, ...string) (*multilock.MultiLock, error)) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	const a, b = "/ml/partlost/a", "/ml/partlost/b"
+	a, b := path+"/a", path+"/b"
 	ca := testutil.Connect(t, proxy.ConnectString(), framework.WithSessionTimeout(2*time.Second))
 	other := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
@@ -33,7 +53,7 @@ func TestPartLostWhileWaitingFailsAcquire(t *testing.T) {
 	require.NoError(t, err)
 	lb, err := mb.Acquire(ctx)
 	require.NoError(t, err)
-	ml, err := multilock.NewFromPaths(ca, a, b)
+	ml, err := newML(ca, a, b)
 	require.NoError(t, err)
 
 	res := make(chan error, 1)
