@@ -12,6 +12,7 @@ import (
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/recipes/rwlock"
+	"github.com/zoocurator/zoocurator/recipes/semaphore"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -48,6 +49,18 @@ func rwAcquirer(write bool) acquirer {
 	}
 }
 
+func semMutexAcquirer(ctx context.Context, c *framework.Client, path string) (func(context.Context) error, error) {
+	m, err := semaphore.NewMutex(c, path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
+}
+
 // TestGrantOnLaggingServer: for each lock kind, b waits behind a, through a follower; c
 // waits behind b, through the leader. The follower hears of a's release (b's watch event
 // is held on the way), then is cut off from its peers; b's node is then deleted by someone
@@ -60,10 +73,13 @@ func TestGrantOnLaggingServer(t *testing.T) {
 	kinds := []struct {
 		name    string
 		a, b, c acquirer
+		parents []string // where the kind's nodes are, under its path
 	}{
-		{"mutex", mutexAcquirer, mutexAcquirer, mutexAcquirer},
-		{"write-lock", rwAcquirer(true), rwAcquirer(true), rwAcquirer(true)},
-		{"read-lock", rwAcquirer(true), rwAcquirer(false), rwAcquirer(true)},
+		{"mutex", mutexAcquirer, mutexAcquirer, mutexAcquirer, []string{""}},
+		{"write-lock", rwAcquirer(true), rwAcquirer(true), rwAcquirer(true), []string{""}},
+		{"read-lock", rwAcquirer(true), rwAcquirer(false), rwAcquirer(true), []string{""}},
+		// b waits for room holding the inner lock; c waits for the inner lock.
+		{"semaphore-mutex", semMutexAcquirer, semMutexAcquirer, semMutexAcquirer, []string{"/leases", "/locks"}},
 	}
 	leakcheck.Check(t)
 	ens := zktest.NewEnsemble(t, 3, zktest.WithPeerProxies())
@@ -75,13 +91,22 @@ func TestGrantOnLaggingServer(t *testing.T) {
 			proxy := zktest.NewProxy(t, ens.Addr(f))
 			t.Cleanup(func() { _ = ens.HealPeers() })
 			lead := testutil.Connect(t, ens.Addr(leader))
-			lagging := testutil.Connect(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second))
+			lagging := testutil.Connect(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second),
+				framework.WithConnectionTimeout(60*time.Second))
 			ctx := testutil.Context(t, 2*time.Minute)
 			path := "/lagging/" + k.name
-			nodes := func(connect string) []string {
-				kids, err := zktest.Children(ctx, connect, path)
-				require.NoError(t, err)
-				return kids
+			nodes := func(connect string) []string { // the kind's nodes, by path
+				var all []string
+				for _, p := range k.parents {
+					kids, err := zktest.Children(ctx, connect, path+p)
+					if err != nil {
+						continue // not made yet
+					}
+					for _, kid := range kids {
+						all = append(all, path+p+"/"+kid)
+					}
+				}
+				return all
 			}
 
 			relA, err := k.a(ctx, lead, path)
@@ -92,21 +117,19 @@ func TestGrantOnLaggingServer(t *testing.T) {
 			}
 			bres, cres := make(chan result, 1), make(chan result, 1)
 			go func() { r, err := k.b(ctx, lagging, path); bres <- result{r, err} }()
-			require.Eventually(t, func() bool { return len(nodes(ens.Addr(leader))) == 2 }, 20*time.Second, 20*time.Millisecond, "b does not queue")
-			before := nodes(ens.Addr(leader))
-			go func() { r, err := k.c(ctx, lead, path); cres <- result{r, err} }()
-			require.Eventually(t, func() bool { return len(nodes(ens.Addr(leader))) == 3 }, 20*time.Second, 20*time.Millisecond, "c does not queue")
-			var aNode, bNode string
-			for _, n := range before {
-				st, err := lead.Exists(ctx, path+"/"+n)
-				require.NoError(t, err)
-				if st.EphemeralOwner == lagging.SessionID() {
-					bNode = path + "/" + n
-				} else {
-					aNode = path + "/" + n
+			owned := func(sid int64) []string {
+				var out []string
+				for _, n := range nodes(ens.Addr(leader)) {
+					if st, err := lead.Exists(ctx, n); err == nil && st != nil && st.EphemeralOwner == sid {
+						out = append(out, n)
+					}
 				}
+				return out
 			}
-			require.NotEmpty(t, bNode)
+			require.Eventually(t, func() bool { return len(owned(lagging.SessionID())) == len(k.parents) }, 20*time.Second, 20*time.Millisecond, "b does not queue")
+			bNodes, aNodes := owned(lagging.SessionID()), owned(lead.SessionID())
+			go func() { r, err := k.c(ctx, lead, path); cres <- result{r, err} }()
+			require.Eventually(t, func() bool { return len(owned(lead.SessionID())) == len(aNodes)+1 }, 20*time.Second, 20*time.Millisecond, "c does not queue")
 
 			proxy.HoldReplies()
 			require.NoError(t, relA(ctx))
@@ -116,11 +139,17 @@ func TestGrantOnLaggingServer(t *testing.T) {
 					return false
 				}
 				defer st.Close()
-				ok, _, err := st.Exists(aNode)
-				return err == nil && !ok
+				for _, n := range aNodes {
+					if ok, _, err := st.Exists(n); err != nil || ok {
+						return false
+					}
+				}
+				return true
 			}, 20*time.Second, 20*time.Millisecond, "the follower did not apply a's release")
 			require.NoError(t, ens.Isolate(f))
-			require.NoError(t, lead.Delete(ctx, bNode))
+			for _, n := range bNodes {
+				require.NoError(t, lead.Delete(ctx, n))
+			}
 			var c result
 			select {
 			case c = <-cres:
