@@ -326,7 +326,19 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	// changes).
 	watch := false
 	var childCh, countCh *framework.Watch
+	// waited: we waited for a watch since the last listing. The server may lag (a
+	// follower cut off from its peers answers from its old state): the listing that may
+	// grant the lease then comes after a sync, so that it sees every write committed
+	// before (our inner lock's node deleted and another lease made meanwhile, say). The
+	// first listing follows our own create, and shows the leases as of that write.
+	waited := false
 	for {
+		if waited {
+			if err := c.Sync(ctx, s.leasesPath); err != nil {
+				return fail(err)
+			}
+			waited = false
+		}
 		var kids []string
 		if first != nil {
 			var w *framework.Watch
@@ -379,6 +391,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			watch = true // look again, this time with watches set
 			continue
 		}
+		waited = true
 		select {
 		case <-childCh.Done():
 			childCh = nil
