@@ -159,10 +159,15 @@ func SetData(ctx context.Context, c *framework.Client, path string, data []byte,
 // versioned setData may be applied to a node it never read. SetDataOn succeeds only when
 // the Stat the write returns has czxid; otherwise the write went to another node: it
 // returns that node's new Stat with an error matching ErrNodeReplaced and
-// ErrUnknownOutcome.
+// ErrUnknownOutcome. Bound to a node (czxid not 0), version is the version read: -1 then
+// means the version wrapped, and the write is refused (ErrWrappedVersion), never sent as
+// "any version".
 func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byte, version int32, czxid int64) (*framework.Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
+	}
+	if czxid != 0 && version == -1 {
+		return nil, fmt.Errorf("%s: %w", path, ErrWrappedVersion)
 	}
 	d := watch(c)
 	defer d.remove()
