@@ -397,6 +397,12 @@ func (l *pipelinedListing) list(ctx context.Context, c *framework.Client, parent
 func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen uint64, first func() ([]string, *framework.Watch), pred Predicate, standard bool) (*Held, error) {
 	c := l.cfg.Client
 	handedOff := false // our predecessor was first in line and is gone
+	// waited: we waited for a watch since the last read. The server may lag (a follower
+	// cut off from its peers answers from its old state, its events included): the read
+	// that may grant the lock then comes after a sync, so that it sees every write
+	// committed before (our node deleted by someone else, say). Not before the first
+	// read: it follows our own create, and shows the lock as of that write.
+	waited := false
 	behind := 0
 	for {
 		var sorted []string
@@ -404,6 +410,12 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		var holds bool
 		var watch string
 		var early *framework.Watch // the children watch of the listing sent behind the create
+		if waited {
+			if err := c.Sync(ctx, l.cfg.Path); err != nil {
+				return nil, err
+			}
+			waited = false
+		}
 		if handedOff {
 			// The node ahead is gone, but so may ours be (deleted by someone else, as
 			// Curator's re-listing would see): only our node, still there, holds.
@@ -475,6 +487,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		}
 		select {
 		case <-w.Done():
+			waited = true
 			handedOff = l.cfg.FastHandoff && w.Event().Type == zk.EventNodeDeleted && ours == 1
 		case <-ctx.Done():
 			return nil, ctx.Err()

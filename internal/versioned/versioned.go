@@ -26,6 +26,12 @@ var ErrUnknownOutcome = framework.ErrUnknownOutcome
 // because the node was not at the expected version (or, for a create, already existed).
 var ErrConflict = errors.New("node changed since it was read")
 
+// ErrWrappedVersion matches the error of a write bound to a node read (SetDataOn) whose
+// read version is -1: a node's version is a 32-bit counter that wraps, and ZooKeeper takes
+// -1 for "any version", so no write can be conditional on it. Nothing was sent; a write
+// of the node by any version (a forced set) makes its version 0 again.
+var ErrWrappedVersion = errors.New("the node's version read is -1 (wrapped), which ZooKeeper takes for any version: no conditional write can be made on it")
+
 // ErrNodeReplaced matches the error of a versioned write (SetDataOn) that the server
 // applied to another node than the one read: the node was deleted and made again in
 // between, and the new node was at the version read (a new node starts at 0 again). A
@@ -153,10 +159,15 @@ func SetData(ctx context.Context, c *framework.Client, path string, data []byte,
 // versioned setData may be applied to a node it never read. SetDataOn succeeds only when
 // the Stat the write returns has czxid; otherwise the write went to another node: it
 // returns that node's new Stat with an error matching ErrNodeReplaced and
-// ErrUnknownOutcome.
+// ErrUnknownOutcome. Bound to a node (czxid not 0), version is the version read: -1 then
+// means the version wrapped, and the write is refused (ErrWrappedVersion), never sent as
+// "any version".
 func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byte, version int32, czxid int64) (*framework.Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
+	}
+	if czxid != 0 && version == -1 {
+		return nil, fmt.Errorf("%s: %w", path, ErrWrappedVersion)
 	}
 	d := watch(c)
 	defer d.remove()

@@ -94,15 +94,18 @@ type Latch struct {
 	// recreateErr: the election loop's create of the node again was given up past
 	// Close's bound (a node it made is deleted in the background): Close reports it.
 	recreateErr error
-	unlisten    func()
-	kick        chan struct{} // a connection state changed: look again
-	dispStop    chan struct{}
-	dispDone    chan struct{}
-	disp        *framework.Goroutines // runs the listener goroutine (Close from a listener)
-	listenMu    sync.Mutex
-	listeners   []*latchListener
-	events      []bool
-	evSig       chan struct{}
+	// fresh: node was made since the election loop last listed (read by the loop only,
+	// set before it starts and by it): the next listing is sent after that create.
+	fresh     bool
+	unlisten  func()
+	kick      chan struct{} // a connection state changed: look again
+	dispStop  chan struct{}
+	dispDone  chan struct{}
+	disp      *framework.Goroutines // runs the listener goroutine (Close from a listener)
+	listenMu  sync.Mutex
+	listeners []*latchListener
+	events    []bool
+	evSig     chan struct{}
 }
 
 type latchListener struct {
@@ -230,7 +233,7 @@ func (l *Latch) enter(ctx context.Context) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	l.node, l.nodeGen = node, gen
+	l.node, l.nodeGen, l.fresh = node, gen, true
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	l.runDone = make(chan struct{})
@@ -381,9 +384,12 @@ func (l *Latch) step(ctx context.Context) error {
 			return ctx.Err()
 		}
 		l.setNode(n, g)
+		l.fresh = true
 		return nil // look again, with the generation checked
 	}
 
+	fresh := l.fresh
+	l.fresh = false
 	kids, _, err := c.Children(ctx, l.path)
 	if err != nil && !errors.Is(err, framework.ErrNoNode) {
 		return err
@@ -416,7 +422,16 @@ func (l *Latch) step(ctx context.Context) error {
 	}
 
 	// First in line. Claim leadership only once our node is seen to belong to the
-	// session we have now, in the generation it was made in.
+	// session we have now, in the generation it was made in. A listing right after our
+	// own create shows the election as of that write; any other may come from a server
+	// that lags (a follower cut off from its peers answers from its old state): sync
+	// first, so that the read of our node sees every write committed before. The nodes
+	// ahead of ours that the listing showed gone cannot come back; ours may be gone.
+	if !fresh {
+		if err := c.Sync(ctx, l.path); err != nil {
+			return err
+		}
+	}
 	loss := c.LossSignal(gen)
 	data, st, w, err := c.GetDataW(ctx, node)
 	if errors.Is(err, framework.ErrNoNode) {

@@ -72,3 +72,62 @@ func TestCancelledAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
 	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
 	testutil.RequireNoChildren(t, srv.ConnectString(), b)
 }
+
+// A multi-lock made by New, cancelled while its connection is stalled, holding its first
+// lock and waiting for its second, returns at once (as NewFromPaths's does) and its first
+// lock is released in the background: no request can be answered while the proxy stalls,
+// and the connection is not given up for 40 s. Once the proxy heals, the guaranteed
+// deletes leave nothing of the cancelled Acquire.
+func TestCancelledOrderedAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	const a, b = "/cancelstall/ordered/a", "/cancelstall/ordered/b"
+	var deletes atomic.Int32
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithConnectionTimeout(60*time.Second),
+		framework.WithRequestObserver(func(r framework.RequestInfo) {
+			if r.Op == "delete" && strings.HasPrefix(r.Path, a+"/") { // the release of a
+				deletes.Add(1)
+			}
+		}))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	ma, err := mutex.New(ca, a)
+	require.NoError(t, err)
+	mab, err := mutex.New(ca, b)
+	require.NoError(t, err)
+	ml, err := multilock.New(multilock.From(ma.Acquire), multilock.From(mab.Acquire))
+	require.NoError(t, err)
+	mb, err := mutex.New(cb, b)
+	require.NoError(t, err)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	lb, err := mb.Acquire(ctx)
+	require.NoError(t, err)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { _, err := ml.Acquire(actx); res <- err }()
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), a)) == 1 && len(testutil.Children(t, srv.ConnectString(), b)) == 2
+	}, 20*time.Second, 10*time.Millisecond, "the multi-lock does not hold a and wait for b")
+
+	proxy.Stall()
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-ctx.Done():
+		t.Fatal("the cancelled Acquire did not return")
+	}
+	require.Zero(t, deletes.Load(), "the cancelled Acquire returned after %v, having waited for a delete on the stalled connection", time.Since(start).Round(time.Millisecond))
+
+	proxy.Heal()
+	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), a)
+	require.Eventually(t, func() bool { return len(testutil.Children(t, srv.ConnectString(), b)) == 1 },
+		20*time.Second, 20*time.Millisecond, "the cancelled Acquire's node for b is left")
+	require.NoError(t, lb.Release(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), b)
+}

@@ -52,7 +52,10 @@ var (
 const cleanupTimeout = 10 * time.Second
 
 // Lease is what multilock needs of a lock's lease. The leases of mutex, rwlock and
-// semaphore have this shape.
+// semaphore have this shape. When Acquire's context ended, the leases it got are released
+// with that ended context: Release must then return at once and finish in the background
+// (those of mutex, rwlock and semaphore hand their deletes to the client's
+// guaranteed-delete worker, which Client.WaitGuaranteedDeletes waits for).
 type Lease interface {
 	Release(ctx context.Context) error
 	Done() <-chan struct{}
@@ -146,7 +149,11 @@ func NewFromPaths(c *framework.Client, paths ...string) (*MultiLock, error) {
 // Acquire takes every lock, blocking until all are held, ctx ends or one fails: in the
 // order given for a multi-lock made by New, all at once and then in path order for one
 // made by NewFromPaths (see the package doc). On failure the locks taken are released
-// and nothing is held.
+// and nothing is held. A lock taken that may be lost before the others are (its lease's
+// Done closes; for NewFromPaths, also the client's loss signal for the session it was
+// taken in) ends the wait: Acquire releases what it got and fails with an error matching
+// the lock's ErrLeaseLost (framework.ErrLost). It never returns a multi-lease with a part
+// already lost.
 //
 // A lease that can carry itself in a context (the leases of mutex, rwlock and semaphore
 // have Context) is passed on to the acquisitions after it: a lock listed twice, or a read
@@ -165,24 +172,29 @@ func (m *MultiLock) Acquire(ctx context.Context) (*MultiLease, error) {
 			cancel()
 		}
 	}()
+	var held []heldPart
 	for i, lock := range m.locks {
-		l, err := lock(acquireCtx)
+		wctx, stop := whileHeld(acquireCtx, held)
+		l, err := lock(wctx)
+		lost := stop()
 		if err == nil {
+			parts = append(parts, l)
+			held = append(held, heldPart{index: i, done: l.Done()})
 			if carrier, ok := l.(contextCarrier); ok {
 				var cancel context.CancelFunc
 				acquireCtx, cancel = carrier.Context(acquireCtx)
 				cancels = append(cancels, cancel)
 			}
 		}
-		if err != nil {
-			// The locks got are released before returning, also when ctx ended: locks of
-			// any kind (and clients) have no one goroutine to hand that to and wait on.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			rerr := releaseReverse(cctx, parts)
-			cancel()
-			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), rerr)
+		if lost == nil && i == len(m.locks)-1 {
+			lost = firstLost(held)
 		}
-		parts = append(parts, l)
+		switch {
+		case lost != nil:
+			return nil, errors.Join(lost, releaseGot(ctx, parts))
+		case err != nil:
+			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", i, err), releaseGot(ctx, parts))
+		}
 	}
 	ml := &MultiLease{parts: parts, done: make(chan struct{}), released: make(chan struct{})}
 	ml.watch()
@@ -195,10 +207,13 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 	n := len(m.sorted)
 	got := make([]*mutex.Lease, n) // in path order
 	errs := make([]error, n)
+	// gens[i]: the client's session generation right after got[i] was granted, whose
+	// loss signal ends it (the lease's Done closes only after that signal, on a goroutine).
+	gens := make([]uint64, n)
 	tried := m.ordered.Add(-1) < 0
 	if tried {
 		m.ordered.Store(0)
-		each(n, func(i int) { got[i], errs[i] = m.sorted[i].m.TryAcquire(ctx) })
+		each(n, func(i int) { got[i], errs[i] = m.sorted[i].m.TryAcquire(ctx); gens[i] = m.client.Generation() })
 	} else {
 		// Contended lately: no tries, straight to path order.
 		for i := range errs {
@@ -237,14 +252,36 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 		return rerr
 	}
 	if rerr := release(prefix); hard != nil || rerr != nil {
-		return nil, errors.Join(hard, rerr)
+		// A give-back that failed ends the acquisition too: the locks kept go as well.
+		return nil, errors.Join(hard, rerr, release(0))
+	}
+	// held are the parts got, each lost once its Done closes or its generation's loss
+	// signal fires: waiting for the next part stops then.
+	held := func(upTo int) []heldPart {
+		var hs []heldPart
+		for i, l := range got[:upTo] {
+			if l != nil {
+				hs = append(hs, heldPart{index: m.sorted[i].index, done: l.Done(), loss: m.client.LossSignal(gens[i])})
+			}
+		}
+		return hs
 	}
 	for i := prefix; i < n; i++ {
-		l, err := m.sorted[i].m.Acquire(ctx)
+		wctx, stop := whileHeld(ctx, held(i))
+		l, err := m.sorted[i].m.Acquire(wctx)
+		gens[i] = m.client.Generation()
+		lost := stop()
+		got[i] = l
+		if lost != nil {
+			return nil, errors.Join(lost, release(0))
+		}
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("multilock: lock %d: %w", m.sorted[i].index, err), release(0))
 		}
-		got[i] = l
+	}
+	// A part lost before the last one was got (or in the same moment): no success.
+	if lost := firstLost(held(n)); lost != nil {
+		return nil, errors.Join(lost, release(0))
 	}
 	parts := make([]Lease, n) // in the order given
 	for i, l := range got {
@@ -253,6 +290,67 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 	ml := &MultiLease{parts: parts, together: true, done: make(chan struct{}), released: make(chan struct{})}
 	ml.watch()
 	return ml, nil
+}
+
+// heldPart is a lease an acquisition got while it takes the others: lost once done
+// closes, or loss (nil: none) fires.
+type heldPart struct {
+	index      int // in the order the locks were given
+	done, loss <-chan struct{}
+}
+
+// lostPart is the error of an acquisition that lost a part it held while it took the
+// others.
+func lostPart(index int) error {
+	return fmt.Errorf("multilock: lock %d: %w while the others were taken", index, locks.ErrLeaseLost)
+}
+
+// firstLost returns the lostPart error of the first part in hs that is lost now, or nil.
+func firstLost(hs []heldPart) error {
+	for _, h := range hs {
+		select {
+		case <-h.done:
+			return lostPart(h.index)
+		case <-h.loss: // a nil loss is never ready
+			return lostPart(h.index)
+		default:
+		}
+	}
+	return nil
+}
+
+// whileHeld returns a context derived from ctx that is cancelled when a part in hs is
+// lost, for the acquisition of the next part: it stops waiting then. stop ends the watch
+// and returns the lostPart error when a part was lost (also one lost as it is called),
+// nil otherwise.
+func whileHeld(ctx context.Context, hs []heldPart) (_ context.Context, stop func() error) {
+	if len(hs) == 0 {
+		return ctx, func() error { return nil }
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	end := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-h.done:
+			case <-h.loss:
+			case <-end:
+				return
+			case <-wctx.Done():
+				return
+			}
+			cancel(lostPart(h.index))
+		}()
+	}
+	return wctx, func() error {
+		close(end)
+		wg.Wait()
+		cancel(nil)
+		return firstLost(hs)
+	}
 }
 
 // releaseSorted releases the leases in got[from:] at once, sets them to nil, and joins
@@ -294,6 +392,21 @@ func each(n int, f func(i int)) {
 // acquisition of the same lock fails with ErrAlreadyHeld rather than deadlocking).
 type contextCarrier interface {
 	Context(parent context.Context) (context.Context, context.CancelFunc)
+}
+
+// releaseGot releases the locks an acquisition got before it failed, in reverse order.
+// While ctx is live it waits for the releases (bounded by the cleanup timeout) and
+// returns their errors. Once ctx ended, the caller must return now: each lease is
+// released with ctx itself, and hands its delete to the background (see Lease); nothing
+// is reported.
+func releaseGot(ctx context.Context, parts []Lease) error {
+	if ctx.Err() != nil {
+		_ = releaseReverse(ctx, parts)
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	return releaseReverse(cctx, parts)
 }
 
 func releaseReverse(ctx context.Context, parts []Lease) error {

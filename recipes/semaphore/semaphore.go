@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -258,9 +260,20 @@ func (s *Semaphore) leaseData() []byte {
 // an attempt took the inner lock.
 var testHookInnerLocked func(*Semaphore)
 
+// testHookReleaseInner, when set (by the package's internal tests only), runs on the
+// goroutine that releases a granted lease's inner lock, before its delete is sent.
+var testHookReleaseInner atomic.Pointer[func(*Semaphore)]
+
 // attempt is one try at one lease: inner mutex, lease node, wait for room.
 func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	c := s.client
+	if try {
+		// An inner lock this client is still deleting for a lease it granted is no
+		// contender's: wait for those deletes, or the try would find the inner lock taken.
+		if err := innerReleases.wait(ctx, c, s.path); err != nil {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+		}
+	}
 	lock, err := s.inner.Acquire(ctx, try)
 	if errors.Is(err, locks.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s", ErrNoLeases, s.path)
@@ -313,7 +326,19 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	// changes).
 	watch := false
 	var childCh, countCh *framework.Watch
+	// waited: we waited for a watch since the last listing. The server may lag (a
+	// follower cut off from its peers answers from its old state): the listing that may
+	// grant the lease then comes after a sync, so that it sees every write committed
+	// before (our inner lock's node deleted and another lease made meanwhile, say). The
+	// first listing follows our own create, and shows the leases as of that write.
+	waited := false
 	for {
+		if waited {
+			if err := c.Sync(ctx, s.leasesPath); err != nil {
+				return fail(err)
+			}
+			waited = false
+		}
 		var kids []string
 		if first != nil {
 			var w *framework.Watch
@@ -366,6 +391,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			watch = true // look again, this time with watches set
 			continue
 		}
+		waited = true
 		select {
 		case <-childCh.Done():
 			childCh = nil
@@ -385,11 +411,17 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 // releaseInner deletes the inner lock's node on a goroutine of the client, so that an
 // acquisition returns its lease as soon as the count allowed it, without waiting for that
 // delete's reply; the returned channel closes when the delete is done. A lease's Release
-// waits for it, so that nothing of an acquisition is left once its lease is released.
+// waits for it, so that nothing of an acquisition is left once its lease is released, and
+// so does a try of the same client on the same semaphore (innerReleases).
 func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct{} {
 	done := make(chan struct{})
+	forget := innerReleases.add(s.client, s.path, done)
 	release := func() {
 		defer close(done)
+		defer forget()
+		if hook := testHookReleaseInner.Load(); hook != nil {
+			(*hook)(s)
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = s.inner.Release(cctx, node)
@@ -398,6 +430,60 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 		release() // the client is closed: the delete fails at once (the node goes with the session)
 	}
 	return done
+}
+
+// innerReleases are the inner-lock deletes of granted leases not yet done, per client
+// and semaphore path (whatever Semaphore value took them).
+var innerReleases = pendingReleases{m: map[pendingKey]map[<-chan struct{}]struct{}{}}
+
+type pendingKey struct {
+	c    *framework.Client
+	path string
+}
+
+type pendingReleases struct {
+	mu sync.Mutex
+	m  map[pendingKey]map[<-chan struct{}]struct{}
+}
+
+// add records done (closed when the delete is done) and returns the func that forgets it.
+func (p *pendingReleases) add(c *framework.Client, path string, done <-chan struct{}) (forget func()) {
+	k := pendingKey{c, path}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m[k] == nil {
+		p.m[k] = map[<-chan struct{}]struct{}{}
+	}
+	p.m[k][done] = struct{}{}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.m[k], done)
+		if len(p.m[k]) == 0 {
+			delete(p.m, k)
+		}
+	}
+}
+
+// wait waits until every delete recorded for c and path so far is done, ctx ends or c
+// closes.
+func (p *pendingReleases) wait(ctx context.Context, c *framework.Client, path string) error {
+	p.mu.Lock()
+	var pending []<-chan struct{}
+	for done := range p.m[pendingKey{c, path}] {
+		pending = append(pending, done)
+	}
+	p.mu.Unlock()
+	for _, done := range pending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.Done():
+			return framework.ErrClosed
+		}
+	}
+	return nil
 }
 
 // Participants returns the names of the lease nodes.
