@@ -105,6 +105,12 @@ func (v *Value) TrySet(ctx context.Context, b []byte) (Result[[]byte], error) {
 // CompareAndSet sets the value to b if it is expected now, in one try. A node that does
 // not exist is not changed.
 func (v *Value) CompareAndSet(ctx context.Context, expected, b []byte) (Result[[]byte], error) {
+	return v.compareAndSet(ctx, func(data []byte) (bool, error) { return bytes.Equal(data, expected), nil }, b)
+}
+
+// compareAndSet sets the value to b if match says that what the node holds now is the
+// value expected, in one try. A node that does not exist is not changed.
+func (v *Value) compareAndSet(ctx context.Context, match func(data []byte) (bool, error), b []byte) (Result[[]byte], error) {
 	var res Result[[]byte]
 	data, st, err := v.client.GetData(ctx, v.path)
 	if errors.Is(err, framework.ErrNoNode) {
@@ -114,8 +120,8 @@ func (v *Value) CompareAndSet(ctx context.Context, expected, b []byte) (Result[[
 		return res, fmt.Errorf("atomic: get %s: %w", v.path, err)
 	}
 	res.Pre = data
-	if !bytes.Equal(data, expected) {
-		return res, nil
+	if ok, err := match(data); err != nil || !ok {
+		return res, err
 	}
 	nb := bytes.Clone(b)
 	_, err = versioned.SetDataOn(ctx, v.client, v.path, nb, st.Version, st.Czxid)
