@@ -1,6 +1,7 @@
 package barrier_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -54,4 +55,56 @@ func TestWaitOnUnreadableBarrier(t *testing.T) {
 		t.Fatal("the waiter was not released")
 	}
 	require.NoError(t, setter.Delete(ctx, "/barriers", framework.Quietly()))
+}
+
+// A barrier node the waiter may not read, under a parent it may not read either: no
+// watch can tell it that the node is gone (ZooKeeper delivers no event on a node to a
+// client that may not read it), so Wait looks again with exists, which needs no
+// permission, and is released once the barrier is removed.
+func TestWaitOnUnreadableBarrierUnderUnreadableParent(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	const parent, path = "/hidden", "/hidden/barrier"
+	var (
+		mu      sync.Mutex
+		checked = make(chan struct{})
+	)
+	waiter := testutil.ConnectFailFast(t, srv.ConnectString(),
+		framework.WithRequestObserver(func(ri framework.RequestInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ri.Op == "exists" && ri.Path == path && ri.Err == nil && checked != nil {
+				close(checked)
+				checked = nil
+			}
+		}))
+	setter := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	noRead := zk.WorldACL(zk.PermAll &^ zk.PermRead)
+	_, err := setter.Create(ctx, parent, nil, framework.WithNodeACL(noRead))
+	require.NoError(t, err)
+	_, err = setter.Create(ctx, path, nil, framework.WithNodeACL(noRead))
+	require.NoError(t, err)
+	b := newBarrier(t, waiter, path)
+	mu.Lock()
+	seen := checked
+	mu.Unlock()
+
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(ctx) }()
+	select {
+	case <-seen: // Wait found the barrier set
+	case err := <-done:
+		t.Fatalf("Wait returned %v while the barrier is set", err)
+	case <-ctx.Done():
+		t.Fatal("Wait did not check the barrier")
+	}
+	require.NoError(t, newBarrier(t, setter, path).Remove(ctx))
+	select {
+	case err := <-done:
+		require.NoError(t, err, "the barrier was removed")
+	case <-ctx.Done():
+		t.Fatal("the waiter was not released")
+	}
+	require.NoError(t, setter.Delete(ctx, parent))
 }
