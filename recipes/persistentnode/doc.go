@@ -46,8 +46,9 @@
 // child, "touch" by default, created in mode PersistentWithTTL and written every
 // TTL/2 (WithTouchScheduleFactor): while the program runs the child stays, so the
 // container does; once it stops, the server deletes the child after the TTL and then the
-// container. The server must run with extendedTypesEnabled. Close leaves both nodes to
-// the server, as Curator does.
+// container. The server must run with extendedTypesEnabled: a server that refuses the
+// child (without it, every TTL node is refused) has WaitForInitialCreate return its
+// answer. Close leaves both nodes to the server, as Curator does.
 //
 // # What is not guaranteed
 //

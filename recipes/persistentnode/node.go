@@ -114,6 +114,11 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 	if isTTL(o.mode) != (o.ttl > 0) {
 		return nil, fmt.Errorf("persistentnode: %w: a TTL is needed with, and only with, a TTL mode (mode %d, TTL %v)", framework.ErrInvalidArgument, o.mode, o.ttl)
 	}
+	if o.ttl > 0 {
+		if err := checkTTL(o.ttl); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.CheckDataSize(path, len(data)); err != nil {
 		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
@@ -138,6 +143,18 @@ func (n *Node) lockWrite(ctx context.Context) error {
 
 // unlockWrite gives the write semaphore back; it never blocks (the caller holds it).
 func (n *Node) unlockWrite() { <-n.write }
+
+// maxTTL is the largest TTL ZooKeeper takes: 40 bits of milliseconds.
+const maxTTL = (1<<40 - 1) * time.Millisecond
+
+// checkTTL refuses a TTL that ZooKeeper refuses whatever the server: under a
+// millisecond (it counts in milliseconds, and refuses 0) or over maxTTL.
+func checkTTL(d time.Duration) error {
+	if d < time.Millisecond || d > maxTTL {
+		return fmt.Errorf("persistentnode: %w: TTL %v (ZooKeeper takes 1 ms to 2^40-1 ms)", framework.ErrInvalidArgument, d)
+	}
+	return nil
+}
 
 func sequential(m framework.CreateMode) bool {
 	return m == framework.PersistentSequential || m == framework.EphemeralSequential || m == framework.PersistentSequentialWithTTL
