@@ -142,7 +142,7 @@ func (v *Value) ForceSet(ctx context.Context, b []byte) error {
 	nb := bytes.Clone(b)
 	_, err := versioned.SetData(ctx, v.client, v.path, nb, -1)
 	if errors.Is(err, framework.ErrNoNode) {
-		_, err = versioned.Create(ctx, v.client, v.path, nb)
+		err = versioned.Create(ctx, v.client, v.path, nb)
 		if errors.Is(err, framework.ErrNodeExists) { // created in between (perhaps by us): overwrite it
 			_, err = versioned.SetData(ctx, v.client, v.path, nb, -1)
 		}
@@ -155,7 +155,7 @@ func (v *Value) ForceSet(ctx context.Context, b []byte) error {
 
 // Initialize creates the node with b if it does not exist, and reports whether it did.
 func (v *Value) Initialize(ctx context.Context, b []byte) (bool, error) {
-	_, err := versioned.Create(ctx, v.client, v.path, bytes.Clone(b))
+	err := versioned.Create(ctx, v.client, v.path, bytes.Clone(b))
 	if errors.Is(err, versioned.ErrConflict) {
 		return false, nil
 	}
@@ -263,7 +263,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], mk makeFunc) (
 		// Bound to the node read: one made again since (at the same version) is not it.
 		_, err = versioned.SetDataOn(ctx, v.client, v.path, nv, st.Version, st.Czxid)
 	} else {
-		_, err = versioned.Create(ctx, v.client, v.path, nv)
+		err = versioned.Create(ctx, v.client, v.path, nv)
 	}
 	switch {
 	case err == nil:
