@@ -442,9 +442,40 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		return n.afterCreate(ctx, keep(err))
 	}
 	n.mu.Lock()
-	if n.owned && n.czxid == 0 {
-		n.czxid = st.Czxid
+	unproven := n.owned && n.czxid == 0
+	n.mu.Unlock()
+	if unproven {
+		// This Node made a node at path but did not read its czxid (the read after the
+		// create failed): the node there now may be another's, made after ours was
+		// deleted. It is ours only if its token or protected name proves it.
+		var mine bool
+		st, mine, err = n.mine(ctx, path)
+		if err != nil || st == nil {
+			return w.Done(), keep(err) // gone: the watch fires (or fired), and the next step makes it
+		}
+		n.mu.Lock()
+		switch {
+		case mine:
+			n.czxid = st.Czxid
+		case sequential(n.o.mode):
+			// Its name came from the parent's counter: another's node at it is neither
+			// kept nor written (see "reused" below); the next step makes a new one.
+			n.path, n.owned = "", false
+		default:
+			n.owned = false // another's node: kept, as one found at the path
+		}
+		n.mu.Unlock()
+		if !mine {
+			n.client.Logger().Info("node at the path replaced by another's", "component", "persistentnode", "path", path)
+			if sequential(n.o.mode) {
+				if dirty {
+					n.setDirty()
+				}
+				return closedChan, nil
+			}
+		}
 	}
+	n.mu.Lock()
 	// Our sequential node was deleted and another's has its name now (the parent was
 	// made again): not ours; make a new one (see create).
 	reused := sequential(n.o.mode) && n.owned && st.Czxid != n.czxid
