@@ -130,20 +130,18 @@ func (t *TTLNode) touchOnce(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	answered := written
-	switch {
-	case err == nil:
-	case retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected):
+	if err != nil && (retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected)) {
 		t.node.client.Logger().Debug("TTL child not touched", "component", "persistentnode", "path", t.child, "err", err)
-	default:
-		answered = true
-		t.node.client.Logger().Warn("TTL child refused", "component", "persistentnode", "path", t.child, "err", err)
-	}
-	if !answered {
 		return
+	}
+	if !written && err == nil {
+		return // no container: the Node makes it again
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err != nil && t.refused == nil { // told once, not at every tick
+		t.node.client.Logger().Warn("TTL child refused", "component", "persistentnode", "path", t.child, "err", err)
+	}
 	t.refused = err
 	select {
 	case <-t.touched:
