@@ -23,16 +23,18 @@ func setData(ctx context.Context, c *framework.Client, path string, data []byte,
 	return res[0].Stat, nil
 }
 
-// create is c.CreateStat with container parents, or, when ctx carries a guard, the
-// create in a guarded transaction (a transaction cannot create parents: a missing parent
-// is created first in guarded transactions of its own, so that the server makes no
-// parent either once the guard no longer holds; such parents are persistent nodes, not
-// containers: a transaction cannot make a container). The guarded create returns no Stat.
-func create(ctx context.Context, c *framework.Client, path string, data []byte) (*framework.Stat, error) {
+// create is c.Create with container parents, or, when ctx carries a guard, the create
+// in a guarded transaction (a transaction cannot create parents: a missing parent is
+// created first in guarded transactions of its own, so that the server makes no parent
+// either once the guard no longer holds; such parents are persistent nodes, not
+// containers: a transaction cannot make a container). It reads no Stat: a read after
+// the create could find the node already deleted (or made again by someone else), and
+// fail a create that was applied.
+func create(ctx context.Context, c *framework.Client, path string, data []byte) error {
 	g, ok := framework.GuardFrom(ctx)
 	if !ok {
-		_, st, err := c.CreateStat(ctx, path, data, framework.WithContainerParents())
-		return st, err
+		_, err := c.Create(ctx, path, data, framework.WithContainerParents())
+		return err
 	}
 	op := framework.CreateOp(path, data, framework.Persistent, nil)
 	_, err := c.GuardedTransaction(ctx, g, op)
@@ -41,9 +43,9 @@ func create(ctx context.Context, c *framework.Client, path string, data []byte) 
 		// The parent is missing (the create found no parent; nothing was applied).
 		parent := framework.ParentPath(path)
 		if perr := c.GuardedEnsure(ctx, g, parent); perr != nil {
-			return nil, perr
+			return perr
 		}
 		_, err = c.GuardedTransaction(ctx, g, op)
 	}
-	return nil, err
+	return err
 }

@@ -212,33 +212,34 @@ func SetDataOn(ctx context.Context, c *framework.Client, path string, data []byt
 	}
 }
 
-// Create creates path with data (parents as containers). It returns an error matching
-// ErrConflict (and framework.ErrNodeExists) when the node already existed and no retry
-// was involved, ErrUnknownOutcome when the create may have been applied by an attempt
-// whose answer was lost. When ctx carries a guard (framework.WithGuard), the create goes
-// in one transaction with the guard's checks (framework.ErrFenced: refused, not applied)
-// and no Stat is returned.
-func Create(ctx context.Context, c *framework.Client, path string, data []byte) (*framework.Stat, error) {
+// Create creates path with data (parents as containers). It returns nil when the create
+// was applied (by this call: a node someone deletes right after is no matter), an error
+// matching ErrConflict (and framework.ErrNodeExists) when the node already existed and no
+// retry was involved, ErrUnknownOutcome when the create may have been applied by an
+// attempt whose answer was lost. When ctx carries a guard (framework.WithGuard), the
+// create goes in one transaction with the guard's checks (framework.ErrFenced: refused,
+// not applied).
+func Create(ctx context.Context, c *framework.Client, path string, data []byte) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err // nothing sent
+		return err // nothing sent
 	}
 	d := watch(c)
 	defer d.remove()
-	st, err := create(ctx, c, path, data)
+	err := create(ctx, c, path, data)
 	switch {
 	case errors.Is(err, framework.ErrFenced):
-		return nil, err // a guarded write refused: not applied
+		return err // a guarded write refused: not applied
 	case err == nil:
-		return st, nil
+		return nil
 	case errors.Is(err, framework.ErrNodeExists):
 		if !d.seen() && !errors.Is(err, framework.ErrUnknownOutcome) {
-			return nil, conflict(err)
+			return conflict(err)
 		}
-		return nil, unknown(err)
+		return unknown(err)
 	case isWriteUnknown(err):
-		return nil, unknown(err)
+		return unknown(err)
 	default:
-		return nil, err
+		return err
 	}
 }
 

@@ -121,10 +121,14 @@ func (c *Counter[T]) TrySet(ctx context.Context, n T) (Result[T], error) {
 	return c.conv(c.v.TrySet(ctx, encode(n)))
 }
 
-// CompareAndSet sets the counter to n if it holds expected now, in one try. A counter
-// whose node does not exist is not changed.
+// CompareAndSet sets the counter to n if it holds expected now, in one try. What it
+// holds is read as Get reads it: a node with no data holds 0. A counter whose node does
+// not exist is not changed.
 func (c *Counter[T]) CompareAndSet(ctx context.Context, expected, n T) (Result[T], error) {
-	return c.conv(c.v.CompareAndSet(ctx, encode(expected), encode(n)))
+	return c.conv(c.v.compareAndSet(ctx, func(data []byte) (bool, error) {
+		now, err := decode[T](c.v.path, data)
+		return err == nil && now == expected, err
+	}, encode(n)))
 }
 
 // ForceSet sets the counter to n whatever it holds, creating the node if needed.

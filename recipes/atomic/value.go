@@ -105,6 +105,12 @@ func (v *Value) TrySet(ctx context.Context, b []byte) (Result[[]byte], error) {
 // CompareAndSet sets the value to b if it is expected now, in one try. A node that does
 // not exist is not changed.
 func (v *Value) CompareAndSet(ctx context.Context, expected, b []byte) (Result[[]byte], error) {
+	return v.compareAndSet(ctx, func(data []byte) (bool, error) { return bytes.Equal(data, expected), nil }, b)
+}
+
+// compareAndSet sets the value to b if match says that what the node holds now is the
+// value expected, in one try. A node that does not exist is not changed.
+func (v *Value) compareAndSet(ctx context.Context, match func(data []byte) (bool, error), b []byte) (Result[[]byte], error) {
 	var res Result[[]byte]
 	data, st, err := v.client.GetData(ctx, v.path)
 	if errors.Is(err, framework.ErrNoNode) {
@@ -114,8 +120,8 @@ func (v *Value) CompareAndSet(ctx context.Context, expected, b []byte) (Result[[
 		return res, fmt.Errorf("atomic: get %s: %w", v.path, err)
 	}
 	res.Pre = data
-	if !bytes.Equal(data, expected) {
-		return res, nil
+	if ok, err := match(data); err != nil || !ok {
+		return res, err
 	}
 	nb := bytes.Clone(b)
 	_, err = versioned.SetDataOn(ctx, v.client, v.path, nb, st.Version, st.Czxid)
@@ -136,7 +142,7 @@ func (v *Value) ForceSet(ctx context.Context, b []byte) error {
 	nb := bytes.Clone(b)
 	_, err := versioned.SetData(ctx, v.client, v.path, nb, -1)
 	if errors.Is(err, framework.ErrNoNode) {
-		_, err = versioned.Create(ctx, v.client, v.path, nb)
+		err = versioned.Create(ctx, v.client, v.path, nb)
 		if errors.Is(err, framework.ErrNodeExists) { // created in between (perhaps by us): overwrite it
 			_, err = versioned.SetData(ctx, v.client, v.path, nb, -1)
 		}
@@ -149,7 +155,7 @@ func (v *Value) ForceSet(ctx context.Context, b []byte) error {
 
 // Initialize creates the node with b if it does not exist, and reports whether it did.
 func (v *Value) Initialize(ctx context.Context, b []byte) (bool, error) {
-	_, err := versioned.Create(ctx, v.client, v.path, bytes.Clone(b))
+	err := versioned.Create(ctx, v.client, v.path, bytes.Clone(b))
 	if errors.Is(err, versioned.ErrConflict) {
 		return false, nil
 	}
@@ -257,7 +263,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], mk makeFunc) (
 		// Bound to the node read: one made again since (at the same version) is not it.
 		_, err = versioned.SetDataOn(ctx, v.client, v.path, nv, st.Version, st.Czxid)
 	} else {
-		_, err = versioned.Create(ctx, v.client, v.path, nv)
+		err = versioned.Create(ctx, v.client, v.path, nv)
 	}
 	switch {
 	case err == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -109,17 +110,18 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		if !fresh {
 			err = b.client.Sync(ctx, b.path)
 		}
-		var w *framework.Watch
+		var (
+			w   *framework.Watch
+			set bool
+		)
 		if err == nil {
-			// A data watch, not an exists watch: when the node is gone no watch is left
-			// behind.
-			_, _, w, err = b.client.GetDataW(ctx, b.path)
+			set, w, err = b.check(ctx)
 		}
 		fresh = false
 		switch {
-		case errors.Is(err, framework.ErrNoNode):
+		case err == nil && !set:
 			return nil
-		case err == nil:
+		case err == nil && w != nil:
 			select {
 			case <-w.Done(): // deleted, changed, or the session ended (EventNotWatching): look again
 				fresh = w.Event().Type != zk.EventNotWatching
@@ -129,9 +131,9 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			case <-b.client.Done():
 				return b.waitErr(framework.ErrClosed)
 			}
-		case ctx.Err() == nil && retry.IsRetryable(err, true):
-			// Cut off for longer than the retry policy allows: keep waiting for the
-			// client to come back.
+		case err == nil || ctx.Err() == nil && retry.IsRetryable(err, true):
+			// Set, but nothing to watch (see check); or cut off for longer than the retry
+			// policy allows: look again after a pause, or once the client is back.
 			t := time.NewTimer(retryPause)
 			select {
 			case <-wake:
@@ -144,6 +146,38 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return b.waitErr(err)
 		}
 	}
+}
+
+// check reports whether the barrier node exists and, when it does, returns a watch that
+// fires when it may be gone; a nil watch when it can set none. It reads with a data
+// watch, not an exists watch, so that no watch is left behind when the node is gone.
+//
+// A node this client may not read (NoAuth) is set all the same; but ZooKeeper delivers
+// no event on a node to a client that may not read it, so a watch on the node itself
+// would never fire. check then lists the parent's children with a watch, which fires
+// when the node is deleted (the parent's permissions decide); when the parent may not be
+// read either, it checks with exists, which needs no permission, and sets no watch: Wait
+// looks again after a pause. (Curator's waitOnBarrier checks with an exists watch only,
+// which on such a node never fires.)
+func (b *Barrier) check(ctx context.Context) (bool, *framework.Watch, error) {
+	_, _, w, err := b.client.GetDataW(ctx, b.path)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return false, nil, nil
+	case !errors.Is(err, framework.ErrNoAuth):
+		return err == nil, w, err
+	}
+	names, _, w, err := b.client.ChildrenW(ctx, framework.ParentPath(b.path))
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return false, nil, nil
+	case err == nil:
+		return slices.Contains(names, framework.NodeName(b.path)), w, nil
+	case !errors.Is(err, framework.ErrNoAuth):
+		return false, nil, err
+	}
+	st, err := b.client.Exists(ctx, b.path)
+	return st != nil, nil, err
 }
 
 func (b *Barrier) waitErr(err error) error {

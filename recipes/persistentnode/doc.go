@@ -39,15 +39,20 @@
 // finds the node the lost attempt made (by its name or token; a sequential one among the
 // parent's children) instead of making a second one; and a second Node at the path of
 // another on the same client finds a node that is not its own: it does not report it
-// created and its Close leaves it (see below). Curator's PersistentNode takes any node at
-// its path as its own and deletes it at close, another instance's too.
+// created and its Close leaves it (see below). Nor does a czxid read by name: when the
+// read after a create that was applied fails (the connection cut right after it), the
+// node at the path is taken as this Node's, with its czxid, only once its name or token
+// proves it; another's node made there meanwhile is kept as another's (a sequential one
+// is left, and the Node makes a new one). Curator's PersistentNode takes any node at its
+// path as its own and deletes it at close, another instance's too.
 //
 // A TTLNode (Curator's PersistentTtlNode) is a container node kept by a Node plus a
 // child, "touch" by default, created in mode PersistentWithTTL and written every
 // TTL/2 (WithTouchScheduleFactor): while the program runs the child stays, so the
 // container does; once it stops, the server deletes the child after the TTL and then the
-// container. The server must run with extendedTypesEnabled. Close leaves both nodes to
-// the server, as Curator does.
+// container. The server must run with extendedTypesEnabled: a server that refuses the
+// child (without it, every TTL node is refused) has WaitForInitialCreate return its
+// answer. Close leaves both nodes to the server, as Curator does.
 //
 // # What is not guaranteed
 //

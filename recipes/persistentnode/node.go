@@ -114,6 +114,11 @@ func newNode(c *framework.Client, path string, data []byte, o options, deleteOnC
 	if isTTL(o.mode) != (o.ttl > 0) {
 		return nil, fmt.Errorf("persistentnode: %w: a TTL is needed with, and only with, a TTL mode (mode %d, TTL %v)", framework.ErrInvalidArgument, o.mode, o.ttl)
 	}
+	if o.ttl > 0 {
+		if err := checkTTL(o.ttl); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.CheckDataSize(path, len(data)); err != nil {
 		return nil, fmt.Errorf("persistentnode: %w", err)
 	}
@@ -138,6 +143,18 @@ func (n *Node) lockWrite(ctx context.Context) error {
 
 // unlockWrite gives the write semaphore back; it never blocks (the caller holds it).
 func (n *Node) unlockWrite() { <-n.write }
+
+// maxTTL is the largest TTL ZooKeeper takes: 40 bits of milliseconds.
+const maxTTL = (1<<40 - 1) * time.Millisecond
+
+// checkTTL refuses a TTL that ZooKeeper refuses whatever the server: under a
+// millisecond (it counts in milliseconds, and refuses 0) or over maxTTL.
+func checkTTL(d time.Duration) error {
+	if d < time.Millisecond || d > maxTTL {
+		return fmt.Errorf("persistentnode: %w: TTL %v (ZooKeeper takes 1 ms to 2^40-1 ms)", framework.ErrInvalidArgument, d)
+	}
+	return nil
+}
 
 func sequential(m framework.CreateMode) bool {
 	return m == framework.PersistentSequential || m == framework.EphemeralSequential || m == framework.PersistentSequentialWithTTL
@@ -425,9 +442,40 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		return n.afterCreate(ctx, keep(err))
 	}
 	n.mu.Lock()
-	if n.owned && n.czxid == 0 {
-		n.czxid = st.Czxid
+	unproven := n.owned && n.czxid == 0
+	n.mu.Unlock()
+	if unproven {
+		// This Node made a node at path but did not read its czxid (the read after the
+		// create failed): the node there now may be another's, made after ours was
+		// deleted. It is ours only if its token or protected name proves it.
+		var mine bool
+		st, mine, err = n.mine(ctx, path)
+		if err != nil || st == nil {
+			return w.Done(), keep(err) // gone: the watch fires (or fired), and the next step makes it
+		}
+		n.mu.Lock()
+		switch {
+		case mine:
+			n.czxid = st.Czxid
+		case sequential(n.o.mode):
+			// Its name came from the parent's counter: another's node at it is neither
+			// kept nor written (see "reused" below); the next step makes a new one.
+			n.path, n.owned = "", false
+		default:
+			n.owned = false // another's node: kept, as one found at the path
+		}
+		n.mu.Unlock()
+		if !mine {
+			n.client.Logger().Info("node at the path replaced by another's", "component", "persistentnode", "path", path)
+			if sequential(n.o.mode) {
+				if dirty {
+					n.setDirty()
+				}
+				return closedChan, nil
+			}
+		}
 	}
+	n.mu.Lock()
 	// Our sequential node was deleted and another's has its name now (the parent was
 	// made again): not ours; make a new one (see create).
 	reused := sequential(n.o.mode) && n.owned && st.Czxid != n.czxid

@@ -35,8 +35,8 @@ func WithMode(m framework.CreateMode) Option {
 func WithProtection() Option { return func(o *options) { o.protected = true } }
 
 // WithTTL sets the TTL of a node of mode framework.PersistentWithTTL or
-// framework.PersistentSequentialWithTTL; it is needed with, and only with, those modes.
-// The default is none. Not for a TTLNode, whose TTL is an argument.
+// framework.PersistentSequentialWithTTL; it is needed with, and only with, those modes,
+// and ZooKeeper takes 1 ms to 2^40-1 ms. The default is none. Not for a TTLNode, whose TTL is an argument.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // WithoutParents makes creation fail (and the node wait, retried on reconnection) when

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/retry"
 )
 
 // DefaultChildNodeName is the name of a TTLNode's touched child, as Curator's.
@@ -30,6 +31,10 @@ type TTLNode struct {
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
+	// touched is closed once a touch was answered: the child written, or refused
+	// (refused then holds the server's answer, until a later touch writes the child).
+	touched chan struct{}
+	refused error
 }
 
 // NewTTL returns a TTLNode: a container node at path with data, and a child
@@ -46,8 +51,8 @@ func NewTTL(c *framework.Client, path string, ttl time.Duration, data []byte, op
 	if o.modeSet || o.protected || o.ttl != 0 {
 		return nil, fmt.Errorf("persistentnode: %w: a TTL node is a container, not protected, with the TTL given to NewTTL", framework.ErrInvalidArgument)
 	}
-	if ttl <= 0 {
-		return nil, fmt.Errorf("persistentnode: %w: TTL %v", framework.ErrInvalidArgument, ttl)
+	if err := checkTTL(ttl); err != nil {
+		return nil, err
 	}
 	if o.touchEvery < 1 {
 		return nil, fmt.Errorf("persistentnode: %w: touch schedule factor %d", framework.ErrInvalidArgument, o.touchEvery)
@@ -87,7 +92,7 @@ func (t *TTLNode) Start() error {
 		return err
 	}
 	t.started = true
-	t.stop, t.done = make(chan struct{}), make(chan struct{})
+	t.stop, t.done, t.touched = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	t.node.g.Go(t.run)
 	return nil
 }
@@ -108,9 +113,7 @@ func (t *TTLNode) run() {
 		if stopped(t.stop, t.node.client.Done()) {
 			return // closed (perhaps from a listener, a moment before ctx ends)
 		}
-		if err := t.touch(ctx); err != nil && ctx.Err() == nil {
-			t.node.client.Logger().Debug("TTL child not touched", "component", "persistentnode", "path", t.child, "err", err)
-		}
+		t.touchOnce(ctx)
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
@@ -119,24 +122,73 @@ func (t *TTLNode) run() {
 	}
 }
 
-// touch writes the child, or creates it when it is missing. A missing container is left
-// to the Node, which creates it again.
-func (t *TTLNode) touch(ctx context.Context) error {
+// touchOnce touches the child and records the outcome for WaitForInitialCreate: written,
+// or refused by the server (a TTL node refused by a server without extendedTypesEnabled,
+// an ACL refusing the child). A connection-class failure is tried again at the next tick.
+func (t *TTLNode) touchOnce(ctx context.Context) {
+	written, err := t.touch(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil && (retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected)) {
+		t.node.client.Logger().Debug("TTL child not touched", "component", "persistentnode", "path", t.child, "err", err)
+		return
+	}
+	if !written && err == nil {
+		return // no container: the Node makes it again
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil && t.refused == nil { // told once, not at every tick
+		t.node.client.Logger().Warn("TTL child refused", "component", "persistentnode", "path", t.child, "err", err)
+	}
+	t.refused = err
+	select {
+	case <-t.touched:
+	default:
+		close(t.touched)
+	}
+}
+
+// touch writes the child, or creates it when it is missing, and reports whether it did.
+// A missing container is left to the Node, which creates it again.
+func (t *TTLNode) touch(ctx context.Context) (bool, error) {
 	_, err := t.node.client.SetData(ctx, t.child, nil, -1)
 	if errors.Is(err, framework.ErrNoNode) {
 		_, err = t.node.client.Create(ctx, t.child, nil, framework.WithMode(framework.PersistentWithTTL),
 			framework.WithTTL(t.ttl), framework.OrSetData())
 		if errors.Is(err, framework.ErrNoNode) {
-			return nil
+			return false, nil
 		}
 	}
-	return err
+	return err == nil, err
 }
 
-// WaitForInitialCreate waits until the container node was first created, the context
-// ends, or the TTLNode is closed.
+// WaitForInitialCreate waits until the container node was first created and its child
+// first touched, the context ends, or the TTLNode is closed. When the server refused the
+// child (a server without extendedTypesEnabled refuses every TTL node; an ACL on the
+// container may refuse it), it returns the server's answer; it returns nil once a later
+// touch wrote the child.
 func (t *TTLNode) WaitForInitialCreate(ctx context.Context) error {
-	return t.node.WaitForInitialCreate(ctx)
+	if err := t.node.WaitForInitialCreate(ctx); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	touched, done := t.touched, t.done
+	t.mu.Unlock()
+	select {
+	case <-touched:
+	case <-done:
+		return ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("persistentnode: %s not touched: %w", t.child, ctx.Err())
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refused != nil {
+		return fmt.Errorf("persistentnode: TTL child %s refused: %w", t.child, t.refused)
+	}
+	return nil
 }
 
 // ActualPath returns the container node's path; "" before it was first created.

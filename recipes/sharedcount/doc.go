@@ -36,7 +36,9 @@
 // applies them only while the lease or term holds, and a refused write returns an error
 // matching framework.ErrFenced and wrote nothing.
 //
-// Listeners hear each value change and each connection state, one call at a time, on a
+// Listeners hear each change of the node, by its version (a change back to the same
+// value too; Curator's listeners hear every read made after a watch event or a
+// reconnection, changed or not), and each connection state, one call at a time, on a
 // goroutine the library owns. When the session is lost, the node (persistent) stays; the
 // value is read again on the new session.
 package sharedcount

@@ -174,7 +174,7 @@ func (v *Value) loop(ch <-chan struct{}) {
 }
 
 // refresh reads the node with a watch (an exists watch while it is missing), updates the
-// cache and tells the listeners when the value changed.
+// cache and tells the listeners when the node changed.
 func (v *Value) refresh(ctx context.Context) (<-chan struct{}, error) {
 	data, st, ch, err := v.client.GetDataW(ctx, v.path)
 	if errors.Is(err, framework.ErrNoNode) {
@@ -200,20 +200,19 @@ func closedChan() <-chan struct{} {
 	return ch
 }
 
-// update stores a newer value and calls the listeners when it changed.
+// update stores a newer value and has the listeners told of it. Newer is by the node's
+// mzxid, not its bytes: a node that changed and holds the same bytes again (0 -> 1 -> 0
+// between two reads; a node deleted and made again) is a change, told with its new
+// version. (Curator's SharedValue tells its listeners after every read that a watch
+// event or a reconnection makes, changed or not.)
 func (v *Value) update(data []byte, st *framework.Stat) {
 	v.mu.Lock()
 	if st.Mzxid <= v.cur.Zxid { // older than, or the same as, what we have
 		v.mu.Unlock()
 		return
 	}
-	changed := !bytes.Equal(data, v.cur.Value)
 	v.cur = Versioned[[]byte]{Value: data, Version: st.Version, Zxid: st.Mzxid}
 	v.czxid = st.Czxid
-	if !changed {
-		v.mu.Unlock()
-		return
-	}
 	v.pending = append(v.pending, Versioned[[]byte]{Value: bytes.Clone(data), Version: st.Version, Zxid: st.Mzxid})
 	v.mu.Unlock()
 	select {
@@ -348,7 +347,8 @@ func (v *Value) usableLocked() error {
 }
 
 // AddListener registers fn to hear each new value (with its version), one call at a
-// time on a goroutine the library owns. It returns a function that unregisters fn.
+// time on a goroutine the library owns. A new value is a change of the node (a newer
+// mzxid), also one back to the same bytes. It returns a function that unregisters fn.
 func (v *Value) AddListener(fn func(Versioned[[]byte])) (remove func()) {
 	if fn == nil {
 		return func() {}
