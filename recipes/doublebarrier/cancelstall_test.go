@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -74,4 +75,48 @@ func TestCancelledEnterOnStalledConnectionReturnsAtOnce(t *testing.T) {
 	require.NoError(t, d.Enter(ctx))
 	require.NoError(t, d.Leave(ctx))
 	require.NoError(t, <-done)
+}
+
+// An Enter cancelled while its connection is stalled cannot withdraw its member node: the
+// node stays, and another member counts it and goes in. Enter then does not say that the
+// member is out: its error says the outcome is unknown (the member may be counted), beside
+// the context's error.
+func TestCancelledEnterWhoseNodeStaysSaysItMayBeCounted(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithConnectionTimeout(60*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/maybecounted/barrier"
+	a := newMember(t, c, path, 2)
+
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	entered := make(chan error, 1)
+	go func() { entered <- a.Enter(ectx) }()
+	waitChildren(t, srv.ConnectString(), path, 1)
+
+	proxy.Stall()
+	cancel()
+	var err error
+	select {
+	case err = <-entered:
+	case <-ctx.Done():
+		t.Fatal("the cancelled Enter did not return")
+	}
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Nothing passes the stalled proxy: a's node is still there, and b counts it.
+	require.Len(t, testutil.Children(t, srv.ConnectString(), path), 1, "a's member node is gone")
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	b := newMember(t, other, path, 2)
+	require.NoError(t, b.Enter(ctx), "b did not go in with a's node")
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome,
+		"a's Enter said the member is out (%v) while its node was there and b went in by it", err)
+
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	require.NoError(t, b.Leave(ctx))
+	assertNoMembers(t, srv.ConnectString(), path, c, other)
 }
