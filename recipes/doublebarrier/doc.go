@@ -60,7 +60,10 @@
 // # Giving up, and session loss
 //
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
-// returns the context's error: the member was never counted. A member whose own create
+// returns the context's error: the member was never counted. When that delete cannot
+// complete within 2 s (a stalled or lost connection; it goes on in the background), the
+// node may still be counted by the others, who may go in by it: the error then matches
+// framework.ErrUnknownOutcome too. A member whose own create
 // of ready was applied is in, though: Enter returns nil even when its context ended (or
 // the connection was lost) while that create was in flight, because its ready may have
 // let the others in. Enter then waits up to 2 s for the create's answer and reads ready;

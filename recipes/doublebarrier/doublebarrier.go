@@ -51,6 +51,8 @@ type DoubleBarrier struct {
 	// delete after a failed Enter waits for them, so that it cannot reach the server
 	// before a late create (which would then leave a member nobody deletes).
 	created framework.InFlight
+	// made: this Enter sent a create of our node (set and read by Enter only).
+	made bool
 
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
@@ -127,9 +129,13 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 
 // Enter blocks until at least memberQty members (this one included) have entered, ctx
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
-// failure Enter deletes this member's node, so the others do not count it (within ctx;
-// what ctx cuts short goes on in the background), and returns the error: one that
-// matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
+// failure Enter deletes this member's node, so the others do not count it (within ctx,
+// or for at most 2 s once ctx has ended; what that cuts short goes on in the
+// background), and returns the error: one that matches ctx.Err() when ctx ended,
+// framework.ErrClosed when the client was closed. When the delete of the node did not
+// complete (a connection stalled or lost), the node may still be there and counted by
+// the others, who may go in by it: the error then matches framework.ErrUnknownOutcome
+// too, and the member is not known to be out.
 // Before it looks at ready and the members it syncs its server with the leader, so that
 // a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
@@ -139,10 +145,17 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
+	d.made = false
 	gen, err := d.enter(ctx)
 	if err != nil {
-		d.deleteOurs(ctx, false)
+		withdrawn := !d.made || d.deleteOurs(ctx, false) == nil
 		d.setState(outside, 0)
+		if !withdrawn {
+			// Our node may still be there: the others may count it and go in. The
+			// member is not known to be out.
+			return fmt.Errorf("doublebarrier: enter %s: %w; the member node may still be there, counted by the others (%w)",
+				d.path, err, framework.ErrUnknownOutcome)
+		}
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
 	d.setState(inside, gen)
@@ -235,6 +248,7 @@ func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InF
 // node only when the create says there is one.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
+		d.made = true
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
 			framework.WithInFlight(&d.created))
 		if err == nil {
@@ -313,7 +327,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		d.deleteOurs(ctx, withReady)
+		_ = d.deleteOurs(ctx, withReady) // the error says that Leave failed already
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -469,19 +483,21 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 	return err
 }
 
-// deleteOurs deletes our member node after a failure, guaranteed. It tries now, within
-// the caller's context (and at most cleanupTimeout), so that the failed Enter or Leave
-// still returns by its deadline; what the context cuts short, or what cannot start
-// because it ended already, goes on in the background (GoCleanup, bounded by
-// cleanupTimeout there; a guaranteed delete that failed is retried by the client's
-// worker too). When this delete or an earlier one of this Leave failed or went to the
-// background, the client may still be deleting the node: so that it cannot delete the
-// node of a later Enter (which would have the same name), the member takes a new name.
+// deleteOurs deletes our member node after a failure, guaranteed, and returns nil once
+// it is known gone. It tries now, within the caller's context (and at most
+// cleanupTimeout), or, when the context has ended already, on a context of its own for
+// at most outcomeTimeout, so that the failed Enter or Leave learns whether the node is
+// gone and still returns soon after its deadline; what this cuts short goes on in the
+// background (GoCleanup, bounded by cleanupTimeout there; a guaranteed delete that
+// failed is retried by the client's worker too). When this delete or an earlier one of
+// this Leave failed or went to the background, the client may still be deleting the
+// node: so that it cannot delete the node of a later Enter (which would have the same
+// name), the member takes a new name. A closed client is no failure: its session, and
+// our ephemeral node with it, is gone.
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
-func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
-	var err error
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) error {
 	path := d.ourPath
 	del := func(cctx context.Context) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
@@ -490,27 +506,32 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
 		}
 		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 	}
-	queued := ctx.Err() != nil
-	if !queued {
-		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
-		err = del(cctx)
-		queued = err != nil && ctx.Err() != nil // cut short by the caller's context
-		cancel()
+	var cctx context.Context
+	var cancel context.CancelFunc
+	if ctx.Err() != nil {
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
+	} else {
+		cctx, cancel = context.WithTimeout(ctx, cleanupTimeout)
 	}
-	if queued {
-		if !d.client.GoCleanup(func() {
-			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			defer cancel()
-			_ = del(cctx)
-		}) {
-			err = framework.ErrClosed
-		}
+	err := del(cctx)
+	queued := err != nil && cctx.Err() != nil // cut short: the caller's context or the bound
+	cancel()
+	if queued && !d.client.GoCleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = del(cctx)
+	}) {
+		err = framework.ErrClosed
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil || queued || d.retire {
 		d.retireNameLocked()
 	}
+	if errors.Is(err, framework.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // deleteLast is the cleanup of a last member whose transaction (its node at path and
@@ -524,6 +545,9 @@ func (d *DoubleBarrier) deleteLast(ctx context.Context, path string) error {
 	var te *framework.TxnError
 	if err == nil || (errors.As(err, &te) && te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode)) {
 		return nil
+	}
+	if te == nil && ctx.Err() != nil {
+		return err // cut short, outcome unknown: the background cleanup sends it again
 	}
 	if te == nil || te.Index != 1 {
 		d.client.Logger().Warn("deleting the member node and ready together failed: the member node goes alone",
