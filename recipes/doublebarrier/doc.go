@@ -46,7 +46,9 @@
 // highest to go; every other member deletes its node and waits for the lowest to go; a
 // member alone deletes its node (and ready, in the same transaction). Leave returns when
 // no member node is left, so nobody returns from Leave before every member has at least
-// started leaving.
+// started leaving. A member node this member may not read (its ACL denies it; the server
+// tells watch events only to clients that may read the node) is waited for by a watch on
+// the barrier's children instead.
 //
 // # One value, one member
 //

@@ -383,14 +383,12 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 				oursExists = false
 			}
 		}
-		// A data watch, not an exists watch: when the node is gone already, no watch is
-		// left behind.
-		_, _, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, watch))
-		if errors.Is(err, framework.ErrNoNode) {
-			continue
-		}
+		w, err := d.watchMember(ctx, watch)
 		if err != nil {
 			return err
+		}
+		if w == nil { // gone already
+			continue
 		}
 		select {
 		case <-w.Done(): // gone (or the session ended: EventNotWatching): look again
@@ -422,6 +420,28 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		d.client.Logger().Warn("deleting the ready node failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
 	}
 	return nil
+}
+
+// watchMember sets a watch on the member node name and returns it, or nil when the node
+// is gone already. It is a data watch, not an exists watch: when the node is gone, no
+// watch is left behind. A node this client may not read (its ACL denies it) cannot be
+// watched: the server tells a watch's events only to a client that may read the node
+// (an exists watch on it is set, but never fires). Leave then watches the barrier's
+// children instead, which it may read: the node's delete fires that watch (as does any
+// other change of the members, after which Leave looks again).
+func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framework.Watch, error) {
+	_, _, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, name))
+	if errors.Is(err, framework.ErrNoAuth) {
+		var kids []string
+		kids, _, w, err = d.client.ChildrenW(ctx, d.path)
+		if err == nil && !slices.Contains(kids, name) {
+			return nil, nil // gone since: the child watch fires at the next change
+		}
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, nil
+	}
+	return w, err
 }
 
 // leaveLast ends Leave for the member whose node is the last member node: it deletes
