@@ -35,7 +35,9 @@
 
 // Enter syncs its server with the leader, sets an exists watch on ready, creates the
 // member node, and is in if ready exists or the members number at least memberQty (then it
-// creates ready); otherwise it waits for ready to appear. The sync keeps a server that
+// creates ready); otherwise it waits for ready to appear. A ready seen before the member
+// node was made is looked at again once it is (one more exists, with its watch): a round
+// that ended in between took its ready with it, and the member would be in alone. The sync keeps a server that
 // lags (cut off from its peers) from letting a member in by the last round's ready or by
 // members gone since; Curator reads without it. memberQty is a threshold, not a limit:
 // more members may enter.

@@ -184,7 +184,17 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		if ready != nil {
-			return gen, nil
+			// Look again now that our node is made: a ready there now is there while our
+			// node is, and its round's members wait for ours. The one seen before may
+			// have gone with its round (its last member listed no node of ours), and we
+			// would be in alone. The new watch replaces the old, which that delete fired.
+			ready, readyW, err = d.client.ExistsW(ctx, d.readyPath)
+			if err != nil {
+				return 0, err
+			}
+			if ready != nil {
+				return gen, nil
+			}
 		}
 		l, err := d.list(ctx)
 		if err != nil {
