@@ -64,3 +64,47 @@ func TestEnterNotInByReadyGoneBeforeItsNode(t *testing.T) {
 	require.NoError(t, <-out)
 	assertNoMembers(t, srv.ConnectString(), path, cc, other)
 }
+
+// The last member out does not return while a member that entered after its listing
+// (by the round's ready, before the last member's transaction deleted it) is still in.
+// a and b (memberQty 2) are in and leave; the lowest of them is the last, and before its
+// transaction (its node and ready) is sent (the request hook), c enters: ready is there,
+// and so is the last member's node. c is in until it leaves; the last member's Leave
+// waits for it.
+func TestLeaveWaitsForMemberThatEnteredBeforeItsTransaction(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testutil.Context(t, time.Minute)
+	const path = "/late/last"
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	c := newMember(t, other, path, 2)
+	var armed atomic.Bool
+	cIn := make(chan error, 1)
+	ab := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestHook(func(op string) {
+		if op == "multi" && armed.CompareAndSwap(true, false) {
+			cIn <- c.Enter(ctx)
+		}
+	}))
+	a, b := newMember(t, ab, path, 2), newMember(t, ab, path, 2)
+	in := testutil.Go(ctx, a.Enter)
+	require.NoError(t, b.Enter(ctx))
+	require.NoError(t, <-in)
+
+	last, first := a, b // the lowest node is the last to go
+	if b.Node() < a.Node() {
+		last, first = b, a
+	}
+	armed.Store(true)
+	outFirst, outLast := testutil.Go(ctx, first.Leave), testutil.Go(ctx, last.Leave)
+	require.NoError(t, <-cIn, "c did not enter by the round's ready")
+	select {
+	case err := <-outLast:
+		require.NoError(t, c.Leave(ctx))
+		t.Fatalf("the last member's Leave returned (%v) while c, which entered by the round's ready, was still in", err)
+	case <-time.After(time.Second): // a negative check: the last member waits for c
+	}
+	require.NoError(t, c.Leave(ctx))
+	require.NoError(t, <-outLast)
+	require.NoError(t, <-outFirst)
+	assertNoMembers(t, srv.ConnectString(), path, ab, other)
+}
