@@ -23,6 +23,10 @@
 //     transaction that lands late (delayed in the network) or is sent again after it
 //     was applied fails as a whole on the member node, whose name is never used again
 //     once a delete of it may be outstanding: it cannot remove a next round's ready.
+//     A member may still enter by ready between the last member's listing and its
+//     transaction: the transaction also sets the last member's node's data, whose new
+//     Stat gives the transaction's zxid, and the last member lists the barrier once more
+//     and waits for any member node made before that zxid (a next round's are later).
 //
 // The fallback: a member that finds no member node left but ready still there deletes
 // ready (already gone is fine), as Curator's members do. That happens only when the last
@@ -95,7 +99,8 @@
 // completes the count creates ready; Leave sends a sync, lists the members, watches one
 // node per step (getData, which leaves no watch behind on a node that is already gone) and
 // deletes its own node; the last member deletes its node and ready in one transaction (one
-// request). Only the fallback (no member node left, ready still listed) reads ready's Stat
+// request), then lists the barrier once more (and reads the Stat of any member node it
+// then shows). Only the fallback (no member node left, ready still listed) reads ready's Stat
 // to check its czxid and deletes it. Curator's members all try to delete ready. It was
 // about 8.6 before the two syncs (issue 28.24), and about 10.3 while every member whose
 // last listing still showed ready deleted it, after the read.

@@ -360,6 +360,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
+	var end int64      // the zxid of leaveLast's transaction, once applied
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -376,15 +377,31 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 		}
 		if len(members) == 0 {
+			if end > 0 {
+				return nil // ready went with our node
+			}
 			break
 		}
-		if i >= 0 && len(members) == 1 { // only ours left: ours and ready go together
-			return d.leaveLast(ctx, enterGen)
-		}
 		var watch string
-		if i == 0 { // lowest: wait for the highest to go
+		switch {
+		case end > 0:
+			// Our transaction deleted ready at zxid end. A member whose node is older
+			// entered by that ready (after our listing): wait for it. The others are a
+			// next round's.
+			watch, err = d.enteredBefore(ctx, members, end)
+			if err != nil || watch == "" {
+				return err
+			}
+		case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
+			end, err = d.leaveLast(ctx, enterGen)
+			if err != nil || end == 0 {
+				return err
+			}
+			oursExists = false
+			continue // a member may have entered by our ready since our listing
+		case i == 0: // lowest: wait for the highest to go
 			watch = members[len(members)-1]
-		} else { // the others: go, and wait for the lowest to go
+		default: // the others: go, and wait for the lowest to go
 			watch = members[0]
 			if oursExists {
 				if err := d.deleteOursNow(ctx); err != nil {
@@ -393,11 +410,11 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 				oursExists = false
 			}
 		}
-		w, err := d.watchMember(ctx, watch)
+		w, czxid, err := d.watchMember(ctx, watch)
 		if err != nil {
 			return err
 		}
-		if w == nil { // gone already
+		if w == nil || (end > 0 && czxid >= end) { // gone already, or made again since
 			continue
 		}
 		select {
@@ -432,26 +449,49 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	return nil
 }
 
-// watchMember sets a watch on the member node name and returns it, or nil when the node
-// is gone already. It is a data watch, not an exists watch: when the node is gone, no
-// watch is left behind. A node this client may not read (its ACL denies it) cannot be
-// watched: the server tells a watch's events only to a client that may read the node
-// (an exists watch on it is set, but never fires). Leave then watches the barrier's
-// children instead, which it may read: the node's delete fires that watch (as does any
-// other change of the members, after which Leave looks again).
-func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framework.Watch, error) {
-	_, _, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, name))
+// watchMember sets a watch on the member node name and returns it with the node's
+// czxid (0 when unknown), or a nil watch when the node is gone already. It is a data
+// watch, not an exists watch: when the node is gone, no watch is left behind. A node this
+// client may not read (its ACL denies it) cannot be watched: the server tells a watch's
+// events only to a client that may read the node (an exists watch on it is set, but never
+// fires). Leave then watches the barrier's children instead, which it may read: the
+// node's delete fires that watch (as does any other change of the members, after which
+// Leave looks again).
+func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framework.Watch, int64, error) {
+	_, st, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, name))
 	if errors.Is(err, framework.ErrNoAuth) {
 		var kids []string
+		st = nil
 		kids, _, w, err = d.client.ChildrenW(ctx, d.path)
 		if err == nil && !slices.Contains(kids, name) {
-			return nil, nil // gone since: the child watch fires at the next change
+			return nil, 0, nil // gone since: the child watch fires at the next change
 		}
 	}
 	if errors.Is(err, framework.ErrNoNode) {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return w, err
+	if err != nil {
+		return nil, 0, err
+	}
+	if st == nil {
+		return w, 0, nil
+	}
+	return w, st.Czxid, nil
+}
+
+// enteredBefore returns the first of members whose node was made before zxid, or "" if
+// none was.
+func (d *DoubleBarrier) enteredBefore(ctx context.Context, members []string, zxid int64) (string, error) {
+	for _, m := range members {
+		st, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		if err != nil {
+			return "", err
+		}
+		if st != nil && st.Czxid < zxid {
+			return m, nil
+		}
+	}
+	return "", nil
 }
 
 // leaveLast ends Leave for the member whose node is the last member node: it deletes
@@ -461,10 +501,19 @@ func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framewor
 // the round's own. An attempt that lands late, or is sent again after it was applied,
 // fails as a whole on our node, whose name is never used again once a delete of it may
 // be outstanding (see retire): it cannot remove a later round's ready.
-func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
-	_, err := d.client.Transaction(ctx, framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
+//
+// A member may enter by ready after our listing, before the transaction: the transaction
+// also sets our node's data (no one reads it), whose new Stat gives the transaction's
+// zxid, returned as end (0 when not known): a member node made before it is one that
+// entered by the round's ready, and Leave waits for it.
+func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int64, _ error) {
+	res, err := d.client.Transaction(ctx, framework.SetDataOp(d.ourPath, nil, -1),
+		framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
 	if err == nil {
-		return nil
+		if len(res) > 0 && res[0].Stat != nil {
+			end = res[0].Stat.Mzxid
+		}
+		return end, nil
 	}
 	var te *framework.TxnError
 	if !errors.As(err, &te) {
@@ -473,24 +522,24 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
 		d.mu.Lock()
 		d.retire, d.cleanupReady = true, true
 		d.mu.Unlock()
-		return err
+		return 0, err
 	}
 	switch {
-	case te.Index == 1 && errors.Is(te.Err, framework.ErrNoNode):
+	case te.Index == 2 && errors.Is(te.Err, framework.ErrNoNode):
 		// ready is gone already: we entered by a ready that the last member before us
 		// deleted with its node (or it was deleted by hand). Our node was there, so no
 		// attempt was applied: ours alone.
-		return d.deleteOursNow(ctx)
-	case te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode):
+		return 0, d.deleteOursNow(ctx)
+	case te.Index < 2 && errors.Is(te.Err, framework.ErrNoNode):
 		if errors.Is(err, framework.ErrUnknownOutcome) && d.client.Generation() == enterGen {
 			// Sent again after it was applied: our node and ready are gone. The name is
 			// not used again all the same (an attempt of a lost connection is done with).
 			d.mu.Lock()
 			d.retire = true
 			d.mu.Unlock()
-			return nil
+			return 0, nil
 		}
-		return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+		return 0, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 			ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 	}
 	if errors.Is(err, framework.ErrUnknownOutcome) {
@@ -498,7 +547,7 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
 		d.retire = true
 		d.mu.Unlock()
 	}
-	return err
+	return 0, err
 }
 
 // deleteOursNow deletes our member node as a step of Leave. When the delete fails, the
