@@ -52,7 +52,10 @@
 // highest to go; every other member deletes its node and waits for the lowest to go; a
 // member alone deletes its node (and ready, in the same transaction). Leave returns when
 // no member node is left, so nobody returns from Leave before every member has at least
-// started leaving. A member node this member may not read (its ACL denies it; the server
+// started leaving. Names are reused from one round to the next, identities are not: a
+// member whose node is gone returns once the round's ready is gone (or the one listed is
+// a later round's, by its czxid), and does not wait for a next round's members; only the
+// last member waits for one that entered by ready after its listing. A member node this member may not read (its ACL denies it; the server
 // tells watch events only to clients that may read the node) is waited for by a watch on
 // the barrier's children instead.
 //

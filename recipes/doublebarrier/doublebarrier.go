@@ -316,7 +316,9 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
 // transaction (see the package documentation). Leave first syncs its server with the
-// leader, so that a server that lags cannot hide a member that entered since.
+// leader, so that a server that lags cannot hide a member that entered since. A member
+// whose node is gone returns once its round's ready is gone or is a later round's: it
+// does not wait for the next round's members, which reuse the names.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
@@ -361,6 +363,11 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
 	var end int64      // the zxid of leaveLast's transaction, once applied
+	// round bounds the czxid of the ready of the member's round (the round's identity):
+	// the pzxid of the first listing, which shows our node. That ready was made before
+	// Enter returned, so at most round; a later round's ready can only be made after our
+	// node is gone, so after that listing, with a greater czxid.
+	var round int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -375,6 +382,9 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		if i < 0 && oursExists { // only the server removes it: our session expired
 			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
+		}
+		if round == 0 && i >= 0 {
+			round = l.pzxid
 		}
 		if len(members) == 0 {
 			if end > 0 {
@@ -401,6 +411,12 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			continue // a member may have entered by our ready since our listing
 		case i == 0: // lowest: wait for the highest to go
 			watch = members[len(members)-1]
+		case i < 0 && !l.ready:
+			// Our node is gone, and so is the round's ready (its last member deletes it
+			// with its node): the round is over. The members listed are a next round's,
+			// which reuses the names, or one that entered by ready after the last
+			// member's listing, which the last member waits for.
+			return nil
 		default: // the others: go, and wait for the lowest to go
 			watch = members[0]
 			if oursExists {
@@ -416,6 +432,13 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		}
 		if w == nil || (end > 0 && czxid >= end) { // gone already, or made again since
 			continue
+		}
+		if i < 0 && end == 0 && round > 0 && (czxid == 0 || czxid > round) {
+			// Made after our first listing: a member that entered late, or a next
+			// round's, once the ready listed is a later round's.
+			if over, err := d.readyLater(ctx, round); err != nil || over {
+				return err
+			}
 		}
 		select {
 		case <-w.Done(): // gone (or the session ended: EventNotWatching): look again
@@ -477,6 +500,15 @@ func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framewor
 		return w, 0, nil
 	}
 	return w, st.Czxid, nil
+}
+
+// readyLater reports whether ready is gone or was made after zxid.
+func (d *DoubleBarrier) readyLater(ctx context.Context, zxid int64) (bool, error) {
+	st, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil {
+		return false, err
+	}
+	return st == nil || st.Czxid > zxid, nil
 }
 
 // enteredBefore returns the first of members whose node was made before zxid, or "" if
