@@ -137,7 +137,9 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // the others, who may go in by it: the error then matches framework.ErrUnknownOutcome
 // too, and the member is not known to be out.
 // Before it looks at ready and the members it syncs its server with the leader, so that
-// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
+// a server that lags cannot let it in by the last round's ready. A ready left by a round
+// with no member left lets nobody in (see the package documentation). A member whose own
+// create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
 // in. Entering a member that is inside already returns ErrAlreadyEntered.
@@ -192,27 +194,35 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
-			if ready != nil {
-				return gen, nil
-			}
 		}
-		l, err := d.list(ctx)
-		if err != nil {
-			return 0, err
-		}
-		members := l.members
-		if len(members) >= d.memberQty {
-			var sent framework.InFlight
-			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
-			if err == nil || errors.Is(err, framework.ErrNodeExists) {
+		if ready != nil {
+			in, err := d.readyIsLive(ctx, ready)
+			if err != nil {
+				return 0, err
+			}
+			if in {
 				return gen, nil
 			}
-			if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
-				// Our ready may have let the others in: we are in too (a write that opens
-				// something for others is ours once applied).
-				return gen, nil
+			// A leftover, deleted (its delete fires readyW) or not deletable: wait for it
+			// to go, then look again.
+		} else {
+			l, err := d.list(ctx)
+			if err != nil {
+				return 0, err
 			}
-			return 0, err
+			if len(l.members) >= d.memberQty {
+				var sent framework.InFlight
+				_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
+				if err == nil || errors.Is(err, framework.ErrNodeExists) {
+					return gen, nil
+				}
+				if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
+					// Our ready may have let the others in: we are in too (a write that
+					// opens something for others is ours once applied).
+					return gen, nil
+				}
+				return 0, err
+			}
 		}
 		select {
 		case <-readyW.Done():
@@ -229,6 +239,53 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, framework.ErrClosed
 		}
 	}
+}
+
+// readyIsLive decides about a ready (with Stat st) that is there while our node is: it
+// opens the barrier if it was made after our node (its maker counted us), if a member
+// node made before it is still there (a round under way that we join late, memberQty
+// being a threshold), or if memberQty is 1. Otherwise every member of its round is gone
+// (their Leaves were all cut short, or it was left by Curator members, which delete their
+// node before ready, or by hand): it is a leftover and lets nobody in. It is deleted,
+// bound by its czxid (a later round's ready is another node, with a greater one). The
+// reads are sent only when Enter finds ready there: a late member, or a leftover.
+func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
+	if d.memberQty <= 1 {
+		return true, nil
+	}
+	ours, err := d.client.Exists(ctx, d.ourPath)
+	if err != nil || ours == nil {
+		return false, err // our node gone: the session ended, which readyW tells
+	}
+	if st.Czxid > ours.Czxid {
+		return true, nil
+	}
+	l, err := d.list(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range l.members {
+		if m == d.ourName {
+			continue
+		}
+		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		if err != nil {
+			return false, err
+		}
+		if ms != nil && ms.Czxid < st.Czxid {
+			return true, nil
+		}
+	}
+	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
+		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
+	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
+	}
+	return false, nil
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
