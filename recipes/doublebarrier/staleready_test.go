@@ -94,3 +94,23 @@ func TestEnterDoesNotPassByALeftoverReady(t *testing.T) {
 	}
 	assertNoMembers(t, srv.ConnectString(), path, c)
 }
+
+// When every member's Leave is cut short by its context, the member whose node goes last
+// also deletes ready: nothing is left under the barrier once the cleanups are done.
+func TestCancelledLeavesLeaveNoReady(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c1, c2 := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/cancelledleaves/barrier"
+	a, b := newMember(t, c1, path, 2), newMember(t, c2, path, 2)
+	entered := testutil.Go(ctx, a.Enter)
+	require.NoError(t, b.Enter(ctx))
+	require.NoError(t, <-entered)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, a.Leave(cancelled), context.Canceled)
+	require.ErrorIs(t, b.Leave(cancelled), context.Canceled)
+	assertNoMembers(t, srv.ConnectString(), path, c1, c2)
+}
