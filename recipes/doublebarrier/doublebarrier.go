@@ -150,7 +150,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	d.made = false
 	gen, err := d.enter(ctx)
 	if err != nil {
-		withdrawn := !d.made || d.deleteOurs(ctx, false) == nil
+		withdrawn := !d.made || d.deleteOurs(ctx, false, false) == nil
 		d.setState(outside, 0)
 		if !withdrawn {
 			// Our node may still be there: the others may count it and go in. The
@@ -396,7 +396,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		_ = d.deleteOurs(ctx, withReady) // the error says that Leave failed already
+		_ = d.deleteOurs(ctx, withReady, true) // the error says that Leave failed already
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -665,14 +665,24 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
-func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) error {
+//
+// leaving: the cleanup of a Leave. Once our node is gone, a member whose listing shows no
+// member node left but ready deletes ready (see dropLeftoverReady): when every member's
+// Leave is cut short, the one whose node goes last removes ready.
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool) error {
 	path := d.ourPath
 	del := func(cctx context.Context) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
+		var err error
 		if withReady {
-			return d.deleteLast(cctx, path)
+			err = d.deleteLast(cctx, path)
+		} else {
+			err = d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 		}
-		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
+		if err != nil || !leaving {
+			return err
+		}
+		return d.dropLeftoverReady(cctx)
 	}
 	var cctx context.Context
 	var cancel context.CancelFunc
@@ -722,6 +732,22 @@ func (d *DoubleBarrier) deleteLast(ctx context.Context, path string) error {
 			"component", "doublebarrier", "path", path, "err", err)
 	}
 	return d.client.Delete(ctx, path, framework.Quietly(), framework.Guaranteed())
+}
+
+// dropLeftoverReady is the end of a Leave cut short, once our node is gone: it lists the
+// barrier, and when no member node is left but ready is, it deletes ready, bound by the
+// listing's pzxid, as Leave's fallback does (a next round's ready needs members, which the
+// listing would show, or is made after it). The listing follows our delete on this
+// session, so of the members whose Leaves are all cut short, the one whose delete was
+// applied last sees no member left. A member of a next round that entered meanwhile is
+// listed: ready then stays, and that member's Enter does not take it for open (see
+// readyIsLive).
+func (d *DoubleBarrier) dropLeftoverReady(ctx context.Context) error {
+	l, err := d.list(ctx)
+	if err != nil || len(l.members) > 0 || !l.ready || l.pzxid <= 0 {
+		return err
+	}
+	return d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.WithMaxCzxid(l.pzxid), framework.Guaranteed())
 }
 
 // retireNameLocked gives the member a new node name; d.mu must be held.
