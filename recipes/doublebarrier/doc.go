@@ -91,7 +91,9 @@
 // (in the background when the context ended): if the first was applied, it fails on the
 // member node and removes nothing. These deletes never hold Enter or Leave past the
 // context's deadline: they run within it, and what it cuts short goes on in the
-// background (Client.WaitGuaranteedDeletes waits for it).
+// background (Client.WaitGuaranteedDeletes waits for it). A Leave cut short lists the
+// barrier once its node is gone, and deletes ready when no member node is left (bound by
+// that listing's pzxid): when every member's Leave is cut short, the last takes ready.
 //
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is
