@@ -1015,6 +1015,9 @@ func barrierReuse(w *famWorld) {
 	w.settle(path)
 	w.remake(dir)
 	require.NoError(t, bb.Set(ctx))
+	// Reads across sessions are not linearizable: a's server may not have applied b's
+	// create yet (seen once on a loaded machine) unless a syncs first.
+	require.NoError(t, w.a.Sync(ctx, path))
 	set, err := b1.IsSet(ctx)
 	require.NoError(t, err)
 	assert.True(t, set, "b1 sees b's barrier")
