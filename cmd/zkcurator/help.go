@@ -131,6 +131,10 @@ SIGKILL after --grace), says so on stderr and exits 70. Signals zkcurator gets (
 SIGTERM, SIGHUP) are passed on to the command. If zkcurator itself dies, its session
 ends and the lock passes on (on Linux the command is killed with it).
 
+A <path> that holds another recipe's nodes (a leader latch's, a semaphore's, a read-write
+lock's), whose holders this lock would not exclude, is refused (exit 1) before anything
+is made; so it is by leader run and semaphore run (which refuses a lock's path).
+
 Exit status: the command's; 70 lock lost or revoked; 75 timeout; 1 error; 2 usage;
 126/127 the command could not be run.
 `
@@ -196,7 +200,8 @@ deletes the node. zkcurator then stops the command (SIGTERM to its process group
 SIGKILL after --grace), says so on stderr and exits 70; it does not rejoin (run it
 again, e.g. in a loop or from a supervisor, to stand for election again). Signals
 zkcurator gets are passed on to the command. If zkcurator itself dies, its session ends
-and the next in line leads (on Linux the command is killed with it).
+and the next in line leads (on Linux the command is killed with it). A <path> that holds
+a leader latch's nodes (or a semaphore's, a read-write lock's) is refused (exit 1).
 
 Exit status: the command's; 70 leadership lost or revoked; 75 timeout; 130 interrupted
 while waiting; 1 error; 2 usage; 126/127 the command could not be run.
@@ -229,7 +234,8 @@ once; every participant must use the same N.
   --foreground   see "zkcurator help lock run"
 
 The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost or revoked
-lease stops the command as a lost lock does (exit 70).
+lease stops the command as a lost lock does (exit 70). A <path> that holds a lock's, a
+leader election's or a read-write lock's nodes is refused (exit 1).
 `
 
 const helpSemaphoreHolders = `Usage: zkcurator semaphore holders <path> [--leases N]
