@@ -27,7 +27,8 @@ type stopper struct {
 }
 
 // run starts the command and waits for it (at most two stoppers). Signals zkcurator gets
-// are passed on to it.
+// are passed on to it, but a --foreground command's Ctrl-C, which the terminal sent it
+// as well.
 // When a stopper fires first, the command is sent SIGTERM, then SIGKILL after the grace
 // period; run then returns a statusError with exitLost. Otherwise it returns the
 // command's exit status (0 for success).
@@ -67,6 +68,9 @@ func (c child) run(a *app, stops ...stopper) (int, error) {
 			}
 			return exitStatus(cmd.ProcessState), nil
 		case s := <-sigs:
+			if c.foreground && fromTerminal(s) {
+				continue // the command, in the terminal's foreground group too, got it
+			}
 			_ = signalChild(cmd, s, !c.foreground)
 			continue
 		case <-kill:

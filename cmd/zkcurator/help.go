@@ -114,7 +114,8 @@ served).
                  command as if the lock were lost, and exit 70
   --foreground   run the command in zkcurator's process group (for an interactive command
                  that reads the terminal); only the command itself, not its children, is
-                 then signalled when the lock is lost
+                 then signalled when the lock is lost; a Ctrl-C reaches it from the
+                 terminal, not passed on a second time by zkcurator
 
 The command gets, in its environment:
   ZK_LOCK_TOKEN  a fencing token: a number that grows from one holder of the lock to the

@@ -9,3 +9,6 @@ import "syscall"
 func sysProcAttr(ownGroup bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: ownGroup}
 }
+
+// inTerminalForeground is not known here: every signal is passed on.
+func inTerminalForeground() bool { return false }

@@ -20,3 +20,7 @@ func terminateChild(cmd *exec.Cmd, _ bool) error { return cmd.Process.Kill() }
 func killChild(cmd *exec.Cmd, _ bool) error { return cmd.Process.Kill() }
 
 func exitStatus(ps *os.ProcessState) int { return ps.ExitCode() }
+
+func inTerminalForeground() bool { return false }
+
+func fromTerminal(os.Signal) bool { return false }

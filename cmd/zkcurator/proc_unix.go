@@ -20,6 +20,13 @@ func signalChild(cmd *exec.Cmd, sig os.Signal, group bool) error {
 	return syscall.Kill(-cmd.Process.Pid, s)
 }
 
+// fromTerminal reports whether sig, which zkcurator got, is a Ctrl-C (SIGINT) that its
+// terminal sent to its whole foreground process group: a command in zkcurator's process
+// group (--foreground) then got it too, and passing it on would deliver it twice.
+func fromTerminal(sig os.Signal) bool {
+	return sig == syscall.SIGINT && inTerminalForeground()
+}
+
 func terminateChild(cmd *exec.Cmd, group bool) error {
 	return signalChild(cmd, syscall.SIGTERM, group)
 }
