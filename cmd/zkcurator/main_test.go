@@ -100,8 +100,14 @@ func (s *syncBuffer) String() string {
 // the test's end if it still runs.
 func start(t *testing.T, connect string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, connect, nil, args...)
+}
+
+// startEnv is start with env added to the process's environment.
+func startEnv(t *testing.T, connect string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "ZK_CONNECT="+connect)
+	p.cmd.Env = append(append(os.Environ(), "ZK_CONNECT="+connect), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() {
