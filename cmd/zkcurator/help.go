@@ -263,7 +263,7 @@ set (at once if it is not set now), surviving connection loss.
   --timeout D   wait only: give up after D and exit 75 (default 0: wait)
 `
 
-const helpDoubleBarrier = `Usage: zkcurator doublebarrier run <path> --members N [--timeout D] -- <command...>
+const helpDoubleBarrier = `Usage: zkcurator doublebarrier run <path> --members N [--timeout D] [--grace D] [--foreground] -- <command...>
 
 A double barrier (Curator's DistributedDoubleBarrier) lets N members start together and
 finish together: run enters the barrier (waiting until N members have entered), runs the
@@ -272,6 +272,10 @@ with the command's status. Every member must use the same N.
 
   --members N   how many members open the barrier (required)
   --timeout D   give up entering, or leaving, after D and exit 75 (default 0: wait)
+  --grace D     once interrupted (SIGINT, SIGTERM, SIGHUP: passed on to the command),
+                wait at most D for the other members to leave, then exit 130 (default
+                10s); a second signal stops waiting at once
+  --foreground  see "zkcurator help lock run"
 
 The command gets ZK_BARRIER_PATH. A member that gives up leaves nothing behind.
 `
