@@ -177,8 +177,8 @@ func notALock(path string, kids []string) error {
 		return false
 	}
 	switch {
-	case slices.Contains(kids, "leases") && slices.Contains(kids, "locks"):
-		return exitWith(exitError, "%s is a semaphore (it has leases and locks children), not a lock: try 'zkcurator semaphore holders %s'", path, path)
+	case slices.Contains(kids, "leases") || slices.Contains(kids, "locks"):
+		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child), not a lock: try 'zkcurator semaphore holders %s'", path, path)
 	case has("latch-"):
 		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: try 'zkcurator leader who -v %s'", path, path)
 	case has("__WRIT__") || has("__READ__"):
@@ -209,8 +209,9 @@ func refuseForeign(ctx context.Context, c *framework.Client, path, kind string) 
 		return exitWith(exitError, "%s is a leader latch election (latch- nodes): not running the command beside its leader", path)
 	case hasMarker(kids, "__WRIT__") || hasMarker(kids, "__READ__"):
 		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes): %s", path, beside)
-	case kind == "lock" && slices.Contains(kids, "leases") && slices.Contains(kids, "locks"):
-		return exitWith(exitError, "%s is a semaphore (it has leases and locks children): %s", path, beside)
+	case kind == "lock" && (slices.Contains(kids, "leases") || slices.Contains(kids, "locks")):
+		// Either child: the server deletes each of these containers once it is empty.
+		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child): %s", path, beside)
 	case kind == "semaphore" && hasMarker(kids, "lock-"):
 		return exitWith(exitError, "%s is a lock or a leader election (lock- nodes), not a semaphore: %s", path, beside)
 	}
