@@ -130,7 +130,9 @@ suspended (no answer for 2/3 of the session timeout) or the session expires, ano
 process may get the lock. zkcurator then stops the command (SIGTERM to its process group,
 SIGKILL after --grace), says so on stderr and exits 70. Signals zkcurator gets (SIGINT,
 SIGTERM, SIGHUP) are passed on to the command. If zkcurator itself dies, its session
-ends and the lock passes on (on Linux the command is killed with it).
+ends and the lock passes on: the command's whole process group is killed with it (a
+small watchdog shell, which ignores those signals, leads the group and kills it when
+zkcurator is gone; with --foreground, on Linux, only the command itself).
 
 A <path> that holds another recipe's nodes (a leader latch's, a semaphore's, a read-write
 lock's), whose holders this lock would not exclude, is refused (exit 1) before anything
@@ -201,8 +203,9 @@ deletes the node. zkcurator then stops the command (SIGTERM to its process group
 SIGKILL after --grace), says so on stderr and exits 70; it does not rejoin (run it
 again, e.g. in a loop or from a supervisor, to stand for election again). Signals
 zkcurator gets are passed on to the command. If zkcurator itself dies, its session ends
-and the next in line leads (on Linux the command is killed with it). A <path> that holds
-a leader latch's nodes (or a semaphore's, a read-write lock's) is refused (exit 1).
+and the next in line leads (the command's process group is killed with it, as for lock
+run). A <path> that holds a leader latch's nodes (or a semaphore's, a read-write
+lock's) is refused (exit 1).
 
 Exit status: the command's; 70 leadership lost or revoked; 75 timeout; 130 interrupted
 while waiting; 1 error; 2 usage; 126/127 the command could not be run.
