@@ -91,7 +91,8 @@ type listener struct {
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // New creates a client for connect (host:port,host:port[/chroot]). It validates the
-// arguments and options but does not connect: call Start.
+// arguments and options but does not connect: call Start. The chroot follows ZooKeeper's
+// path rules (no empty node name, no trailing '/'); a lone '/' means none.
 func New(connect string, opts ...Option) (*Client, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -113,9 +114,11 @@ func New(connect string, opts ...Option) (*Client, error) {
 	if len(servers) == 0 {
 		return nil, fmt.Errorf("framework: %w: connect string %q names no server", ErrInvalidArgument, connect)
 	}
+	// The chroot is checked as ZooKeeper's client checks it: "/" alone is none, anything
+	// else must be a valid path ("//" would put an empty node name before every path).
 	prefix := ""
 	if chroot != "" {
-		prefix = "/" + strings.TrimSuffix(chroot, "/")
+		prefix = "/" + chroot
 		if err := ValidatePath(prefix); err != nil {
 			return nil, fmt.Errorf("framework: chroot of %q: %w", connect, err)
 		}

@@ -110,8 +110,46 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 			return firstErr // the attempt already made: retry.Do decides about a retry
 		}
 		return attempt(ctx)
-	})
+	}, retry.WithTimer(&closingTimer{closing: c.closing}))
 }
+
+// closingTimer is withRetry's timer for the sleeps between attempts: it fires when the
+// sleep is over or as soon as the client closes, so that Close wakes a sleeping operation
+// as it wakes every other wait; the attempt that follows returns ErrClosed.
+type closingTimer struct {
+	closing <-chan struct{}
+	c       chan time.Time
+	stop    chan struct{} // ends the current sleep's goroutine
+}
+
+// Start begins a sleep of d (ending any sleep begun before).
+func (t *closingTimer) Start(d time.Duration) {
+	t.Stop()
+	c, stop, closing := make(chan time.Time, 1), make(chan struct{}), t.closing
+	t.c, t.stop = c, stop
+	timer := time.NewTimer(d)
+	go func() {
+		defer timer.Stop()
+		select {
+		case now := <-timer.C:
+			c <- now
+		case <-closing:
+			c <- time.Now()
+		case <-stop:
+		}
+	}()
+}
+
+// Stop ends the current sleep, if any, without firing.
+func (t *closingTimer) Stop() {
+	if t.stop != nil {
+		close(t.stop)
+		t.stop = nil
+	}
+}
+
+// C is the channel the current sleep fires on.
+func (t *closingTimer) C() <-chan time.Time { return t.c }
 
 // track counts a goroutine the client must wait for at Close; false once closed.
 func (c *Client) track() bool {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/signal"
 	"strconv"
 	"time"
 
@@ -84,6 +86,7 @@ func (a *app) doubleBarrierRun(ctx context.Context, args []string) error {
 	fs := a.newFlagSet(topic)
 	members := fs.Int("members", 0, "how many members open the barrier (required; the same for every member)")
 	timeout := fs.Duration("timeout", 0, "give up entering, or leaving, after this long (exit 75); 0 waits")
+	grace := fs.Duration("grace", 10*time.Second, "once interrupted, wait this long at most to leave; a second signal stops at once")
 	foreground := fs.Bool("foreground", false, "run the command in zkcurator's process group")
 	pos, argv, err := a.parseArgs(fs, topic, args, []string{"<path>"}, true)
 	if err != nil {
@@ -96,7 +99,7 @@ func (a *app) doubleBarrierRun(ctx context.Context, args []string) error {
 	if *members < 1 {
 		return usagef(topic, "%s: --members N (at least 1) is required", topic)
 	}
-	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout}); err != nil {
+	if err := checkDurations(topic, map[string]time.Duration{"timeout": *timeout, "grace": *grace}); err != nil {
 		return err
 	}
 	c, err := a.client(ctx)
@@ -120,8 +123,8 @@ func (a *app) doubleBarrierRun(ctx context.Context, args []string) error {
 	}}
 	code, runErr := ch.run(a)
 	// Leave even when the command failed or was interrupted, so that the others do not
-	// wait for this member in vain.
-	lctx, cancel := withTimeout(context.WithoutCancel(ctx), *timeout)
+	// wait for this member in vain; but once interrupted, not for long.
+	lctx, cancel := afterInterrupt(ctx, *timeout, *grace)
 	defer cancel()
 	leaveErr := member.Leave(lctx)
 	switch {
@@ -133,4 +136,44 @@ func (a *app) doubleBarrierRun(ctx context.Context, args []string) error {
 		return waitFailed(lctx, "the other members to leave "+path, *timeout, leaveErr)
 	}
 	return nil
+}
+
+// afterInterrupt returns the context of a wait that comes after the command and must not
+// end with the interrupt that ended the command (a double barrier's Leave, which waits
+// for the other members): detached from ctx, bounded by timeout (0: none). Once zkcurator
+// is interrupted (before the wait or during it) the wait ends within grace, and a further
+// signal ends it at once. Its cancel func stops listening for signals.
+func afterInterrupt(ctx context.Context, timeout, grace time.Duration) (context.Context, context.CancelFunc) {
+	// Listen first: a signal that comes now is either in ctx already or in sigs.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, forwardedSignals...)
+	wctx, cancel := withTimeout(context.WithoutCancel(ctx), timeout)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var bound <-chan time.Time // set once interrupted
+		if ctx.Err() != nil {
+			bound = time.After(grace)
+		}
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-sigs:
+				if bound != nil {
+					cancel() // a further signal
+					return
+				}
+				bound = time.After(grace)
+			case <-bound:
+				cancel()
+				return
+			}
+		}
+	}()
+	return wctx, func() {
+		cancel()
+		<-done
+		signal.Stop(sigs)
+	}
 }

@@ -27,7 +27,8 @@ type stopper struct {
 }
 
 // run starts the command and waits for it (at most two stoppers). Signals zkcurator gets
-// are passed on to it.
+// are passed on to it, but a --foreground command's Ctrl-C, which the terminal sent it
+// as well.
 // When a stopper fires first, the command is sent SIGTERM, then SIGKILL after the grace
 // period; run then returns a statusError with exitLost. Otherwise it returns the
 // command's exit status (0 for success).
@@ -35,7 +36,18 @@ func (c child) run(a *app, stops ...stopper) (int, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	cmd.Env = append(os.Environ(), c.env...)
-	cmd.SysProcAttr = sysProcAttr(!c.foreground)
+	// The command's process group, led by a watchdog that stops it all if zkcurator
+	// dies; with --foreground, zkcurator's own (the command alone is signalled).
+	var wd *watchdog
+	if !c.foreground {
+		var err error
+		if wd, err = startWatchdog(); err != nil {
+			fmt.Fprintf(a.stderr, "zkcurator: warning: no watchdog for the command (%v): "+
+				"should zkcurator be killed, what the command started may go on\n", err)
+		}
+	}
+	defer wd.stop()
+	cmd.SysProcAttr = sysProcAttr(!c.foreground, wd.pgid())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
@@ -45,6 +57,13 @@ func (c child) run(a *app, stops ...stopper) (int, error) {
 			code = exitNotFound
 		}
 		return code, exitWith(code, "cannot run %s: %v", c.argv[0], err)
+	}
+	pgid := 0 // the process group signalled; 0: the command alone
+	if !c.foreground {
+		pgid = cmd.Process.Pid
+		if wd != nil {
+			pgid = wd.pgid()
+		}
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -67,11 +86,14 @@ func (c child) run(a *app, stops ...stopper) (int, error) {
 			}
 			return exitStatus(cmd.ProcessState), nil
 		case s := <-sigs:
-			_ = signalChild(cmd, s, !c.foreground)
+			if c.foreground && fromTerminal(s) {
+				continue // the command, in the terminal's foreground group too, got it
+			}
+			_ = signalChild(cmd, s, pgid)
 			continue
 		case <-kill:
 			fmt.Fprintf(a.stderr, "zkcurator: the command did not stop within %v of SIGTERM: sending SIGKILL\n", c.grace)
-			_ = killChild(cmd, !c.foreground)
+			_ = killChild(cmd, pgid)
 			kill = nil
 			continue
 		case <-orNil(cases, 0):
@@ -86,7 +108,7 @@ func (c child) run(a *app, stops ...stopper) (int, error) {
 		}
 		stopped = &stops[fired]
 		fmt.Fprintf(a.stderr, "zkcurator: %s: stopping the command (SIGTERM, SIGKILL after %v)\n", stopped.msg, c.grace)
-		_ = terminateChild(cmd, !c.foreground)
+		_ = terminateChild(cmd, pgid)
 		kill = time.After(c.grace)
 	}
 }

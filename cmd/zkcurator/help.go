@@ -114,7 +114,8 @@ served).
                  command as if the lock were lost, and exit 70
   --foreground   run the command in zkcurator's process group (for an interactive command
                  that reads the terminal); only the command itself, not its children, is
-                 then signalled when the lock is lost
+                 then signalled when the lock is lost; a Ctrl-C reaches it from the
+                 terminal, not passed on a second time by zkcurator
 
 The command gets, in its environment:
   ZK_LOCK_TOKEN  a fencing token: a number that grows from one holder of the lock to the
@@ -129,7 +130,13 @@ suspended (no answer for 2/3 of the session timeout) or the session expires, ano
 process may get the lock. zkcurator then stops the command (SIGTERM to its process group,
 SIGKILL after --grace), says so on stderr and exits 70. Signals zkcurator gets (SIGINT,
 SIGTERM, SIGHUP) are passed on to the command. If zkcurator itself dies, its session
-ends and the lock passes on (on Linux the command is killed with it).
+ends and the lock passes on: the command's whole process group is killed with it (a
+small watchdog shell, which ignores those signals, leads the group and kills it when
+zkcurator is gone; with --foreground, on Linux, only the command itself).
+
+A <path> that holds another recipe's nodes (a leader latch's, a semaphore's, a read-write
+lock's), whose holders this lock would not exclude, is refused (exit 1) before anything
+is made; so it is by leader run and semaphore run (which refuses a lock's path).
 
 Exit status: the command's; 70 lock lost or revoked; 75 timeout; 1 error; 2 usage;
 126/127 the command could not be run.
@@ -196,7 +203,9 @@ deletes the node. zkcurator then stops the command (SIGTERM to its process group
 SIGKILL after --grace), says so on stderr and exits 70; it does not rejoin (run it
 again, e.g. in a loop or from a supervisor, to stand for election again). Signals
 zkcurator gets are passed on to the command. If zkcurator itself dies, its session ends
-and the next in line leads (on Linux the command is killed with it).
+and the next in line leads (the command's process group is killed with it, as for lock
+run). A <path> that holds a leader latch's nodes (or a semaphore's, a read-write
+lock's) is refused (exit 1).
 
 Exit status: the command's; 70 leadership lost or revoked; 75 timeout; 130 interrupted
 while waiting; 1 error; 2 usage; 126/127 the command could not be run.
@@ -229,7 +238,8 @@ once; every participant must use the same N.
   --foreground   see "zkcurator help lock run"
 
 The command gets ZK_LEASE_NODE (its lease node) and ZK_SEMAPHORE_PATH. A lost or revoked
-lease stops the command as a lost lock does (exit 70).
+lease stops the command as a lost lock does (exit 70). A <path> that holds a lock's, a
+leader election's or a read-write lock's nodes is refused (exit 1).
 `
 
 const helpSemaphoreHolders = `Usage: zkcurator semaphore holders <path> [--leases N]
@@ -256,7 +266,7 @@ set (at once if it is not set now), surviving connection loss.
   --timeout D   wait only: give up after D and exit 75 (default 0: wait)
 `
 
-const helpDoubleBarrier = `Usage: zkcurator doublebarrier run <path> --members N [--timeout D] -- <command...>
+const helpDoubleBarrier = `Usage: zkcurator doublebarrier run <path> --members N [--timeout D] [--grace D] [--foreground] -- <command...>
 
 A double barrier (Curator's DistributedDoubleBarrier) lets N members start together and
 finish together: run enters the barrier (waiting until N members have entered), runs the
@@ -265,6 +275,10 @@ with the command's status. Every member must use the same N.
 
   --members N   how many members open the barrier (required)
   --timeout D   give up entering, or leaving, after D and exit 75 (default 0: wait)
+  --grace D     once interrupted (SIGINT, SIGTERM, SIGHUP: passed on to the command),
+                wait at most D for the other members to leave, then exit 130 (default
+                10s); a second signal stops waiting at once
+  --foreground  see "zkcurator help lock run"
 
 The command gets ZK_BARRIER_PATH. A member that gives up leaves nothing behind.
 `

@@ -45,6 +45,9 @@ func (a *app) leaderRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := refuseForeign(ctx, c, path, "lock"); err != nil {
+		return err
+	}
 	revoked, onRevoke := revocation()
 	var opts []leader.SelectorOption
 	if *revocable {

@@ -38,6 +38,9 @@ func (a *app) lockRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := refuseForeign(ctx, c, path, "lock"); err != nil {
+		return err
+	}
 	revoked, onRevoke := revocation()
 	opts := []mutex.Option{mutex.WithNodeData(nodeData())}
 	if *revocable {
@@ -174,14 +177,43 @@ func notALock(path string, kids []string) error {
 		return false
 	}
 	switch {
-	case slices.Contains(kids, "leases") && slices.Contains(kids, "locks"):
-		return exitWith(exitError, "%s is a semaphore (it has leases and locks children), not a lock: try 'zkcurator semaphore holders %s'", path, path)
+	case slices.Contains(kids, "leases") || slices.Contains(kids, "locks"):
+		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child), not a lock: try 'zkcurator semaphore holders %s'", path, path)
 	case has("latch-"):
 		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: try 'zkcurator leader who -v %s'", path, path)
 	case has("__WRIT__") || has("__READ__"):
 		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes), not a lock", path)
 	case len(kids) > 0 && !has("lock-"):
 		return exitWith(exitError, "%s is not a lock: none of its %d children is a lock node", path, len(kids))
+	}
+	return nil
+}
+
+// refuseForeign refuses to run a command under a lock of kind at path when the path's
+// children are another recipe's nodes, whose holder ours would not exclude: the command
+// would run beside a leader latch's leader, or a semaphore's or a lock's holder. Kind
+// "lock" is a mutex's lock- nodes (lock run, and leader run: a LeaderSelector is a
+// mutex); "semaphore" is the leases and locks children. A path that is not there yet, or
+// holds only other nodes, is fine. It creates nothing.
+func refuseForeign(ctx context.Context, c *framework.Client, path, kind string) error {
+	kids, _, err := c.Children(ctx, path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", path, err)
+	}
+	const beside = "not running the command beside its holder"
+	switch {
+	case hasMarker(kids, "latch-"):
+		return exitWith(exitError, "%s is a leader latch election (latch- nodes): not running the command beside its leader", path)
+	case hasMarker(kids, "__WRIT__") || hasMarker(kids, "__READ__"):
+		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes): %s", path, beside)
+	case kind == "lock" && (slices.Contains(kids, "leases") || slices.Contains(kids, "locks")):
+		// Either child: the server deletes each of these containers once it is empty.
+		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child): %s", path, beside)
+	case kind == "semaphore" && hasMarker(kids, "lock-"):
+		return exitWith(exitError, "%s is a lock or a leader election (lock- nodes), not a semaphore: %s", path, beside)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,6 +27,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv("ZKCURATOR_TEST_SIGNAL_LOG"); name != "" {
+		os.Exit(signalLogger(name))
+	}
 	dir, err := os.MkdirTemp("", "zkcurator-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -41,6 +45,29 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// signalLogger is the test binary run as a command (ZKCURATOR_TEST_SIGNAL_LOG set): it
+// appends to the file "started", then "int" for each SIGINT it gets, and "term" for a
+// SIGTERM, on which it exits 0. A Go program rather than a shell script: a shell forks
+// for its sleeps, and a child forked but not yet exec'd runs the shell's traps too.
+func signalLogger(name string) int {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 1
+	}
+	defer f.Close()
+	fmt.Fprintln(f, "started")
+	for s := range sigs {
+		if s == syscall.SIGTERM {
+			fmt.Fprintln(f, "term")
+			return 0
+		}
+		fmt.Fprintln(f, "int")
+	}
+	return 0
 }
 
 // proc is one zkcurator process run by a test.
@@ -73,8 +100,14 @@ func (s *syncBuffer) String() string {
 // the test's end if it still runs.
 func start(t *testing.T, connect string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, connect, nil, args...)
+}
+
+// startEnv is start with env added to the process's environment.
+func startEnv(t *testing.T, connect string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "ZK_CONNECT="+connect)
+	p.cmd.Env = append(append(os.Environ(), "ZK_CONNECT="+connect), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() {

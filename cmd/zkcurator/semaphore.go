@@ -39,6 +39,9 @@ func (a *app) semaphoreRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := refuseForeign(ctx, c, path, "semaphore"); err != nil {
+		return err
+	}
 	revoked, onRevoke := revocation()
 	opts := []semaphore.Option{semaphore.WithNodeData(nodeData())}
 	if *revocable {
