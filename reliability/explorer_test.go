@@ -126,7 +126,7 @@ func knownFor(name string) string {
 }
 
 // xops are the operations explored, by family.
-var xops = slices.Concat(xlockOps)
+var xops = slices.Concat(xlockOps, xbarrierOps, xvalueOps)
 
 var xmoves = []xmove{
 	// on the wire
