@@ -144,26 +144,47 @@ func doubleBarrierOp(name string, private bool) xop {
 		if err != nil {
 			return nil, err
 		}
-		var peerIn atomic.Bool
+		pnode, vnode, ready := peer.Node(), victim.Node(), path+"/ready"
+		var peerIn, readyWhileIn atomic.Bool
 		peerCtx, stopPeer := context.WithTimeout(r.bg, time.Minute)
 		started := make(chan struct{})
 		r.background(func() {
 			defer stopPeer()
 			go func() {
 				// The peer's node is another client's: record it once it is there.
-				waitFor(peerCtx, 30*time.Second, func() bool { return xstatAdv(peerCtx, r, peer.Node()) != nil })
-				if st := xstatAdv(peerCtx, r, peer.Node()); st != nil {
-					r.recordAdv(peer.Node(), st)
+				waitFor(peerCtx, 30*time.Second, func() bool { return xstatAdv(peerCtx, r, pnode) != nil })
+				if st := xstatAdv(peerCtx, r, pnode); st != nil {
+					r.recordAdv(pnode, st)
 				}
 				close(started)
 			}()
 			if peer.Enter(peerCtx) != nil {
-				r.forgetAdv(peer.Node())
+				r.forgetAdv(pnode)
 				return
 			}
 			peerIn.Store(true)
-			r.forgetAdv(peer.Node())
+			r.forgetAdv(pnode)
 			_ = peer.Leave(peerCtx)
+		})
+		// Watch ready (by polling: no watch left): when it goes while the peer's node is
+		// still there, someone deleted it while the peer was in (the peer's node goes
+		// before its round's ready, and never comes back).
+		r.background(func() {
+			seen := false
+			for peerCtx.Err() == nil {
+				st := xstatAdv(peerCtx, r, ready)
+				if st == nil && seen && xstatAdv(peerCtx, r, pnode) != nil {
+					readyWhileIn.Store(true)
+				}
+				if st == nil && seen {
+					return
+				}
+				seen = seen || st != nil
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-peerCtx.Done():
+				}
+			}
 		})
 		select {
 		case <-started:
@@ -173,13 +194,14 @@ func doubleBarrierOp(name string, private bool) xop {
 		entered := false
 		return &xround{
 			call: func(ctx context.Context) error {
+				vnode = victim.Node()
 				if err := victim.Enter(ctx); err != nil {
 					stopPeer() // it would wait for nobody
 					return err
 				}
 				entered = true
 				// In: the peer is in too, or about to be (its node is there).
-				if xstatAdv(ctx, r, peer.Node()) == nil && !peerIn.Load() {
+				if xstatAdv(ctx, r, pnode) == nil && !peerIn.Load() {
 					r.violate("exclusion: the victim's Enter returned nil while the peer member is not there and did not enter")
 				}
 				return nil
@@ -189,21 +211,21 @@ func doubleBarrierOp(name string, private bool) xop {
 				if errors.Is(err, framework.ErrNoAuth) {
 					r.violate("honest: Leave failed on a node it may not read: %v", err)
 				}
-				if err == nil && xstatAdv(ctx, r, peer.Node()) != nil {
+				if err == nil && xstat(ctx, r, pnode) != nil {
 					r.violate("honest: the victim's Leave returned nil while the peer member's node is still there")
 				}
 				return err
 			},
 			final: func(ctx context.Context) []string {
-				if entered {
-					return nil
+				var out []string
+				if readyWhileIn.Load() && (r.victimAnswered("multi", "") || r.victimAnswered("delete", ready)) {
+					out = append(out, fmt.Sprintf("exclusion: the victim deleted %s while the peer member's node was there (the peer in)", ready))
 				}
-				if st := xstatAdv(ctx, r, victim.Node()); st != nil {
-					return []string{fmt.Sprintf("cleanliness: Enter failed but the victim's member node %s is there", victim.Node())}
+				if !entered && xstatAdv(ctx, r, vnode) != nil {
+					out = append(out, fmt.Sprintf("cleanliness: Enter failed but the victim's member node %s is there", vnode))
 				}
-				return nil
+				return out
 			},
-			target: func() string { return path + "/ready" },
 		}, nil
 	}}
 }
