@@ -114,6 +114,9 @@ func counterOp(name string, init []byte, do func(c *atomic.Long, ctx context.Con
 				return out
 			},
 			target: func() string { return path },
+			// A change of a counter another client deleted makes it again: the counter's
+			// path is the operation's to make (a counter never deletes).
+			mayTake: func(p string) bool { return p == path },
 		}, nil
 	}}
 }
