@@ -187,7 +187,9 @@ func xcountOp() xop {
 					return st != nil && st.Mzxid == last.Zxid
 				})
 				if !ok && st != nil {
-					return []string{fmt.Sprintf("listener: told %d (mzxid 0x%x) last, the server holds %x (mzxid 0x%x) %v later", last.Value, last.Zxid, data, st.Mzxid, xback)}
+					got, err := c.Get()
+					return []string{fmt.Sprintf("listener: told %d (mzxid 0x%x) last, the server holds %x (mzxid 0x%x) %v later (Get: %d, mzxid 0x%x, %v)",
+						last.Value, last.Zxid, data, st.Mzxid, xback, got.Value, got.Zxid, err)}
 				}
 				return nil
 			},
