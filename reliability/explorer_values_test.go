@@ -156,43 +156,46 @@ func xcountOp() xop {
 		czxid := mustStat(ctx, r, path).Czxid
 		var first int // the request index of TrySet's write
 		closeOnce := onceErr(c.Close)
+		// heardAll: the listener hears every change: what it was told last is what the
+		// server holds (also after a change that brings the bytes back).
+		heardAll := func() []string {
+			if r.move.listener || r.move.name == "unreadable" || r.closedEarly.Load() {
+				return nil // not told, or told nothing it may read
+			}
+			var data []byte
+			var st *framework.Stat
+			var last sharedcount.Versioned[int32]
+			ok := waitFor(r.bg, xback, func() bool {
+				data, st = xread(r.bg, r, path)
+				mu.Lock()
+				last = heard
+				mu.Unlock()
+				return st != nil && st.Mzxid == last.Zxid
+			})
+			if !ok && st != nil {
+				got, err := c.Get()
+				return []string{fmt.Sprintf("listener: told %d (mzxid 0x%x) last, the server holds %x (mzxid 0x%x) %v later (Get: %d, mzxid 0x%x, %v)",
+					last.Value, last.Zxid, data, st.Mzxid, xback, got.Value, got.Zxid, err)}
+			}
+			return nil
+		}
 		return &xround{
 			call: func(ctx context.Context) error {
 				first = r.requests() + 1
 				return c.TrySet(ctx, prev, 1)
 			},
 			after: func(ctx context.Context, err error) []string {
+				out := heardAll()
 				if err != nil || r.move.other && r.k > first {
-					return nil // a later move may change the node after the write
+					return out // a later move may change the node after the write
 				}
 				data, st := xread(ctx, r, path)
 				if st == nil || st.Czxid != czxid || !bytes.Equal(data, sharedcount.Encode(1)) {
-					return []string{fmt.Sprintf("honest: TrySet succeeded but the server holds %x (%v), czxid read 0x%x", data, xczxid(st), czxid)}
+					out = append(out, fmt.Sprintf("honest: TrySet succeeded but the server holds %x (%v), czxid read 0x%x", data, xczxid(st), czxid))
 				}
-				return nil
+				return out
 			},
 			close: closeOnce,
-			final: func(ctx context.Context) []string {
-				if r.move.listener || r.closedEarly.Load() {
-					return nil
-				}
-				var data []byte
-				var st *framework.Stat
-				var last sharedcount.Versioned[int32]
-				ok := waitFor(ctx, xback, func() bool {
-					data, st = xread(ctx, r, path)
-					mu.Lock()
-					last = heard
-					mu.Unlock()
-					return st != nil && st.Mzxid == last.Zxid
-				})
-				if !ok && st != nil {
-					got, err := c.Get()
-					return []string{fmt.Sprintf("listener: told %d (mzxid 0x%x) last, the server holds %x (mzxid 0x%x) %v later (Get: %d, mzxid 0x%x, %v)",
-						last.Value, last.Zxid, data, st.Mzxid, xback, got.Value, got.Zxid, err)}
-				}
-				return nil
-			},
 		}, nil
 	}}
 }
