@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zoocurator/zoocurator/cache"
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/atomic"
 	"github.com/zoocurator/zoocurator/recipes/groupmember"
@@ -306,7 +307,7 @@ func memberKept(r *xrun, path string) (xkept, error) {
 	}
 	return xkept{start: m.Start, wait: m.WaitForInitialCreate,
 		actual: func() string { return framework.JoinPath(path, "m1") }, close: m.Close,
-		listen: func(func()) {}}, nil
+		listen: func(fn func()) { m.AddListener(func(cache.Event) { fn() }) }}, nil
 }
 
 // xvalueOps are the value and node-keeping operations.
