@@ -216,6 +216,7 @@ type xkept struct {
 	child  string // a node it keeps under its node (a TTL node's touched child); "" none
 	close  func() error
 	listen func(fn func())
+	final  func(ctx context.Context) []string // nil: none
 }
 
 // keptOp starts a kept node and waits for its first creation. Once it says so the node
@@ -269,6 +270,7 @@ func keptOp(name string, data []byte, mk func(r *xrun, path string) (xkept, erro
 				return nil
 			},
 			close: closeOnce,
+			final: k.final,
 			target: func() string {
 				return k.actual()
 			},
@@ -310,6 +312,79 @@ func memberKept(r *xrun, path string) (xkept, error) {
 		listen: func(fn func()) { m.AddListener(func(cache.Event) { fn() }) }}, nil
 }
 
+// contendedMemberKept: once the victim's member node is there, another process runs a
+// member of the same id (it waits while the victim's node is there, and makes its own
+// once it is gone). Its node is another client's: the victim neither takes it for its
+// own nor deletes it at Close.
+func contendedMemberKept(r *xrun, path string) (xkept, error) {
+	k, err := memberKept(r, path)
+	if err != nil {
+		return k, err
+	}
+	other, err := groupmember.New(r.w.adv, path, "m1", []byte("other member"))
+	if err != nil {
+		return k, err
+	}
+	node := framework.JoinPath(path, "m1")
+	octx, stop := context.WithCancel(r.bg)
+	called := make(chan struct{})
+	var made sync.WaitGroup
+	r.background(func() {
+		// The victim's node is there (or its call is over without one).
+		waitFor(octx, time.Minute, func() bool {
+			if st := xstatAdv(octx, r, node); st != nil && st.EphemeralOwner != r.w.adv.SessionID() {
+				return true
+			}
+			select {
+			case <-called:
+				return true
+			default:
+				return false
+			}
+		})
+		if other.Start(octx) != nil {
+			return
+		}
+		made.Add(1)
+		go func() {
+			defer made.Done()
+			if other.WaitForInitialCreate(octx) != nil {
+				return
+			}
+			if st := xstatAdv(octx, r, node); st != nil && st.EphemeralOwner == r.w.adv.SessionID() {
+				r.recordAdv(node, st)
+			}
+		}()
+	})
+	start, wait := k.start, k.wait
+	k.start = func(ctx context.Context) error {
+		err := start(ctx)
+		if err != nil {
+			close(called)
+		}
+		return err
+	}
+	k.wait = func(ctx context.Context) error {
+		defer close(called)
+		return wait(ctx)
+	}
+	k.final = func(ctx context.Context) []string {
+		stop()
+		made.Wait()
+		r.mu.Lock()
+		czxid, ok := r.advNodes[node]
+		r.mu.Unlock()
+		var out []string
+		if st := xstatAdv(ctx, r, node); ok && (st == nil || st.Czxid != czxid) {
+			out = append(out, fmt.Sprintf("ownership: the other process's member node %s (czxid 0x%x) was deleted or replaced (%v)", node, czxid, xczxid(st)))
+		}
+		r.forgetAdv(node)
+		_ = other.Close()
+		return out
+	}
+	return k, nil
+}
+
 // xvalueOps are the value and node-keeping operations.
 var xvalueOps = slices.Concat([]xop{
 	xcountOp(),
@@ -335,4 +410,5 @@ var xvalueOps = slices.Concat([]xop{
 	// Over the server's maximum TTL (2^40-1 ms): the server refuses the child.
 	keptOp("pnode-ttl-refused", []byte("kept"), ttlKept(time.Duration(1<<40)*time.Millisecond)),
 	keptOp("groupmember", []byte("kept"), memberKept),
+	keptOp("groupmember-contended", []byte("kept"), contendedMemberKept),
 })
