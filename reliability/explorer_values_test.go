@@ -217,6 +217,9 @@ type xkept struct {
 	close  func() error
 	listen func(fn func())
 	final  func(ctx context.Context) []string // nil: none
+	// shared: another instance at the same path may write its data into the node (as
+	// Curator's does): any data will do.
+	shared bool
 }
 
 // keptOp starts a kept node and waits for its first creation. Once it says so the node
@@ -251,7 +254,7 @@ func keptOp(name string, data []byte, mk func(r *xrun, path string) (xkept, erro
 					r.mu.Lock()
 					adv := r.advNodes[p]
 					r.mu.Unlock()
-					if st == nil || (adv != st.Czxid && !bytes.Equal(got, data)) {
+					if st == nil || (adv != st.Czxid && !k.shared && !bytes.Equal(got, data)) {
 						return false
 					}
 					if k.child != "" {
@@ -325,6 +328,7 @@ func contendedMemberKept(r *xrun, path string) (xkept, error) {
 	if err != nil {
 		return k, err
 	}
+	k.shared = true
 	node := framework.JoinPath(path, "m1")
 	octx, stop := context.WithCancel(r.bg)
 	called := make(chan struct{})
