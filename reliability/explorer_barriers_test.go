@@ -201,7 +201,7 @@ func doubleBarrierOp(name string, private bool) xop {
 				}
 				entered = true
 				// In: the peer is in too, or about to be (its node is there).
-				if xstatAdv(ctx, r, pnode) == nil && !peerIn.Load() {
+				if xstatAdv(r.bg, r, pnode) == nil && !peerIn.Load() { // (ctx may have ended)
 					r.violate("exclusion: the victim's Enter returned nil while the peer member is not there and did not enter")
 				}
 				return nil
@@ -211,7 +211,7 @@ func doubleBarrierOp(name string, private bool) xop {
 				if errors.Is(err, framework.ErrNoAuth) {
 					r.violate("honest: Leave failed on a node it may not read: %v", err)
 				}
-				if err == nil && xstat(ctx, r, pnode) != nil {
+				if err == nil && xstat(r.bg, r, pnode) != nil {
 					r.violate("honest: the victim's Leave returned nil while the peer member's node is still there")
 				}
 				return err
@@ -226,6 +226,9 @@ func doubleBarrierOp(name string, private bool) xop {
 				}
 				return out
 			},
+			// The last leaver takes the round's ready, whoever made it (nobody makes
+			// another while a member node is there); the peer-in check covers the rest.
+			mayTake: func(p string) bool { return p == ready },
 		}, nil
 	}}
 }
