@@ -155,13 +155,13 @@ func xcountOp() xop {
 		heard = prev
 		mu.Unlock()
 		czxid := mustStat(ctx, r, path).Czxid
-		var first int // the request index of TrySet's write
+		var first, returned int // the request index of TrySet's write; requests sent when it returned
 		closeOnce := onceErr(c.Close)
 		// heardAll: the listener hears every change: what it was told last is what the
 		// server holds (also after a change that brings the bytes back).
 		heardAll := func() []string {
-			if r.move.listener || r.move.name == "unreadable" || r.closedEarly.Load() {
-				return nil // not told, or told nothing it may read
+			if r.move.listener || r.move.name == "unreadable" || r.closedEarly.Load() || r.k > returned && !r.move.other {
+				return nil // not told, told nothing it may read, or held by a move after the call
 			}
 			var data []byte
 			var st *framework.Stat
@@ -183,6 +183,7 @@ func xcountOp() xop {
 		return &xround{
 			call: func(ctx context.Context) error {
 				first = r.requests() + 1
+				defer func() { returned = r.requests() }()
 				return c.TrySet(ctx, prev, 1)
 			},
 			after: func(ctx context.Context, err error) []string {
@@ -234,15 +235,21 @@ func keptOp(name string, data []byte, mk func(r *xrun, path string) (xkept, erro
 		}
 		k.listen(r.listenerHook)
 		closeOnce := onceErr(k.close)
+		returned := 0 // requests sent when the call returned
 		return &xround{
 			call: func(ctx context.Context) error {
+				defer func() { returned = r.requests() }()
 				if err := k.start(ctx); err != nil {
 					return err
 				}
 				return k.wait(ctx)
 			},
 			after: func(ctx context.Context, err error) []string {
-				if err != nil || r.closedEarly.Load() {
+				// A move on the wire or by the caller after the call returned (at a
+				// request the recipe sends in the background) holds or ends what the
+				// check needs: the check is for the moves of the call, and for another
+				// client's at any time.
+				if err != nil || r.closedEarly.Load() || r.k > returned && !r.move.other {
 					return nil
 				}
 				var p string
@@ -257,7 +264,7 @@ func keptOp(name string, data []byte, mk func(r *xrun, path string) (xkept, erro
 					if st == nil || (adv != st.Czxid && !k.shared && !bytes.Equal(got, data)) {
 						return false
 					}
-					if k.child != "" {
+					if k.child != "" && adv != st.Czxid { // (no child under another's node)
 						_, cst = xread(ctx, r, k.child)
 						return cst != nil
 					}
