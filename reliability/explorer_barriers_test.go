@@ -140,9 +140,13 @@ func doubleBarrierOp(name string, private bool) xop {
 			pc = connect(r.t, ens.Addr(r.w.member), otherSession,
 				framework.WithAuth("digest", []byte("adversary:secret")), framework.WithACL(advACL))
 		}
-		peer, err := doublebarrier.New(pc, path, 2)
-		if err != nil {
-			return nil, err
+		// The peer sorts first (the lowest member): it waits for the victim to go, and
+		// the victim, when it leaves, watches it (the same every run).
+		var peer *doublebarrier.DoubleBarrier
+		for peer == nil || peer.Node() > victim.Node() {
+			if peer, err = doublebarrier.New(pc, path, 2); err != nil {
+				return nil, err
+			}
 		}
 		pnode, vnode, ready := peer.Node(), victim.Node(), path+"/ready"
 		var peerIn, readyWhileIn atomic.Bool
