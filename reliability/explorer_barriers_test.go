@@ -108,6 +108,14 @@ func barrierWaitOp() xop {
 	}}
 }
 
+// victimSent reports whether a victim's request op on path was answered, with or
+// without error.
+func (r *xrun) victimSent(op, path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.victimOps, func(o framework.RequestInfo) bool { return o.Op == op && o.Path == path })
+}
+
 // victimAnswered reports whether a victim's request op on path was answered without error.
 func (r *xrun) victimAnswered(op, path string) bool {
 	r.mu.Lock()
@@ -140,16 +148,18 @@ func doubleBarrierOp(name string, private bool) xop {
 			pc = connect(r.t, ens.Addr(r.w.member), otherSession,
 				framework.WithAuth("digest", []byte("adversary:secret")), framework.WithACL(advACL))
 		}
-		// The peer sorts first (the lowest member): it waits for the victim to go, and
-		// the victim, when it leaves, watches it (the same every run).
+		// The peer sorts last (the highest member), and leaves only once the victim's
+		// Leave has looked at its node (or is over): the victim, the lowest, watches the
+		// peer's node while it is there, in every run.
 		var peer *doublebarrier.DoubleBarrier
-		for peer == nil || peer.Node() > victim.Node() {
+		for peer == nil || peer.Node() < victim.Node() {
 			if peer, err = doublebarrier.New(pc, path, 2); err != nil {
 				return nil, err
 			}
 		}
 		pnode, vnode, ready := peer.Node(), victim.Node(), path+"/ready"
 		var peerIn, readyWhileIn atomic.Bool
+		left := make(chan struct{}) // the victim's Leave returned, or its Enter failed
 		peerCtx, stopPeer := context.WithTimeout(r.bg, time.Minute)
 		started := make(chan struct{})
 		r.background(func() {
@@ -167,6 +177,14 @@ func doubleBarrierOp(name string, private bool) xop {
 				return
 			}
 			peerIn.Store(true)
+			waitFor(peerCtx, time.Minute, func() bool {
+				select {
+				case <-left:
+					return true
+				default:
+					return r.clientClosed.Load() || r.victimSent("getData", pnode)
+				}
+			})
 			r.forgetAdv(pnode)
 			_ = peer.Leave(peerCtx)
 		})
@@ -200,6 +218,7 @@ func doubleBarrierOp(name string, private bool) xop {
 			call: func(ctx context.Context) error {
 				vnode = victim.Node()
 				if err := victim.Enter(ctx); err != nil {
+					close(left)
 					stopPeer() // it would wait for nobody
 					return err
 				}
@@ -212,6 +231,7 @@ func doubleBarrierOp(name string, private bool) xop {
 			},
 			undo: func(ctx context.Context) error {
 				err := victim.Leave(ctx)
+				close(left)
 				if errors.Is(err, framework.ErrNoAuth) {
 					r.violate("honest: Leave failed on a node it may not read: %v", err)
 				}
