@@ -142,7 +142,7 @@ func knownFor(name string) string {
 }
 
 // xops are the operations explored, by family.
-var xops = slices.Concat(xlockOps, xcacheOps, xqueueOps, xdiscoveryOps)
+var xops = slices.Concat(xlockOps, xcacheOps, xqueueOps, xdiscoveryOps, xbarrierOps, xvalueOps)
 
 var xmoves = []xmove{
 	// on the wire
