@@ -157,7 +157,9 @@ var xmoves = []xmove{
 		})
 	}},
 	{name: "held-ctx", apply: func(r *xrun) {
-		r.w.proxy.Stall()
+		// Held until the operation's deadline; healed then also when the request is one of
+		// the recipe's own, sent after the call returned.
+		r.w.proxy.StallFor(xHeldDeadline + 500*time.Millisecond)
 		r.healAfterCall.Store(true)
 	}},
 	{name: "held-expiry", apply: func(r *xrun) { r.holdUntilExpired(false) }},
