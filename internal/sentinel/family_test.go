@@ -138,6 +138,7 @@ var families = map[string]sentinel{
 
 	"internal/versioned.ErrUnknownOutcome": of(versioned.ErrUnknownOutcome, unknown),
 	"internal/versioned.ErrConflict":       own(versioned.ErrConflict),
+	"internal/versioned.ErrWrappedVersion": own(versioned.ErrWrappedVersion),
 	"internal/versioned.ErrNodeReplaced":   of(versioned.ErrNodeReplaced, unknown),
 
 	"internal/curatortest.ErrUnavailable": own(curatortest.ErrUnavailable),
