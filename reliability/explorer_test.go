@@ -910,6 +910,9 @@ func runClean(t *testing.T, op *xop) []bool {
 // runExplore runs op with move at k; it reports whether the move was applied. leaks:
 // check this run's goroutines (only when runs do not overlap).
 func runExplore(t *testing.T, op *xop, move xmove, k int, leaks bool) bool {
+	if move.lagging {
+		healthy(t) // the last cut's member may still be rejoining
+	}
 	if leaks {
 		leakcheck.Check(t)
 	}
