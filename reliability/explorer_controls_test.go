@@ -125,7 +125,7 @@ func TestExplorerCheckersNegativeControl(t *testing.T) {
 					}
 					return err
 				},
-				final: func(ctx context.Context) []string { return conserved(ctx, r, q, d.counts(), false) },
+				final: func(ctx context.Context) []string { return conserved(ctx, r, q, d.counts(), nil) },
 			}, nil
 		}}
 		requireViolation(t, violationsOf(t, op, "none", 0), "conservation:")

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zoocurator/zoocurator/discovery"
 	"github.com/zoocurator/zoocurator/framework"
 )
@@ -139,12 +141,10 @@ func providerOp() xop {
 				}
 				var want, got []string
 				if waitFor(ctx, xFresh, func() bool {
-					kids, _, err := r.w.adv.Children(ctx, base+"/svc")
+					want, err = readableInstances(ctx, r, base+"/svc")
 					if err != nil {
 						return false
 					}
-					want = kids
-					sort.Strings(want)
 					got = got[:0]
 					all, err := p.GetAllInstances()
 					if err != nil {
@@ -166,6 +166,33 @@ func providerOp() xop {
 			target:     func() string { return base + "/svc/a" },
 		}, nil
 	}}
+}
+
+// readableInstances lists the ids of the instances under dir that the victim may read:
+// nodes whose data is an instance, with an ACL that lets anyone read.
+func readableInstances(ctx context.Context, r *xrun, dir string) ([]string, error) {
+	kids, _, err := r.w.adv.Children(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range kids {
+		p := framework.JoinPath(dir, k)
+		b, _, err := r.w.adv.GetData(ctx, p)
+		if err != nil {
+			continue
+		}
+		if _, err := discovery.Unmarshal[xpayload](b); err != nil {
+			continue
+		}
+		acl, _, err := r.w.adv.GetACL(ctx, p)
+		if err != nil || !slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Scheme == "world" && a.Perms&zk.PermRead != 0 }) {
+			continue
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // xdiscoveryOps are the discovery operations.

@@ -334,6 +334,8 @@ func selectorOp() xop {
 					return nil
 				case <-ctx.Done():
 					return ctx.Err()
+				case <-r.w.victim.Done(): // closed: the function will not run
+					return framework.ErrClosed
 				}
 			},
 			after: func(ctx context.Context, err error) []string {

@@ -60,9 +60,12 @@ func (d *xdeliveries) counts() map[string]int {
 	return out
 }
 
-// conserved checks conservation once the operation is over; mayBeGone says the
-// operation reported an item it may have lost.
-func conserved(ctx context.Context, r *xrun, q xqueue, got map[string]int, mayBeGone bool) []string {
+// conserved checks conservation once the operation is over. callErr is the operation's
+// error: ErrMaybeGone allows an item fewer, ErrNotRemoved (a handled item left in the
+// queue, to be delivered again: at least once) an item more.
+func conserved(ctx context.Context, r *xrun, q xqueue, got map[string]int, callErr error) []string {
+	mayBeGone := errors.Is(callErr, queue.ErrMaybeGone)
+	mayBeAgain := errors.Is(callErr, queue.ErrNotRemoved)
 	put := map[string]int{}
 	isItem := func(p string) bool {
 		parent := framework.ParentPath(p)
@@ -110,7 +113,7 @@ func conserved(ctx context.Context, r *xrun, q xqueue, got map[string]int, mayBe
 	var out []string
 	for it, n := range put {
 		switch have := got[it] + left[it]; {
-		case have > n:
+		case have > n && !(mayBeAgain && have == n+1):
 			out = append(out, fmt.Sprintf("conservation: %q delivered %d times and left %d times, put %d times (less other clients' deletes)", it, got[it], left[it], n))
 		case have < n && !mayBeGone:
 			out = append(out, fmt.Sprintf("conservation: %q lost: delivered %d times and left %d times, put %d times, and no error said it may be gone", it, got[it], left[it], n))
@@ -174,7 +177,7 @@ func simpleTakeOp() xop {
 				return err
 			},
 			final: func(ctx context.Context) []string {
-				return conserved(ctx, r, q, d.counts(), errors.Is(callErr, queue.ErrMaybeGone))
+				return conserved(ctx, r, q, d.counts(), callErr)
 			},
 			mayTake: func(p string) bool { return framework.ParentPath(p) == q.path },
 			target:  firstChild(r, q.path),
@@ -244,7 +247,7 @@ func consumeOp(name string, lockPath, failing bool) xop {
 				return callErr
 			},
 			final: func(ctx context.Context) []string {
-				return conserved(ctx, r, q, d.counts(), errors.Is(callErr, queue.ErrMaybeGone))
+				return conserved(ctx, r, q, d.counts(), callErr)
 			},
 			mayTake: func(p string) bool {
 				return framework.ParentPath(p) == q.path || strings.HasPrefix(p, r.w.base+"/locks/")
@@ -333,7 +336,7 @@ func putOp() xop {
 				switch {
 				case err == nil && n > 1:
 					return []string{fmt.Sprintf("honest: one Put, %d items in the queue", n)}
-				case n > 1:
+				case n > 1 && !errors.Is(err, queue.ErrMaybeTwice):
 					return []string{fmt.Sprintf("honest: a Put that failed (%v) left %d items", err, n)}
 				}
 				return nil

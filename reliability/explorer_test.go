@@ -1033,6 +1033,7 @@ func (r *xrun) execute() {
 			_ = r.contender.Close()
 		}
 	}
+	r.bgWG.Wait() // the move's own steps (a heal, a close) are done before the checks
 	if round.after != nil && !r.clientClosed.Load() {
 		for _, v := range round.after(r.bg, callErr) {
 			r.violate("%s", v)
