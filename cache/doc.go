@@ -26,7 +26,14 @@
 // and created again, which is reported as a removal followed by an addition (NodeDeleted
 // then NodeCreated, ChildRemoved then ChildAdded, TreeNodeRemoved then TreeNodeAdded); a
 // different mzxid with the same czxid is an update. A change that leaves the mzxid alone
-// (a child added below a node) updates the cached Stat without an event. Several changes
+// updates the cached Stat without an event: a child created or deleted below a node whose
+// children the cache follows changes its pzxid, cversion and numChildren, which the
+// cache's listing of the children (it returns the node's Stat) brings in. A node whose
+// children the cache does not follow (a NodeCache's node, a PathChildrenCache's
+// children, a node at a TreeCache's maximum depth or whose children its Selector does not
+// traverse, a SingleNodeCache's node) sets no child watch: its Stat is the one read with
+// its data, current for every change of the data but for pzxid, cversion and numChildren,
+// which are those of the last read (as in Curator's caches). Several changes
 // between two reads are seen as one: ZooKeeper's watches report that something changed,
 // not every intermediate state, so listeners see a consistent history of the states the
 // cache read, not necessarily every write.

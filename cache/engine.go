@@ -462,6 +462,7 @@ type dataRes struct {
 
 type kidsRes struct {
 	names []string
+	stat  *framework.Stat
 	err   error
 }
 
@@ -539,6 +540,7 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 			case r.err != nil:
 				fail(it.path, dirtyKids, r.err)
 			default:
+				e.applyListedStat(it.path, r.stat)
 				for _, name := range e.applyKids(it.path, r.names) {
 					next = append(next, item{path: childPath(it.path, name), what: dirtyAll, fresh: true})
 				}
@@ -625,9 +627,9 @@ func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 	c := e.cfg.client
 	parallel(len(paths), func(i int) {
 		if watch[i] {
-			res[i].names, _, chans[i], res[i].err = c.ChildrenW(ctx, paths[i])
+			res[i].names, res[i].stat, chans[i], res[i].err = c.ChildrenW(ctx, paths[i])
 		} else {
-			res[i].names, _, res[i].err = c.Children(ctx, paths[i])
+			res[i].names, res[i].stat, res[i].err = c.Children(ctx, paths[i])
 		}
 	})
 	for i, ch := range chans {
@@ -705,6 +707,24 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 	e.mu.Unlock()
 	e.emit(kUpdated, p, &ChildData{Path: p, Data: data, Stat: *st}, before)
 	return false
+}
+
+// applyListedStat puts the Stat a listing of p's children returned into the cache: a
+// child created or deleted changes p's cversion, numChildren and pzxid but not its mzxid,
+// and fires no data watch. A Stat whose mzxid differs from the cached one belongs to data
+// the cache has not read (the data changed after it was read): the data is read again,
+// with its Stat, rather than the cached data given a Stat it never had.
+func (e *engine) applyListedStat(p string, st *framework.Stat) {
+	n := e.nodes[p]
+	switch {
+	case st == nil:
+	case st.Czxid != n.stat.Czxid || st.Mzxid != n.stat.Mzxid:
+		e.markDirty(p, dirtyData)
+	case st.Pzxid >= n.stat.Pzxid:
+		e.mu.Lock()
+		n.stat = *st
+		e.mu.Unlock()
+	}
 }
 
 // permanent reports whether a failed read cannot succeed by retrying: not a connection-class
