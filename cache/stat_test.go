@@ -84,3 +84,38 @@ func TestTreeCacheStatFollowsChildren(t *testing.T) {
 	rt.checkConsistent(t)
 	rc.checkConsistent(t)
 }
+
+// A NodeCache (as Curator's) sets no child watch: its Stat is the one read with the node's
+// data, so it follows every change of the data, creation and deletion; a child created
+// below the node shows in the Stat at the next such read.
+func TestNodeCacheStatIsReadWithData(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const p = "/nodestat"
+	create(t, c, p, "v0")
+	t.Cleanup(func() { _ = c.Delete(ctx, p, framework.WithChildren(), framework.Quietly()) })
+
+	nc, err := cache.NewNodeCache(c, p, cache.WithStartMode(cache.BuildInitialCache))
+	require.NoError(t, err)
+	r := listen(t, newRecorder(p, false), nc.AddListener)
+	require.NoError(t, nc.Start(ctx))
+	t.Cleanup(func() { _ = nc.Close() })
+	d, ok := nc.Current()
+	require.True(t, ok)
+	r.seed(d)
+
+	create(t, c, p+"/kid", "")
+	set(t, c, p, "v1")
+	ev := r.next(t, 15*time.Second)
+	require.Equal(t, "NODE_CHANGED "+p, ev.String())
+	_, want, err := c.GetData(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, *want, ev.Data.Stat, "the Stat read with the data")
+	require.EqualValues(t, 1, ev.Data.Stat.NumChildren)
+	d, ok = nc.Current()
+	require.True(t, ok)
+	require.Equal(t, *want, d.Stat)
+	r.checkConsistent(t)
+}
