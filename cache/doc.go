@@ -59,7 +59,8 @@
 // one node collapse into one event. Reads that fail for a connection-class reason are
 // retried with backoff until they succeed, the cache is closed, or the client is closed;
 // a node that cannot be read for another reason (its ACL denies this client: NoAuth) is
-// reported as Unreadable with its error and not held. Initialized (and the return of Start
+// reported as Unreadable with its error and not held: a cached node that can no longer be
+// read (replaced by a node this client may not read, say) is reported removed first. Initialized (and the return of Start
 // under BuildInitialCache) means every node the cache should hold was read or reported
 // Unreadable.
 //

@@ -474,7 +474,7 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 	var firstErr error
 	fail := func(p string, d dirt, err error) {
 		if permanent(err) {
-			e.reportUnreadable(p, err)
+			e.unreadableNode(p, err)
 			return
 		}
 		e.markDirty(p, d)
@@ -732,6 +732,14 @@ func (e *engine) applyListedStat(p string, st *framework.Stat) {
 func permanent(err error) bool {
 	return !retry.IsRetryable(err, true) && !errors.Is(err, context.Canceled) &&
 		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, framework.ErrClosed)
+}
+
+// unreadableNode handles a node that exists but cannot be read (err): it is not held
+// (when it was, the node it was has been replaced, or its ACL changed: it and its subtree
+// are reported removed), and it is reported Unreadable.
+func (e *engine) unreadableNode(p string, err error) {
+	e.removeSubtree(p)
+	e.reportUnreadable(p, err)
 }
 
 // reportUnreadable reports p as Unreadable with err, once for the same error until the
