@@ -146,3 +146,44 @@ func TestCacheDropsNodeReplacedByUnreadable(t *testing.T) {
 	rt.checkConsistent(t)
 	rc.checkConsistent(t)
 }
+
+// A cache whose own node it may not read still watches it (an exists watch needs no
+// permission): once the node is made again, readable, the cache holds it.
+func TestCacheWatchesUnreadableRoot(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	c := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const root = "/hidden"
+	_, err := owner.Create(ctx, root, []byte("secret"), framework.WithNodeACL(zk.DigestACL(zk.PermAll, "owner", "pw")))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly()) })
+
+	nc, err := cache.NewNodeCache(c, root)
+	require.NoError(t, err)
+	rn := listen(t, newRecorder(root, false), nc.AddListener)
+	require.NoError(t, nc.Start(ctx))
+	t.Cleanup(func() { _ = nc.Close() })
+	tc, err := cache.NewTreeCache(c, root)
+	require.NoError(t, err)
+	rt := listen(t, newRecorder(root, true), tc.AddListener)
+	require.NoError(t, tc.Start(ctx))
+	t.Cleanup(func() { _ = tc.Close() })
+	for name, r := range map[string]*recorder{"node cache": rn, "tree cache": rt} {
+		ev := r.next(t, 15*time.Second)
+		require.Equal(t, cache.Unreadable, ev.Type, "%s: %v", name, ev)
+	}
+
+	_, err = owner.Transaction(ctx,
+		framework.DeleteOp(root, -1),
+		framework.CreateOp(root, []byte("open"), framework.Persistent, nil))
+	require.NoError(t, err)
+	rn.skipUntil(t, "NODE_CREATED "+root)
+	rt.skipUntil(t, "NODE_ADDED "+root)
+	d, ok := nc.Current()
+	require.True(t, ok)
+	require.Equal(t, "open", string(d.Data))
+	rn.checkConsistent(t)
+	rt.checkConsistent(t)
+}
