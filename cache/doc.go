@@ -60,7 +60,9 @@
 // retried with backoff until they succeed, the cache is closed, or the client is closed;
 // a node that cannot be read for another reason (its ACL denies this client: NoAuth) is
 // reported as Unreadable with its error and not held: a cached node that can no longer be
-// read (replaced by a node this client may not read, say) is reported removed first. Initialized (and the return of Start
+// read (replaced by a node this client may not read, say) is reported removed first. The
+// cache reads such a node again every 10 seconds (and when its parent's children change,
+// and after a reconnection) and holds it once it can read it. Initialized (and the return of Start
 // under BuildInitialCache) means every node the cache should hold was read or reported
 // Unreadable.
 //

@@ -77,6 +77,11 @@ const (
 	maxBackoff = 5 * time.Second
 )
 
+// recheckInterval is how often the cache reads again the nodes it reported Unreadable:
+// a node made readable by setACL fires no watch, and the server tells no watch of a
+// change to a node its client may not read (and drops that watch).
+const recheckInterval = 10 * time.Second
+
 // fetchParallelism bounds the reads one batch has in flight.
 const fetchParallelism = 32
 
@@ -118,6 +123,8 @@ type engine struct {
 	backoff     time.Duration
 	retry       *time.Timer
 	retrying    bool
+	recheck     *time.Timer // while some node is unreadable
+	rechecking  bool
 }
 
 func newEngine(cfg engineConfig) (*engine, error) {
@@ -296,6 +303,9 @@ func (e *engine) run(ctx context.Context) {
 		if e.retry != nil {
 			e.retry.Stop()
 		}
+		if e.recheck != nil {
+			e.recheck.Stop()
+		}
 	}()
 	e.dirty[e.cfg.root] = dirtyAll
 	for {
@@ -321,9 +331,20 @@ func (e *engine) run(ctx context.Context) {
 			}
 			close(e.initDone)
 		}
-		var retryC <-chan time.Time
+		var retryC, recheckC <-chan time.Time
 		if e.retrying {
 			retryC = e.retry.C
+		}
+		if len(e.unreadable) > 0 {
+			if !e.rechecking {
+				e.rechecking = true
+				if e.recheck == nil {
+					e.recheck = time.NewTimer(recheckInterval)
+				} else {
+					e.recheck.Reset(recheckInterval)
+				}
+			}
+			recheckC = e.recheck.C
 		}
 		select {
 		case <-ctx.Done():
@@ -333,6 +354,9 @@ func (e *engine) run(ctx context.Context) {
 		case <-e.isig:
 		case <-retryC:
 			e.retrying = false
+		case <-recheckC:
+			e.rechecking = false
+			e.recheckUnreadable()
 		}
 	}
 }
@@ -740,6 +764,21 @@ func permanent(err error) bool {
 func (e *engine) unreadableNode(p string, err error) {
 	e.removeSubtree(p)
 	e.reportUnreadable(p, err)
+}
+
+// recheckUnreadable marks the nodes reported Unreadable to be read again, and forgets
+// those the cache no longer follows (their parent is gone).
+func (e *engine) recheckUnreadable() {
+	for p := range e.unreadable {
+		switch {
+		case p == e.cfg.root:
+			e.markDirty(p, dirtyAll)
+		case e.cached(framework.ParentPath(p)):
+			e.markDirty(p, dirtyAll|dirtyFresh)
+		default:
+			delete(e.unreadable, p)
+		}
+	}
 }
 
 // reportUnreadable reports p as Unreadable with err, once for the same error until the

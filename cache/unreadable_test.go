@@ -147,9 +147,10 @@ func TestCacheDropsNodeReplacedByUnreadable(t *testing.T) {
 	rc.checkConsistent(t)
 }
 
-// A cache whose own node it may not read still watches it (an exists watch needs no
-// permission): once the node is made again, readable, the cache holds it.
-func TestCacheWatchesUnreadableRoot(t *testing.T) {
+// A cache whose own node it may not read holds it once it is made again, readable (the
+// server tells the cache's client of no change to a node it may not read: the cache
+// reads it again on its own).
+func TestCacheHoldsRootMadeReadable(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
