@@ -47,6 +47,11 @@ type node struct {
 	data []byte
 	stat framework.Stat
 	kids map[string]struct{} // names of cached children; nil when none
+	// listed is the pzxid of the listing of the children that kids follows (0: not
+	// listed yet). Every child that listing showed was created at or before it: a node
+	// read under this path with a later czxid was created after the listing, under this
+	// node or under another one that replaced it since.
+	listed int64
 }
 
 // dirt says what to read again for a path.
@@ -563,8 +568,11 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 				e.gone(ctx, it.path, fail)
 			case r.err != nil:
 				fail(it.path, dirtyKids, r.err)
+			case !e.applyListedStat(it.path, r.stat):
+				// Replaced since its data was read: read it again, as a new node.
+				e.removeSubtree(it.path)
+				e.markDirty(it.path, dirtyAll|dirtyFresh)
 			default:
-				e.applyListedStat(it.path, r.stat)
 				for _, name := range e.applyKids(it.path, r.names) {
 					next = append(next, item{path: childPath(it.path, name), what: dirtyAll, fresh: true})
 				}
@@ -704,6 +712,13 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 			if parent == nil {
 				return false
 			}
+			if st.Czxid > parent.listed {
+				// Created after the parent's listing: its parent may be a node that
+				// replaced the cached one. Listing the parent again tells (the child
+				// is read again from that listing).
+				e.markDirty(framework.ParentPath(p), dirtyKids)
+				return false
+			}
 			e.mu.Lock()
 			if parent.kids == nil {
 				parent.kids = map[string]struct{}{}
@@ -733,22 +748,28 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 	return false
 }
 
-// applyListedStat puts the Stat a listing of p's children returned into the cache: a
+// applyListedStat puts the Stat a listing of p's children returned into the cache, and
+// reports whether the listing is of the cached node (false: p was deleted and created
+// again since the cache read it; its listing must not be applied to the old node). A
 // child created or deleted changes p's cversion, numChildren and pzxid but not its mzxid,
 // and fires no data watch. A Stat whose mzxid differs from the cached one belongs to data
 // the cache has not read (the data changed after it was read): the data is read again,
 // with its Stat, rather than the cached data given a Stat it never had.
-func (e *engine) applyListedStat(p string, st *framework.Stat) {
+func (e *engine) applyListedStat(p string, st *framework.Stat) bool {
 	n := e.nodes[p]
+	if st.Czxid != n.stat.Czxid {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n.listed = max(n.listed, st.Pzxid)
 	switch {
-	case st == nil:
-	case st.Czxid != n.stat.Czxid || st.Mzxid != n.stat.Mzxid:
+	case st.Mzxid != n.stat.Mzxid:
 		e.markDirty(p, dirtyData)
 	case st.Pzxid >= n.stat.Pzxid:
-		e.mu.Lock()
 		n.stat = *st
-		e.mu.Unlock()
 	}
+	return true
 }
 
 // permanent reports whether a failed read cannot succeed by retrying: not a connection-class
