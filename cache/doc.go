@@ -26,7 +26,14 @@
 // and created again, which is reported as a removal followed by an addition (NodeDeleted
 // then NodeCreated, ChildRemoved then ChildAdded, TreeNodeRemoved then TreeNodeAdded); a
 // different mzxid with the same czxid is an update. A change that leaves the mzxid alone
-// (a child added below a node) updates the cached Stat without an event. Several changes
+// updates the cached Stat without an event: a child created or deleted below a node whose
+// children the cache follows changes its pzxid, cversion and numChildren, which the
+// cache's listing of the children (it returns the node's Stat) brings in. A node whose
+// children the cache does not follow (a NodeCache's node, a PathChildrenCache's
+// children, a node at a TreeCache's maximum depth or whose children its Selector does not
+// traverse, a SingleNodeCache's node) sets no child watch: its Stat is the one read with
+// its data, current for every change of the data but for pzxid, cversion and numChildren,
+// which are those of the last read (as in Curator's caches). Several changes
 // between two reads are seen as one: ZooKeeper's watches report that something changed,
 // not every intermediate state, so listeners see a consistent history of the states the
 // cache read, not necessarily every write.
@@ -52,7 +59,10 @@
 // one node collapse into one event. Reads that fail for a connection-class reason are
 // retried with backoff until they succeed, the cache is closed, or the client is closed;
 // a node that cannot be read for another reason (its ACL denies this client: NoAuth) is
-// reported as Unreadable with its error and not held. Initialized (and the return of Start
+// reported as Unreadable with its error and not held: a cached node that can no longer be
+// read (replaced by a node this client may not read, say) is reported removed first. The
+// cache reads such a node again every 10 seconds (and when its parent's children change,
+// and after a reconnection) and holds it once it can read it. Initialized (and the return of Start
 // under BuildInitialCache) means every node the cache should hold was read or reported
 // Unreadable.
 //

@@ -47,6 +47,11 @@ type node struct {
 	data []byte
 	stat framework.Stat
 	kids map[string]struct{} // names of cached children; nil when none
+	// listed is the pzxid of the listing of the children that kids follows (0: not
+	// listed yet). Every child that listing showed was created at or before it: a node
+	// read under this path with a later czxid was created after the listing, under this
+	// node or under another one that replaced it since.
+	listed int64
 }
 
 // dirt says what to read again for a path.
@@ -76,6 +81,11 @@ const (
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 5 * time.Second
 )
+
+// recheckInterval is how often the cache reads again the nodes it reported Unreadable:
+// a node made readable by setACL fires no watch, and the server tells no watch of a
+// change to a node its client may not read (and drops that watch).
+const recheckInterval = 10 * time.Second
 
 // fetchParallelism bounds the reads one batch has in flight.
 const fetchParallelism = 32
@@ -118,6 +128,8 @@ type engine struct {
 	backoff     time.Duration
 	retry       *time.Timer
 	retrying    bool
+	recheck     *time.Timer // while some node is unreadable
+	rechecking  bool
 }
 
 func newEngine(cfg engineConfig) (*engine, error) {
@@ -296,6 +308,9 @@ func (e *engine) run(ctx context.Context) {
 		if e.retry != nil {
 			e.retry.Stop()
 		}
+		if e.recheck != nil {
+			e.recheck.Stop()
+		}
 	}()
 	e.dirty[e.cfg.root] = dirtyAll
 	for {
@@ -321,9 +336,20 @@ func (e *engine) run(ctx context.Context) {
 			}
 			close(e.initDone)
 		}
-		var retryC <-chan time.Time
+		var retryC, recheckC <-chan time.Time
 		if e.retrying {
 			retryC = e.retry.C
+		}
+		if len(e.unreadable) > 0 {
+			if !e.rechecking {
+				e.rechecking = true
+				if e.recheck == nil {
+					e.recheck = time.NewTimer(recheckInterval)
+				} else {
+					e.recheck.Reset(recheckInterval)
+				}
+			}
+			recheckC = e.recheck.C
 		}
 		select {
 		case <-ctx.Done():
@@ -333,6 +359,9 @@ func (e *engine) run(ctx context.Context) {
 		case <-e.isig:
 		case <-retryC:
 			e.retrying = false
+		case <-recheckC:
+			e.rechecking = false
+			e.recheckUnreadable()
 		}
 	}
 }
@@ -462,6 +491,7 @@ type dataRes struct {
 
 type kidsRes struct {
 	names []string
+	stat  *framework.Stat
 	err   error
 }
 
@@ -473,7 +503,7 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 	var firstErr error
 	fail := func(p string, d dirt, err error) {
 		if permanent(err) {
-			e.reportUnreadable(p, err)
+			e.unreadableNode(p, err)
 			return
 		}
 		e.markDirty(p, d)
@@ -538,6 +568,10 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 				e.gone(ctx, it.path, fail)
 			case r.err != nil:
 				fail(it.path, dirtyKids, r.err)
+			case !e.applyListedStat(it.path, r.stat):
+				// Replaced since its data was read: read it again, as a new node.
+				e.removeSubtree(it.path)
+				e.markDirty(it.path, dirtyAll|dirtyFresh)
 			default:
 				for _, name := range e.applyKids(it.path, r.names) {
 					next = append(next, item{path: childPath(it.path, name), what: dirtyAll, fresh: true})
@@ -625,9 +659,9 @@ func (e *engine) fetchKids(ctx context.Context, paths []string) []kidsRes {
 	c := e.cfg.client
 	parallel(len(paths), func(i int) {
 		if watch[i] {
-			res[i].names, _, chans[i], res[i].err = c.ChildrenW(ctx, paths[i])
+			res[i].names, res[i].stat, chans[i], res[i].err = c.ChildrenW(ctx, paths[i])
 		} else {
-			res[i].names, _, res[i].err = c.Children(ctx, paths[i])
+			res[i].names, res[i].stat, res[i].err = c.Children(ctx, paths[i])
 		}
 	})
 	for i, ch := range chans {
@@ -678,6 +712,13 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 			if parent == nil {
 				return false
 			}
+			if st.Czxid > parent.listed {
+				// Created after the parent's listing: its parent may be a node that
+				// replaced the cached one. Listing the parent again tells (the child
+				// is read again from that listing).
+				e.markDirty(framework.ParentPath(p), dirtyKids)
+				return false
+			}
 			e.mu.Lock()
 			if parent.kids == nil {
 				parent.kids = map[string]struct{}{}
@@ -707,11 +748,58 @@ func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added boo
 	return false
 }
 
+// applyListedStat puts the Stat a listing of p's children returned into the cache, and
+// reports whether the listing is of the cached node (false: p was deleted and created
+// again since the cache read it; its listing must not be applied to the old node). A
+// child created or deleted changes p's cversion, numChildren and pzxid but not its mzxid,
+// and fires no data watch. A Stat whose mzxid differs from the cached one belongs to data
+// the cache has not read (the data changed after it was read): the data is read again,
+// with its Stat, rather than the cached data given a Stat it never had.
+func (e *engine) applyListedStat(p string, st *framework.Stat) bool {
+	n := e.nodes[p]
+	if st.Czxid != n.stat.Czxid {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n.listed = max(n.listed, st.Pzxid)
+	switch {
+	case st.Mzxid != n.stat.Mzxid:
+		e.markDirty(p, dirtyData)
+	case st.Pzxid >= n.stat.Pzxid:
+		n.stat = *st
+	}
+	return true
+}
+
 // permanent reports whether a failed read cannot succeed by retrying: not a connection-class
 // failure, an ended context or a closed client (NoAuth, say).
 func permanent(err error) bool {
 	return !retry.IsRetryable(err, true) && !errors.Is(err, context.Canceled) &&
 		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, framework.ErrClosed)
+}
+
+// unreadableNode handles a node that exists but cannot be read (err): it is not held
+// (when it was, the node it was has been replaced, or its ACL changed: it and its subtree
+// are reported removed), and it is reported Unreadable.
+func (e *engine) unreadableNode(p string, err error) {
+	e.removeSubtree(p)
+	e.reportUnreadable(p, err)
+}
+
+// recheckUnreadable marks the nodes reported Unreadable to be read again, and forgets
+// those the cache no longer follows (their parent is gone).
+func (e *engine) recheckUnreadable() {
+	for p := range e.unreadable {
+		switch {
+		case p == e.cfg.root:
+			e.markDirty(p, dirtyAll)
+		case e.cached(framework.ParentPath(p)):
+			e.markDirty(p, dirtyAll|dirtyFresh)
+		default:
+			delete(e.unreadable, p)
+		}
+	}
 }
 
 // reportUnreadable reports p as Unreadable with err, once for the same error until the

@@ -41,9 +41,12 @@ const (
 	ConnectionLost
 	// Unreadable: a node the cache should hold exists but cannot be read for a reason
 	// that retrying does not cure (its ACL denies this client: ErrNoAuth, say). Data.Path
-	// names it (Data has no data or Stat); Err says why. The cache does not hold the node,
-	// and counts it as read for Initialized; it reads it again after a reconnection, or
-	// when its parent's children change. Every cache sends it.
+	// names it (Data has no data or Stat); Err says why. The cache does not hold the node
+	// (a node it held is reported removed first), and counts it as read for Initialized;
+	// it reads it again when its parent's children change, after a reconnection, and
+	// every 10 seconds while it stays unreadable (no watch tells of a node made readable:
+	// setACL fires none, and the server tells a client no change of a node it may not
+	// read). Every cache but CuratorCache sends it.
 	Unreadable
 )
 

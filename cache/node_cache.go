@@ -11,6 +11,13 @@ import (
 // NodeCreated, NodeChanged and NodeDeleted (and Initialized under PostInitializedEvent);
 // a NodeCache sends no connection events (listen to the client for those).
 //
+// Its Stat is the one read with the node's data, as in Curator's NodeCache: it is read
+// again when the data changes, when the node is created or deleted, and after a
+// reconnection. A NodeCache sets no child watch, so a child created or deleted below the
+// node (which changes the node's pzxid, cversion and numChildren on the server, not its
+// data) is not heard: those three fields are as of the last read. Use a TreeCache with
+// WithMaxDepth(1) to follow them.
+//
 // A NodeCache is safe for concurrent use.
 type NodeCache struct{ e *engine }
 

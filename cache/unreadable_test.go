@@ -90,3 +90,101 @@ func TestInitializedReportsUnreadableChild(t *testing.T) {
 	rp.checkConsistent(t)
 	rt.checkConsistent(t)
 }
+
+// A cached node deleted and created again in one transaction with an ACL that denies the
+// cache's client is no longer held: its removal is reported (then Unreadable, where the
+// cache sends it), not the old node kept for good.
+func TestCacheDropsNodeReplacedByUnreadable(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	c := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const root = "/replaced"
+	create(t, owner, root+"/a", "a")
+	create(t, owner, root+"/b", "b")
+	t.Cleanup(func() { _ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly()) })
+
+	pc, err := cache.NewPathChildrenCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
+	require.NoError(t, err)
+	rp := listen(t, newRecorder(root, false), pc.AddListener)
+	require.NoError(t, pc.Start(ctx))
+	t.Cleanup(func() { _ = pc.Close() })
+	rp.seed(pc.Current()...)
+	tc, err := cache.NewTreeCache(c, root)
+	require.NoError(t, err)
+	rt := listen(t, newRecorder(root, true), tc.AddListener)
+	require.NoError(t, tc.Start(ctx))
+	t.Cleanup(func() { _ = tc.Close() })
+	cc, err := cache.NewCuratorCache(c, root)
+	require.NoError(t, err)
+	rc := listen(t, newRecorder(root, true), cc.AddListener)
+	require.NoError(t, cc.Start(ctx))
+	t.Cleanup(func() { _ = cc.Close() })
+	rt.skipUntil(t, "INITIALIZED")
+	rc.skipUntil(t, "INITIALIZED")
+
+	_, err = owner.Transaction(ctx,
+		framework.DeleteOp(root+"/a", -1),
+		framework.CreateOp(root+"/a", []byte("secret"), framework.Persistent, zk.DigestACL(zk.PermAll, "owner", "pw")))
+	require.NoError(t, err)
+
+	rp.skipUntil(t, "CHILD_REMOVED "+root+"/a")
+	ev := rp.next(t, 15*time.Second)
+	require.Equal(t, cache.Unreadable, ev.Type, "after the removal: %v", ev)
+	rt.skipUntil(t, "NODE_REMOVED "+root+"/a")
+	ev = rt.next(t, 15*time.Second)
+	require.Equal(t, cache.Unreadable, ev.Type, "after the removal: %v", ev)
+	rc.skipUntil(t, "NODE_DELETED "+root+"/a")
+	_, ok := pc.Get(root + "/a")
+	assert.False(t, ok, "path children cache")
+	_, ok = tc.Get(root + "/a")
+	assert.False(t, ok, "tree cache")
+	_, ok = cc.Get(root + "/a")
+	assert.False(t, ok, "curator cache")
+	rp.checkConsistent(t)
+	rt.checkConsistent(t)
+	rc.checkConsistent(t)
+}
+
+// A cache whose own node it may not read holds it once it is made again, readable (the
+// server tells the cache's client of no change to a node it may not read: the cache
+// reads it again on its own).
+func TestCacheHoldsRootMadeReadable(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	c := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const root = "/hidden"
+	_, err := owner.Create(ctx, root, []byte("secret"), framework.WithNodeACL(zk.DigestACL(zk.PermAll, "owner", "pw")))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly()) })
+
+	nc, err := cache.NewNodeCache(c, root)
+	require.NoError(t, err)
+	rn := listen(t, newRecorder(root, false), nc.AddListener)
+	require.NoError(t, nc.Start(ctx))
+	t.Cleanup(func() { _ = nc.Close() })
+	tc, err := cache.NewTreeCache(c, root)
+	require.NoError(t, err)
+	rt := listen(t, newRecorder(root, true), tc.AddListener)
+	require.NoError(t, tc.Start(ctx))
+	t.Cleanup(func() { _ = tc.Close() })
+	for name, r := range map[string]*recorder{"node cache": rn, "tree cache": rt} {
+		ev := r.next(t, 15*time.Second)
+		require.Equal(t, cache.Unreadable, ev.Type, "%s: %v", name, ev)
+	}
+
+	_, err = owner.Transaction(ctx,
+		framework.DeleteOp(root, -1),
+		framework.CreateOp(root, []byte("open"), framework.Persistent, nil))
+	require.NoError(t, err)
+	rn.skipUntil(t, "NODE_CREATED "+root)
+	rt.skipUntil(t, "NODE_ADDED "+root)
+	d, ok := nc.Current()
+	require.True(t, ok)
+	require.Equal(t, "open", string(d.Data))
+	rn.checkConsistent(t)
+	rt.checkConsistent(t)
+}
