@@ -40,7 +40,7 @@ func TestNodeListenerPanicRecovered(t *testing.T) {
 func listenerPanicChild(t *testing.T, connect string) {
 	c := testutil.ConnectFailFast(t, connect)
 	other := testutil.ConnectFailFast(t, connect)
-	ctx := testutil.Context(t, 30*time.Second)
+	ctx := testutil.Context(t, 60*time.Second)
 	const path = "/pn/listener/panics"
 	n, err := persistentnode.New(c, path, []byte("x"), persistentnode.WithMode(framework.Persistent))
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func listenerPanicChild(t *testing.T, connect string) {
 	defer func() { _ = n.Close() }()
 	require.NoError(t, n.WaitForInitialCreate(ctx))
 	require.NoError(t, other.Delete(ctx, path))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err := other.Exists(ctx, path)
 		require.NoError(t, err)
