@@ -2,7 +2,10 @@ package framework
 
 import (
 	"bytes"
+	"log/slog"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -115,3 +118,14 @@ func (g *Goroutines) Go(fn func()) { g.cb.spawn(fn) }
 
 // Inside reports whether the caller runs on one of g's goroutines.
 func (g *Goroutines) Inside() bool { return g.cb.inside() }
+
+// LogPanic, deferred where the library calls user code (a listener, a revocation
+// listener), stops a panic of that code and logs it at Error on logger, with msg, attrs,
+// the panic value and its stack: the library goes on, and so does the process. It must
+// be deferred itself (defer framework.LogPanic(logger, "listener panicked", ...)); called
+// from within another deferred function it recovers nothing.
+func LogPanic(logger *slog.Logger, msg string, attrs ...any) {
+	if r := recover(); r != nil {
+		logger.Error(msg, slices.Concat(attrs, []any{"panic", r, "stack", string(debug.Stack())})...)
+	}
+}

@@ -207,10 +207,6 @@ func (b *circuitListener) closeLocked() {
 	if send == 0 {
 		return
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			b.c.opts.logger.Error("state listener panicked", "component", "framework", "state", send.String(), "panic", r)
-		}
-	}()
+	defer LogPanic(b.c.opts.logger, "state listener panicked", "component", "framework", "state", send.String())
 	b.fn(send)
 }

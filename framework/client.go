@@ -591,11 +591,7 @@ func (c *Client) listenerLoop() {
 }
 
 func (c *Client) callListener(l *listener, s State) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.opts.logger.Error("state listener panicked", "component", "framework", "state", s.String(), "panic", r)
-		}
-	}()
+	defer LogPanic(c.opts.logger, "state listener panicked", "component", "framework", "state", s.String())
 	l.fn(s)
 }
 

@@ -196,7 +196,11 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 			}
 			if err == nil {
 				if onRevoke != nil && IsRevokeRequest(data) {
-					go onRevoke()
+					// On a goroutine the client's Close waits for; a panic there is logged.
+					l.client.Go(func() {
+						defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
+						onRevoke()
+					})
 				}
 				revoke = ch
 				a.w = ch

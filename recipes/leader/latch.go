@@ -58,7 +58,8 @@ func WithCloseMode(m CloseMode) LatchOption { return func(o *latchOptions) { o.c
 // to let go by writing __REVOKE__ into its latch node (Revoke, `zkcurator lock revoke`,
 // Curator's Revoker.attemptRevoke). A request made before the latch leads is heard once it
 // leads. Letting go is up to fn: Close leaves the election, and the next participant
-// leads at once. The default is not revocable (the request is ignored). The latch node
+// leads at once. A panic in fn is logged (at Error, on the client's logger). The default
+// is not revocable (the request is ignored). The latch node
 // holds __REVOKE__ instead of the participant id from then on: Participants shows that.
 func WithLatchRevocationListener(fn func(*Latch)) LatchOption {
 	return func(o *latchOptions) { o.onRevoke = fn }
@@ -488,7 +489,11 @@ func (l *Latch) step(ctx context.Context) error {
 // lead) asks us to let go.
 func (l *Latch) revoked(data []byte) {
 	if fn := l.opts.onRevoke; fn != nil && locks.IsRevokeRequest(data) {
-		go fn(l)
+		// On a goroutine the client's Close waits for; a panic there is logged.
+		l.client.Go(func() {
+			defer framework.LogPanic(l.client.Logger(), "latch revocation listener panicked", "component", "leader", "path", l.path, "id", l.id)
+			fn(l)
+		})
 	}
 }
 
@@ -677,11 +682,7 @@ func (l *Latch) dispatch() {
 }
 
 func (l *Latch) call(ln *latchListener, isLeader bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			l.client.Logger().Error("latch listener panicked", "component", "leader", "path", l.path, "id", l.id, "panic", r)
-		}
-	}()
+	defer framework.LogPanic(l.client.Logger(), "latch listener panicked", "component", "leader", "path", l.path, "id", l.id)
 	ln.fn(isLeader)
 }
 

@@ -34,7 +34,8 @@ func AutoRequeue() SelectorOption { return func(o *selectorOptions) { o.autoRequ
 // when, while it leads, someone asks it to let go by writing __REVOKE__ into its node
 // (Revoke, `zkcurator lock revoke`, Curator's Revoker.attemptRevoke). Letting go is up to
 // fn: Interrupt cancels the leadership function's context, and leadership ends when it
-// returns. The default is not revocable (the request is ignored).
+// returns. A panic in fn is logged (at Error, on the client's logger). The default is not
+// revocable (the request is ignored).
 func WithSelectorRevocationListener(fn func(*Selector)) SelectorOption {
 	return func(o *selectorOptions) { o.onRevoke = fn }
 }

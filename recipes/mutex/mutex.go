@@ -39,7 +39,8 @@ func WithNodeData(b []byte) Option {
 
 // WithRevocationListener makes the lock revocable: fn is called (on a goroutine of the
 // lease) when someone asks the holder to let go, by writing __REVOKE__ into its node.
-// Releasing is up to fn. The default is not revocable. Only a live lease hears requests: once
+// Releasing is up to fn; a panic in fn is logged (at Error, on the client's logger) and the
+// process goes on. The default is not revocable. Only a live lease hears requests: once
 // its Done has closed (under the standard error policy, as soon as the connection is
 // suspended) fn is not called, even for a request written before, so code holding a
 // revocable lock releases it when Done closes. Under SessionErrorPolicy a request missed

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,7 +40,9 @@ type Node struct {
 	o             options
 	deleteOnClose bool
 
-	g *framework.Goroutines // runs the loop, which calls the listeners
+	// g runs the listener goroutine (dispatch), so that a Close from a listener does not
+	// wait for it; the loops (run, TTLNode's) call no user code and are always waited for.
+	g *framework.Goroutines
 	// write orders the writes of the node's data: a one-slot semaphore, taken with a
 	// context (lockWrite), so that a SetData waiting for another write honours its own.
 	write chan struct{}
@@ -74,6 +78,9 @@ type Node struct {
 	lastErr   error
 	listeners map[int]func(Created)
 	nextID    int
+	events    []Created     // creations the listener goroutine has yet to tell
+	evSig     chan struct{} // one slot: events has grown
+	dispDone  chan struct{} // closed when the listener goroutine ends
 	createdCh chan struct{} // closed at the first creation
 	stop      chan struct{}
 	wake      chan struct{}
@@ -199,12 +206,14 @@ func (n *Node) Start() error {
 	}
 	n.state = stateStarted
 	n.stop, n.wake, n.done = make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	n.evSig, n.dispDone = make(chan struct{}, 1), make(chan struct{})
 	n.unlisten = n.client.AddListener(func(s framework.State) {
 		if s == framework.Reconnected {
 			n.poke()
 		}
 	})
-	n.g.Go(n.run)
+	go n.run()
+	n.g.Go(n.dispatch)
 	return nil
 }
 
@@ -323,9 +332,11 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 	return nil
 }
 
-// AddListener registers fn to hear each creation of the node, one call at a time on a
-// goroutine the library owns. fn may call Close. It returns a function that unregisters
-// fn.
+// AddListener registers fn to hear each creation of the node, one call at a time, in
+// order, on a goroutine the library owns (not the one that keeps the node in place: a
+// slow listener does not delay that). A listener that panics is logged (at Error, on the
+// client's logger) and the others are told. fn may call Close. It returns a function
+// that unregisters fn.
 func (n *Node) AddListener(fn func(Created)) (remove func()) {
 	if fn == nil {
 		return func() {}
@@ -344,8 +355,8 @@ func (n *Node) run() {
 	ctx, release := untilStopped(n.stop, n.client.Done())
 	defer release()
 	for {
-		// Checked before each step, not left to ctx alone: a listener that calls Close runs
-		// on this goroutine, inside a step, and ctx ends only a moment after Close.
+		// Checked before each step, not left to ctx alone: ctx ends only a moment after
+		// Close (a listener's Close too, which does not wait for this loop to see it).
 		if stopped(n.stop, n.client.Done()) {
 			return
 		}
@@ -716,21 +727,58 @@ func (n *Node) initialDone() {
 	}
 }
 
-// created marks the first creation done and calls the listeners.
+// created marks the first creation done and hands the event to the listener goroutine.
 func (n *Node) created(ev Created) {
 	n.initialDone()
 	n.mu.Lock()
 	// A new sequential node made in place of one that is gone is a re-creation too.
 	ev.Recreated = ev.Recreated || n.madeOnce
 	n.madeOnce = true
-	fns := make([]func(Created), 0, len(n.listeners))
-	for _, fn := range n.listeners {
-		fns = append(fns, fn)
-	}
+	n.events = append(n.events, ev)
 	n.mu.Unlock()
-	for _, fn := range fns {
-		fn(ev)
+	select {
+	case n.evSig <- struct{}{}:
+	default:
 	}
+}
+
+// dispatch tells the listeners each creation, one call at a time, in order, until Close
+// or the client's Close.
+func (n *Node) dispatch() {
+	defer close(n.dispDone)
+	for {
+		n.mu.Lock()
+		if len(n.events) == 0 {
+			n.mu.Unlock()
+			select {
+			case <-n.evSig:
+				continue
+			case <-n.stop:
+				return
+			case <-n.client.Done():
+				return
+			}
+		}
+		ev := n.events[0]
+		n.events = n.events[1:]
+		fns := make([]func(Created), 0, len(n.listeners))
+		for _, id := range slices.Sorted(maps.Keys(n.listeners)) {
+			fns = append(fns, n.listeners[id])
+		}
+		n.mu.Unlock()
+		for _, fn := range fns {
+			if stopped(n.stop, n.client.Done()) {
+				return
+			}
+			n.call(fn, ev)
+		}
+	}
+}
+
+// call tells one listener; a listener that panics is logged and the others are told.
+func (n *Node) call(fn func(Created), ev Created) {
+	defer framework.LogPanic(n.client.Logger(), "persistent node listener panicked", "component", "persistentnode", "path", ev.Path)
+	fn(ev)
 }
 
 // Close stops keeping the node and deletes it when it is provably this Node's own: it
@@ -750,11 +798,13 @@ func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.state == stateClosed {
 		// Closed already, or being closed: from outside, wait as the first Close does (for
-		// its work and for the loop, which may run the listener that closed it first).
-		done := n.done
+		// its work, the loop and the listener goroutine, which may run the listener that
+		// closed it first).
+		done, dispDone := n.done, n.dispDone
 		n.mu.Unlock()
 		waitUnlessInside(n.g, n.closeDone)
-		waitUnlessInside(n.g, done)
+		waitFor(done)
+		waitUnlessInside(n.g, dispDone)
 		return nil
 	}
 	prev := n.state
@@ -766,7 +816,8 @@ func (n *Node) Close() error {
 	}
 	n.unlisten()
 	close(n.stop)
-	waitUnlessInside(n.g, n.done)
+	waitFor(n.done)
+	waitUnlessInside(n.g, n.dispDone)
 	if !n.deleteOnClose {
 		return nil
 	}
@@ -1024,7 +1075,14 @@ func stopped(stop, clientDone <-chan struct{}) bool {
 // waitUnlessInside waits until done is closed, unless the caller runs on one of g's
 // goroutines (a listener that calls Close), which done may be waiting for.
 func waitUnlessInside(g *framework.Goroutines, done <-chan struct{}) {
-	if done != nil && !g.Inside() {
+	if !g.Inside() {
+		waitFor(done)
+	}
+}
+
+// waitFor waits until done is closed; a nil done (never started) is not waited for.
+func waitFor(done <-chan struct{}) {
+	if done != nil {
 		<-done
 	}
 }

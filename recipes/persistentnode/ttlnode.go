@@ -93,7 +93,7 @@ func (t *TTLNode) Start() error {
 	}
 	t.started = true
 	t.stop, t.done, t.touched = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	t.node.g.Go(t.run)
+	go t.run()
 	return nil
 }
 
@@ -216,7 +216,7 @@ func (t *TTLNode) Close() error {
 		started := t.started
 		t.mu.Unlock()
 		if started {
-			waitUnlessInside(t.node.g, t.done) // the first Close may have come from a listener, which does not wait
+			waitFor(t.done) // the first Close may be under way
 		}
 		return t.node.Close()
 	}
@@ -225,7 +225,7 @@ func (t *TTLNode) Close() error {
 	t.mu.Unlock()
 	if started {
 		close(t.stop)
-		waitUnlessInside(t.node.g, t.done)
+		waitFor(t.done)
 	}
 	return t.node.Close()
 }

@@ -44,7 +44,7 @@ func WithNodeData(b []byte) Option { return func(o *options) { o.data = append([
 // (CURATOR-650): each lease watches its node, and fn is called with the lease (on a
 // goroutine of the lease) when someone asks its holder to let go by writing __REVOKE__
 // into the node (Revoke, `zkcurator lock revoke`, Curator's Revoker). Releasing is up to
-// fn. The default is not revocable. While it holds, a revocable lease keeps one data
+// fn; a panic in fn is logged (at Error, on the client's logger). The default is not revocable. While it holds, a revocable lease keeps one data
 // watch on its node; a lease whose node is deleted by someone else ends (Done closes).
 func WithRevocationListener(fn func(*Lease)) Option {
 	return func(o *options) { o.onRevoke = fn }

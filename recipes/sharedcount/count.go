@@ -70,8 +70,9 @@ func (c *Count) TrySet(ctx context.Context, prev Versioned[int32], n int32) erro
 func (c *Count) Set(ctx context.Context, n int32) error { return c.v.Set(ctx, Encode(n)) }
 
 // AddListener registers fn to hear each new count, one call at a time on a goroutine the
-// library owns; a node that does not hold 4 bytes is reported with its error. It returns
-// a function that unregisters fn.
+// library owns; a node that does not hold 4 bytes is reported with its error. A listener
+// that panics is logged (at Error, on the client's logger) and the others are told. It
+// returns a function that unregisters fn.
 func (c *Count) AddListener(fn func(Versioned[int32], error)) (remove func()) {
 	if fn == nil {
 		return func() {}

@@ -138,7 +138,10 @@ func (v *Value) onState(s framework.State) {
 	}
 	v.mu.Unlock()
 	for _, fn := range fns {
-		fn(s)
+		func() {
+			defer framework.LogPanic(v.client.Logger(), "shared value state listener panicked", "component", "sharedcount", "path", v.path, "state", s.String())
+			fn(s)
+		}()
 	}
 }
 
@@ -251,9 +254,15 @@ func (v *Value) notify() {
 				return
 			default:
 			}
-			fn(Versioned[[]byte]{Value: bytes.Clone(next.Value), Version: next.Version, Zxid: next.Zxid})
+			v.call(fn, Versioned[[]byte]{Value: bytes.Clone(next.Value), Version: next.Version, Zxid: next.Zxid})
 		}
 	}
+}
+
+// call tells one listener; a listener that panics is logged and the others are told.
+func (v *Value) call(fn func(Versioned[[]byte]), val Versioned[[]byte]) {
+	defer framework.LogPanic(v.client.Logger(), "shared value listener panicked", "component", "sharedcount", "path", v.path)
+	fn(val)
 }
 
 // Get returns the cached value and its version (ErrNotStarted before Start).
@@ -348,7 +357,9 @@ func (v *Value) usableLocked() error {
 
 // AddListener registers fn to hear each new value (with its version), one call at a
 // time on a goroutine the library owns. A new value is a change of the node (a newer
-// mzxid), also one back to the same bytes. It returns a function that unregisters fn.
+// mzxid), also one back to the same bytes. A listener that panics is logged (at Error,
+// on the client's logger) and the others are told. It returns a function that
+// unregisters fn.
 func (v *Value) AddListener(fn func(Versioned[[]byte])) (remove func()) {
 	if fn == nil {
 		return func() {}
