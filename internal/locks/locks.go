@@ -480,7 +480,10 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		}
 		_, _, w, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
 		if errors.Is(err, framework.ErrNoNode) {
-			continue // gone already: look again
+			// Gone already: look again, after a sync, as after a wait (this read may come
+			// from a server that applied the delete but not what followed it).
+			waited = true
+			continue
 		}
 		if err != nil {
 			return nil, err
