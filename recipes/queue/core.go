@@ -908,12 +908,13 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 	})
 	defer remove()
 	// sent says a transaction of ours went out and may have been applied: an item found
-	// gone after that is taken for ours; before, it was removed by another (without the
+	// gone after that is taken for ours, unless our lock node is still there (the
+	// transaction deletes both or neither); before, it was removed by another (without the
 	// lock), and nothing of ours was applied.
 	sent := false
-	goneMeanwhile := func() (string, error) {
+	goneMeanwhile := func(lockLeft bool) (string, error) {
 		b.unlock(cctx, lockPath, r.tok)
-		if sent {
+		if sent && !lockLeft {
 			return "", nil // removed by us (the answer was lost), or by someone without the lock
 		}
 		return "", errRemovedMeanwhile
@@ -944,7 +945,7 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
 			if cur == nil || cur.Czxid != r.czxid {
-				return goneMeanwhile()
+				return goneMeanwhile(mine != nil)
 			}
 			if mine == nil {
 				// Deleted by someone else while the item was handled (perhaps made again
