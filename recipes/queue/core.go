@@ -48,6 +48,13 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
 	defer cancel()
 	if err := notRemade(cctx, c, parentOf(p), st.Czxid); err != nil {
+		if errors.Is(err, errQueueUnread) {
+			// Applied, and the queue path could not be read to tell it from a remade
+			// queue: the item is delivered. That cannot deliver anything twice (were the
+			// queue made again, the item read went with the old queue, never delivered),
+			// whereas reporting it unknown would lose the item in the common case.
+			return nil
+		}
 		if ctx.Err() != nil {
 			return errors.Join(err, ctx.Err()) // as AwaitOutcome's unknown outcome
 		}
@@ -71,7 +78,7 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 func notRemade(ctx context.Context, c *framework.Client, queuePath string, czxid int64) error {
 	st, err := stat(ctx, c, queuePath)
 	if err != nil {
-		return fmt.Errorf("%w: the queue path could not be read after the removal, to tell the item from a new one at its name: %w", framework.ErrUnknownOutcome, err)
+		return fmt.Errorf("%w: %w: %w", framework.ErrUnknownOutcome, errQueueUnread, err)
 	}
 	if st != nil && st.Czxid > czxid {
 		return fmt.Errorf("%w: the queue path was deleted and made again while the item was being removed: the removal may have deleted a new item at its reused name", framework.ErrUnknownOutcome)

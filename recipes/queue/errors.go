@@ -250,3 +250,6 @@ func (e *HandlerError) Is(target error) bool { return e.GaveUp && target == ErrA
 
 // Unwrap returns the handler's error.
 func (e *HandlerError) Unwrap() error { return e.Err }
+
+// errQueueUnread is in notRemade's error when the queue path could not be read.
+var errQueueUnread = errors.New("the queue path could not be read after the removal, to tell the item from a new one at its name")
