@@ -747,7 +747,14 @@ func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours b
 		return false, nil
 	case errors.Is(err, framework.ErrNodeExists):
 		// Resent after a connection loss: ours if our session owns it with our token.
-		return b.ownLock(ctx, lockPath, tok)
+		ours, err := b.ownLock(ctx, lockPath, tok)
+		if err != nil {
+			// Not known whether it is ours (the read failed, ctx ended): the create was
+			// answered, so the background clean-up can look at once, as for an
+			// unknown create.
+			b.unlockInBackground(ctx, lockPath, tok)
+		}
+		return ours, err
 	}
 	// The create may have been applied (the context ended while it was in flight):
 	// remove the lock node if it is ours, looking only once the create was answered (a
