@@ -98,9 +98,9 @@ func parentOf(p string) string {
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
 // The context is the one given to Consume or ConsumeOne; with a lock path, a consumer
-// whose context ended before the handler would run gives the item back untouched (its
-// lock node deleted, the item where it was, no attempt counted) and returns the
-// context's error. Without a lock path the node is
+// whose context ended before the handler would run — on any of the items of a node
+// (PutMulti) — gives the node back untouched (its lock node deleted, the node where it
+// was, no attempt counted) and returns the context's error. Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
 // the item is gone from the queue and the handler is its only holder). A panic in the
@@ -481,10 +481,15 @@ func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, err
 }
 
 // handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
-// is recovered and counts as h's error (see callHandler).
-func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
+// is recovered and counts as h's error (see callHandler). With a lock path it never runs
+// h with an ended context: it stops before the next item once ctx ended, and unfinished
+// says so (the node is then given back whole, as a node not yet handled).
+func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) (unfinished bool, err error) {
 	var errs []error
 	for _, it := range items {
+		if b.o.lockPath != "" && ctx.Err() != nil {
+			return true, errors.Join(errs...)
+		}
 		if err := callHandler(ctx, h, it); err != nil {
 			errs = append(errs, err)
 			if b.o.lockPath != "" && b.o.errorMode == Requeue {
@@ -492,7 +497,7 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return false, errors.Join(errs...)
 }
 
 // callHandler calls h on item and turns a panic in it into a *PanicError (with the
@@ -610,7 +615,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	default:
 		return skipped, err
 	}
-	if herr := b.handle(ctx, items, h); herr != nil {
+	if _, herr := b.handle(ctx, items, h); herr != nil {
 		return taken, &HandlerError{Path: itemPath, Err: herr}
 	}
 	return taken, nil
@@ -656,13 +661,17 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
-	if err := ctx.Err(); err != nil {
-		// Ended before the handler ran: the item goes back untouched (where it is, no
-		// attempt counted), not handled with an ended context and failed.
+	unfinished, herr := b.handle(ctx, items, h)
+	if unfinished {
+		// Ended before the handler ran on each of the node's items: the node goes back
+		// untouched (where it is, no attempt counted), not handled with an ended
+		// context and failed.
 		b.unlock(ctx, lockPath, tok)
-		return skipped, err
+		if herr != nil {
+			return taken, errors.Join(ctx.Err(), &HandlerError{Path: itemPath, Err: herr, notApplied: true})
+		}
+		return skipped, ctx.Err()
 	}
-	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
 	var dest string // where the transaction makes the node again ("": nowhere)
 	var he *HandlerError
