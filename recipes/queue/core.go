@@ -40,12 +40,16 @@ const (
 // the queue path was deleted and made again since the read (a first attempt is bound to
 // the node's version only, and a new item at the reused name has the same) is unknown
 // too: see notRemade.
+// The take waits at most takeOutcomeWait past ctx in all: for the delete's answer and the
+// read that follows it together.
 func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
+	gctx, gcancel := endsAfter(ctx, takeOutcomeWait)
+	defer gcancel()
 	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
+	cctx, cancel := context.WithTimeout(gctx, takeOutcomeWait)
 	defer cancel()
 	if err := notRemade(cctx, c, parentOf(p), st.Czxid); err != nil {
 		if errors.Is(err, errQueueUnread) {
@@ -61,6 +65,32 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 		return err
 	}
 	return nil
+}
+
+// endsAfter returns a context detached from ctx's cancellation (its values kept) that
+// ends d after ctx ends, and its cancel func, which must be called.
+func endsAfter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopped := false
+	stopAF := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			timer = time.AfterFunc(d, cancel)
+		}
+	})
+	return gctx, func() {
+		stopAF()
+		mu.Lock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // notRemade is called once a delete of the item node that had czxid (or a transaction
