@@ -29,6 +29,10 @@ const (
 	// takeOutcomeWait bounds how long a take whose context ended while its delete was in
 	// flight waits for the delete's answer (framework.AwaitOutcome).
 	takeOutcomeWait = 10 * time.Second
+	// removeOutcomeWait is IDQueue.Remove's: it returns with its context, a delete then in
+	// flight reported as such (an outcome unknown). framework.AwaitOutcome needs a
+	// positive wait to tell that.
+	removeOutcomeWait = time.Millisecond
 )
 
 // takeDelete deletes the item node p just read with Stat st, bound to that node
@@ -39,13 +43,12 @@ const (
 // Applied after ctx ended is applied: the item is the caller's. A delete applied while
 // the queue path was deleted and made again since the read (a first attempt is bound to
 // the node's version only, and a new item at the reused name has the same) is unknown
-// too: see notRemade.
-// The take waits at most takeOutcomeWait past ctx in all: for the delete's answer and the
-// read that follows it together.
-func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
-	gctx, gcancel := endsAfter(ctx, takeOutcomeWait)
+// too: see notRemade. It waits at most await past ctx in all (positive: see
+// framework.AwaitOutcome), for the delete's answer and the read that follows it together.
+func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat, await time.Duration) error {
+	gctx, gcancel := endsAfter(ctx, await)
 	defer gcancel()
-	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(await))
 	if err != nil {
 		return err
 	}
@@ -632,7 +635,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if err != nil {
 		return skipped, err
 	}
-	err = takeDelete(ctx, b.c, itemPath, st)
+	err = takeDelete(ctx, b.c, itemPath, st, takeOutcomeWait)
 	switch {
 	case err == nil:
 		// Ours, also when ctx ended while the delete was in flight: the handler gets it.
