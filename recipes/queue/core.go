@@ -510,7 +510,7 @@ func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, err
 			return items, nil
 		}
 	}
-	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, czxid: st.Czxid}
+	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, node: versionOf(st)}
 }
 
 // handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
@@ -1285,10 +1285,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				if firstBad == nil {
 					firstBad = err
 				}
-				if czxid, ok := bad[name]; !ok || czxid != be.czxid {
-					b.report(err) // not reported yet: a new bad node, or one at a reused name
+				if v, ok := bad[name]; !ok || v != be.node {
+					b.report(err) // not reported yet: a new bad node, one at a reused name, or one changed since
 				}
-				stillBad[name] = be.czxid
+				stillBad[name] = be.node
 			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
 				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
@@ -1388,10 +1388,20 @@ func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 }
 
 // badNodes is what a Consume call remembers of the bad nodes it reported (each by name,
-// with its czxid), so that it neither reads nor reports them again at each listing.
-// Names are reused (a queue path deleted and made again starts its sequence numbers
-// again): a remembered name is skipped only while the node at it is the one remembered.
-type badNodes map[string]int64
+// with its czxid and mzxid), so that it neither reads nor reports them again at each
+// listing. Names are reused (a queue path deleted and made again starts its sequence
+// numbers again) and a node's data may be set again (repaired in place): a remembered
+// name is skipped only while the node at it is the one remembered, unchanged.
+type badNodes map[string]nodeVersion
+
+// nodeVersion tells a node from another at the same path (czxid) and its data from
+// data set since (mzxid).
+type nodeVersion struct{ czxid, mzxid int64 }
+
+// versionOf returns st's nodeVersion.
+func versionOf(st *framework.Stat) nodeVersion {
+	return nodeVersion{czxid: st.Czxid, mzxid: st.Mzxid}
+}
 
 // has reports whether name is remembered.
 func (bn badNodes) has(name string) bool {
@@ -1400,13 +1410,13 @@ func (bn badNodes) has(name string) bool {
 }
 
 // skip reports whether the node name of the queue at queuePath is the bad node
-// remembered at that name (one exists per remembered name a listing shows; a read that
-// fails says yes, until the next listing).
+// remembered at that name, unchanged (one exists per remembered name a listing shows; a
+// read that fails says yes, until the next listing).
 func (bn badNodes) skip(ctx context.Context, c *framework.Client, queuePath, name string) bool {
-	czxid, ok := bn[name]
+	v, ok := bn[name]
 	if !ok {
 		return false
 	}
 	st, err := stat(ctx, c, framework.JoinPath(queuePath, name))
-	return err != nil || (st != nil && st.Czxid == czxid)
+	return err != nil || (st != nil && versionOf(st) == v)
 }

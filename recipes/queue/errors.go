@@ -142,7 +142,7 @@ type BadItemError struct {
 	Path string // the node's path
 	Err  error  // why it was refused; wraps ErrNotAnItem
 
-	czxid int64 // the node's, as read (0 when not known)
+	node nodeVersion // the node's, as read (zero when not known)
 }
 
 // Error names the node and the reason.
