@@ -29,6 +29,10 @@ const (
 	// takeOutcomeWait bounds how long a take whose context ended while its delete was in
 	// flight waits for the delete's answer (framework.AwaitOutcome).
 	takeOutcomeWait = 10 * time.Second
+	// removeOutcomeWait is IDQueue.Remove's: it returns with its context, a delete then in
+	// flight reported as such (an outcome unknown). framework.AwaitOutcome needs a
+	// positive wait to tell that.
+	removeOutcomeWait = time.Millisecond
 )
 
 // takeDelete deletes the item node p just read with Stat st, bound to that node
@@ -39,21 +43,57 @@ const (
 // Applied after ctx ended is applied: the item is the caller's. A delete applied while
 // the queue path was deleted and made again since the read (a first attempt is bound to
 // the node's version only, and a new item at the reused name has the same) is unknown
-// too: see notRemade.
-func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat) error {
-	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(takeOutcomeWait))
+// too: see notRemade. It waits at most await past ctx in all (positive: see
+// framework.AwaitOutcome), for the delete's answer and the read that follows it together.
+func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat, await time.Duration) error {
+	gctx, gcancel := endsAfter(ctx, await)
+	defer gcancel()
+	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(await))
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOutcomeWait)
+	cctx, cancel := context.WithTimeout(gctx, takeOutcomeWait)
 	defer cancel()
 	if err := notRemade(cctx, c, parentOf(p), st.Czxid); err != nil {
+		if errors.Is(err, errQueueUnread) {
+			// Applied, and the queue path could not be read to tell it from a remade
+			// queue: the item is delivered. That cannot deliver anything twice (were the
+			// queue made again, the item read went with the old queue, never delivered),
+			// whereas reporting it unknown would lose the item in the common case.
+			return nil
+		}
 		if ctx.Err() != nil {
 			return errors.Join(err, ctx.Err()) // as AwaitOutcome's unknown outcome
 		}
 		return err
 	}
 	return nil
+}
+
+// endsAfter returns a context detached from ctx's cancellation (its values kept) that
+// ends d after ctx ends, and its cancel func, which must be called.
+func endsAfter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopped := false
+	stopAF := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			timer = time.AfterFunc(d, cancel)
+		}
+	})
+	return gctx, func() {
+		stopAF()
+		mu.Lock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // notRemade is called once a delete of the item node that had czxid (or a transaction
@@ -71,7 +111,7 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 func notRemade(ctx context.Context, c *framework.Client, queuePath string, czxid int64) error {
 	st, err := stat(ctx, c, queuePath)
 	if err != nil {
-		return fmt.Errorf("%w: the queue path could not be read after the removal, to tell the item from a new one at its name: %w", framework.ErrUnknownOutcome, err)
+		return fmt.Errorf("%w: %w: %w", framework.ErrUnknownOutcome, errQueueUnread, err)
 	}
 	if st != nil && st.Czxid > czxid {
 		return fmt.Errorf("%w: the queue path was deleted and made again while the item was being removed: the removal may have deleted a new item at its reused name", framework.ErrUnknownOutcome)
@@ -91,9 +131,9 @@ func parentOf(p string) string {
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
 // The context is the one given to Consume or ConsumeOne; with a lock path, a consumer
-// whose context ended before the handler would run gives the item back untouched (its
-// lock node deleted, the item where it was, no attempt counted) and returns the
-// context's error. Without a lock path the node is
+// whose context ended before the handler would run — on any of the items of a node
+// (PutMulti) — gives the node back untouched (its lock node deleted, the node where it
+// was, no attempt counted) and returns the context's error. Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
 // the item is gone from the queue and the handler is its only holder). A panic in the
@@ -470,14 +510,19 @@ func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, err
 			return items, nil
 		}
 	}
-	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, czxid: st.Czxid}
+	return nil, &BadItemError{Path: framework.JoinPath(b.path, name), Err: err, node: versionOf(st)}
 }
 
 // handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
-// is recovered and counts as h's error (see callHandler).
-func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
+// is recovered and counts as h's error (see callHandler). With a lock path it never runs
+// h with an ended context: it stops before the next item once ctx ended, and unfinished
+// says so (the node is then given back whole, as a node not yet handled).
+func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) (unfinished bool, err error) {
 	var errs []error
 	for _, it := range items {
+		if b.o.lockPath != "" && ctx.Err() != nil {
+			return true, errors.Join(errs...)
+		}
 		if err := callHandler(ctx, h, it); err != nil {
 			errs = append(errs, err)
 			if b.o.lockPath != "" && b.o.errorMode == Requeue {
@@ -485,7 +530,7 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return false, errors.Join(errs...)
 }
 
 // callHandler calls h on item and turns a panic in it into a *PanicError (with the
@@ -590,7 +635,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	if err != nil {
 		return skipped, err
 	}
-	err = takeDelete(ctx, b.c, itemPath, st)
+	err = takeDelete(ctx, b.c, itemPath, st, takeOutcomeWait)
 	switch {
 	case err == nil:
 		// Ours, also when ctx ended while the delete was in flight: the handler gets it.
@@ -603,7 +648,7 @@ func (b *base[T]) process(ctx context.Context, name string, h Handler[T], lw *lo
 	default:
 		return skipped, err
 	}
-	if herr := b.handle(ctx, items, h); herr != nil {
+	if _, herr := b.handle(ctx, items, h); herr != nil {
 		return taken, &HandlerError{Path: itemPath, Err: herr}
 	}
 	return taken, nil
@@ -649,13 +694,17 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
-	if err := ctx.Err(); err != nil {
-		// Ended before the handler ran: the item goes back untouched (where it is, no
-		// attempt counted), not handled with an ended context and failed.
+	unfinished, herr := b.handle(ctx, items, h)
+	if unfinished {
+		// Ended before the handler ran on each of the node's items: the node goes back
+		// untouched (where it is, no attempt counted), not handled with an ended
+		// context and failed.
 		b.unlock(ctx, lockPath, tok)
-		return skipped, err
+		if herr != nil {
+			return taken, errors.Join(ctx.Err(), &HandlerError{Path: itemPath, Err: herr, notApplied: true})
+		}
+		return skipped, ctx.Err()
 	}
-	herr := b.handle(ctx, items, h)
 	requeue := herr != nil && b.o.errorMode == Requeue
 	var dest string // where the transaction makes the node again ("": nowhere)
 	var he *HandlerError
@@ -740,7 +789,14 @@ func (b *base[T]) lock(ctx context.Context, lockPath string, tok []byte) (ours b
 		return false, nil
 	case errors.Is(err, framework.ErrNodeExists):
 		// Resent after a connection loss: ours if our session owns it with our token.
-		return b.ownLock(ctx, lockPath, tok)
+		ours, err := b.ownLock(ctx, lockPath, tok)
+		if err != nil {
+			// Not known whether it is ours (the read failed, ctx ended): the create was
+			// answered, so the background clean-up can look at once, as for an
+			// unknown create.
+			b.unlockInBackground(ctx, lockPath, tok)
+		}
+		return ours, err
 	}
 	// The create may have been applied (the context ended while it was in flight):
 	// remove the lock node if it is ours, looking only once the create was answered (a
@@ -908,12 +964,13 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 	})
 	defer remove()
 	// sent says a transaction of ours went out and may have been applied: an item found
-	// gone after that is taken for ours; before, it was removed by another (without the
+	// gone after that is taken for ours, unless our lock node is still there (the
+	// transaction deletes both or neither); before, it was removed by another (without the
 	// lock), and nothing of ours was applied.
 	sent := false
-	goneMeanwhile := func() (string, error) {
+	goneMeanwhile := func(lockLeft bool) (string, error) {
 		b.unlock(cctx, lockPath, r.tok)
-		if sent {
+		if sent && !lockLeft {
 			return "", nil // removed by us (the answer was lost), or by someone without the lock
 		}
 		return "", errRemovedMeanwhile
@@ -944,7 +1001,7 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
 			if cur == nil || cur.Czxid != r.czxid {
-				return goneMeanwhile()
+				return goneMeanwhile(mine != nil)
 			}
 			if mine == nil {
 				// Deleted by someone else while the item was handled (perhaps made again
@@ -1228,10 +1285,10 @@ func (b *base[T]) consume(ctx context.Context, h Handler[T], one bool) error {
 				if firstBad == nil {
 					firstBad = err
 				}
-				if czxid, ok := bad[name]; !ok || czxid != be.czxid {
-					b.report(err) // not reported yet: a new bad node, or one at a reused name
+				if v, ok := bad[name]; !ok || v != be.node {
+					b.report(err) // not reported yet: a new bad node, one at a reused name, or one changed since
 				}
-				stillBad[name] = be.czxid
+				stillBad[name] = be.node
 			} else if !one && res == taken && b.o.deadLetter == "" && errors.Is(err, ErrAttemptsExhausted) {
 				return err // given up on an item, with nowhere to put it: the caller decides
 			} else if err != nil && (!one || res != taken) {
@@ -1331,10 +1388,20 @@ func (b *base[T]) pause(ctx context.Context, d time.Duration) error {
 }
 
 // badNodes is what a Consume call remembers of the bad nodes it reported (each by name,
-// with its czxid), so that it neither reads nor reports them again at each listing.
-// Names are reused (a queue path deleted and made again starts its sequence numbers
-// again): a remembered name is skipped only while the node at it is the one remembered.
-type badNodes map[string]int64
+// with its czxid and mzxid), so that it neither reads nor reports them again at each
+// listing. Names are reused (a queue path deleted and made again starts its sequence
+// numbers again) and a node's data may be set again (repaired in place): a remembered
+// name is skipped only while the node at it is the one remembered, unchanged.
+type badNodes map[string]nodeVersion
+
+// nodeVersion tells a node from another at the same path (czxid) and its data from
+// data set since (mzxid).
+type nodeVersion struct{ czxid, mzxid int64 }
+
+// versionOf returns st's nodeVersion.
+func versionOf(st *framework.Stat) nodeVersion {
+	return nodeVersion{czxid: st.Czxid, mzxid: st.Mzxid}
+}
 
 // has reports whether name is remembered.
 func (bn badNodes) has(name string) bool {
@@ -1343,13 +1410,13 @@ func (bn badNodes) has(name string) bool {
 }
 
 // skip reports whether the node name of the queue at queuePath is the bad node
-// remembered at that name (one exists per remembered name a listing shows; a read that
-// fails says yes, until the next listing).
+// remembered at that name, unchanged (one exists per remembered name a listing shows; a
+// read that fails says yes, until the next listing).
 func (bn badNodes) skip(ctx context.Context, c *framework.Client, queuePath, name string) bool {
-	czxid, ok := bn[name]
+	v, ok := bn[name]
 	if !ok {
 		return false
 	}
 	st, err := stat(ctx, c, framework.JoinPath(queuePath, name))
-	return err != nil || (st != nil && st.Czxid == czxid)
+	return err != nil || (st != nil && versionOf(st) == v)
 }

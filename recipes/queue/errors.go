@@ -142,7 +142,7 @@ type BadItemError struct {
 	Path string // the node's path
 	Err  error  // why it was refused; wraps ErrNotAnItem
 
-	czxid int64 // the node's, as read (0 when not known)
+	node nodeVersion // the node's, as read (zero when not known)
 }
 
 // Error names the node and the reason.
@@ -250,3 +250,6 @@ func (e *HandlerError) Is(target error) bool { return e.GaveUp && target == ErrA
 
 // Unwrap returns the handler's error.
 func (e *HandlerError) Unwrap() error { return e.Err }
+
+// errQueueUnread is in notRemade's error when the queue path could not be read.
+var errQueueUnread = errors.New("the queue path could not be read after the removal, to tell the item from a new one at its name")

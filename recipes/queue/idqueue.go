@@ -38,9 +38,10 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 // outcome is unknown (its answer lost with the connection, or its context ended while it
 // was in flight; without a lock path also a resend answered "no node", which a
 // consumer's take may explain) is not counted: Remove stops there with an error matching
-// ErrMaybeGone (and framework.ErrUnknownOutcome). With a lock path too, Remove returns
-// when ctx ends (its lock node, if made, is deleted in the background). The id is compared as Put stores it (every "/" and "|" replaced by "_"), so
-// Remove finds what Put("a/b") queued; Curator 5.4's remove compares the id as given and
+// ErrMaybeGone (and framework.ErrUnknownOutcome). Remove returns when ctx ends, with a
+// lock path too (its lock node, if made, is deleted in the background). The id is
+// compared as Put stores it (every "/" and "|" replaced by "_"), so Remove finds what
+// Put("a/b") queued; Curator 5.4's remove compares the id as given and
 // finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
 func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 	if id == "" {
@@ -78,7 +79,7 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 		if err != nil || st == nil {
 			return false, err
 		}
-		err = takeDelete(ctx, b.c, itemPath, st)
+		err = takeDelete(ctx, b.c, itemPath, st, removeOutcomeWait)
 		switch {
 		case err == nil:
 			return true, nil

@@ -213,7 +213,7 @@ func (q *SimpleQueue[T]) element(ctx context.Context, remove, watch bool) (item 
 			continue
 		}
 		if remove {
-			switch err := takeDelete(ctx, q.c, p, st); {
+			switch err := takeDelete(ctx, q.c, p, st, takeOutcomeWait); {
 			case err == nil: // ours, also when ctx ended while the delete was in flight
 			case errors.Is(err, framework.ErrUnknownOutcome):
 				return item, false, w, &MaybeGoneError{Path: p, Err: err}
