@@ -65,5 +65,7 @@ func TestTakeWaitsAtMostTenSecondsPastItsContext(t *testing.T) {
 	late := time.Since(ended)
 	proxy.Heal()
 	t.Logf("Poll returned %v after its context ended: %v", late.Round(time.Millisecond), err)
-	assert.Less(t, late, 11*time.Second, "the take waited %v past its context (the doc: up to 10 s)", late.Round(time.Millisecond))
+	// One deadline returns at about 10 s; two bounds in a row (the defect) return at 18 s.
+	// The 14 s bound leaves slack both ways for a loaded machine.
+	assert.Less(t, late, 14*time.Second, "the take waited %v past its context (the doc: up to 10 s)", late.Round(time.Millisecond))
 }
