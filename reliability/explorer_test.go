@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
@@ -48,7 +47,7 @@ import (
 
 var (
 	exploreRun      = flag.String("explore.run", "", "explorer: run only the runs whose name (op/move/kN) matches this regular-expression-free prefix list (comma-separated)")
-	exploreSample   = flag.Int("explore.sample", 60, "explorer: runs in the fast profile (sampled from every (operation, k, move))")
+	exploreSample   = flag.Int("explore.sample", 200, "explorer: the fast profile's share of every (operation, k, move), in runs per 10 000")
 	exploreAll      = flag.Bool("explore.all", false, "explorer: run every (operation, k, move) (make soak sets it)")
 	exploreParallel = flag.Int("explore.parallel", 1, "explorer: runs at the same time (each in its own world; goroutine leaks are then checked once at the end)")
 )
@@ -790,14 +789,16 @@ func TestExplorer(t *testing.T) {
 		names = slices.DeleteFunc(names, func(s string) bool {
 			return !slices.ContainsFunc(only, func(o string) bool { return strings.HasPrefix(s, o) })
 		})
-	} else if !all && len(names) > *exploreSample {
-		// The fast profile leaves out the lagging move (a member cut off and healed: 10 s
+	} else if !all {
+		// The fast profile: each run is in the sample or not by a hash of the seed and its
+		// name alone, so that the sample stays the same when another operation's request
+		// count changes. It leaves out the lagging move (a member cut off and healed: 10 s
 		// and more a run); make soak runs it.
-		names = slices.DeleteFunc(names, func(s string) bool { return strings.Contains(s, "/lagging/") })
-		rng := rand.New(rand.NewPCG(uint64(seed), 37))
-		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-		names = names[:*exploreSample]
-		sort.Strings(names)
+		names = slices.DeleteFunc(names, func(s string) bool {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d/%s", seed, s)
+			return strings.Contains(s, "/lagging/") || h.Sum64()%10000 >= uint64(*exploreSample)
+		})
 	}
 	t.Logf("explorer: %d operations, %d runs (seed %d; ZOOCURATOR_EXPLORE_SEED=%d replays the sample); requests per operation: %v",
 		len(counts), len(names), seed, seed, counts)
