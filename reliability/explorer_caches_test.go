@@ -118,8 +118,9 @@ func changeTree(r *xrun, root string) error {
 	return nil
 }
 
-// restoreReadable makes every node the victim may not read readable again (deleted and
-// made again with the same data, in one transaction): a cache must then hold it.
+// restoreReadable makes every node the victim may not read readable again (a leaf deleted
+// and made again with the same data, in one transaction; a node with children by its
+// ACL): a cache must then hold it.
 func restoreReadable(ctx context.Context, r *xrun) {
 	for _, n := range r.snapshot(ctx) {
 		acl, _, err := r.w.adv.GetACL(ctx, n.path)
@@ -127,7 +128,8 @@ func restoreReadable(ctx context.Context, r *xrun) {
 			continue
 		}
 		kids, _, _ := r.w.adv.Children(ctx, n.path)
-		if len(kids) > 0 {
+		if len(kids) > 0 { // made readable in place (which fires no watch)
+			_, _ = r.w.adv.SetACL(ctx, n.path, zk.WorldACL(zk.PermAll), -1)
 			continue
 		}
 		if _, err := r.w.adv.Transaction(ctx, framework.DeleteOp(n.path, -1),

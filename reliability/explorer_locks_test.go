@@ -196,9 +196,83 @@ func multilockOp() xop {
 				if err != nil {
 					return nil
 				}
+				if v := heldBySession(ctx, r, lease.Done(), a, b); v != "" {
+					return []string{v}
+				}
 				return checkExclusive(ctx, r, lease.Done(), try)
 			},
 			undo: func(ctx context.Context) error { return lease.Release(ctx) },
+		}, nil
+	}}
+}
+
+// heldBySession: when an acquisition returns success, each lock path has a node of the
+// victim's session (read after a sync), unless the lease already says it is lost.
+func heldBySession(ctx context.Context, r *xrun, done <-chan struct{}, paths ...string) string {
+	sid := r.w.victim.SessionID()
+	if err := r.w.adv.Sync(ctx, "/"); err != nil {
+		return ""
+	}
+	for _, p := range paths {
+		kids, _, err := r.w.adv.Children(ctx, p)
+		if err != nil {
+			return ""
+		}
+		held := false
+		for _, k := range kids {
+			if st, err := r.w.adv.Exists(ctx, framework.JoinPath(p, k)); err == nil && st != nil && st.EphemeralOwner == sid {
+				held = true
+			}
+		}
+		if !held && !isClosed(done) {
+			return fmt.Sprintf("honest: Acquire returned success, but %s has no node of the victim's session (0x%x) and the lease is live", p, sid)
+		}
+	}
+	return ""
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// semaphoreAcquireTryOp: TryAcquire right after an Acquire, on a 3-lease semaphore, gets
+// a lease when nothing disturbs it.
+func semaphoreAcquireTryOp() xop {
+	return xop{name: "semaphore-acquire-try", setup: func(ctx context.Context, r *xrun) (*xround, error) {
+		s, err := semaphore.New(r.w.victim, r.w.base+"/sem", 3)
+		if err != nil {
+			return nil, err
+		}
+		var leases []*semaphore.Lease
+		return &xround{
+			call: func(ctx context.Context) error {
+				l, err := s.Acquire(ctx)
+				if err != nil {
+					return err
+				}
+				leases = append(leases, l)
+				if l, err = s.TryAcquire(ctx); err != nil {
+					return err
+				}
+				leases = append(leases, l)
+				return nil
+			},
+			after: func(ctx context.Context, err error) []string {
+				if r.k == 0 && err != nil {
+					return []string{fmt.Sprintf("honest: an undisturbed TryAcquire right after an Acquire on a 3-lease semaphore failed: %v", err)}
+				}
+				return nil
+			},
+			undo: func(ctx context.Context) error { return semaphore.ReturnAll(ctx, leases...) },
+			final: func(ctx context.Context) []string {
+				_ = semaphore.ReturnAll(ctx, leases...) // leases a failed call got
+				return nil
+			},
 		}, nil
 	}}
 }
@@ -421,6 +495,7 @@ var xlockOps = []xop{
 	lockOp("rwlock-read-acquire", readLocker),
 	multilockOp(),
 	semaphoreTryNOp(),
+	semaphoreAcquireTryOp(),
 	latchOp(),
 	selectorOp(),
 }
