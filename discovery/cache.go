@@ -355,12 +355,7 @@ func (sc *ServiceCache[T]) tell() {
 // call tells one listener; a listener that panics is logged and the cache goes on (its
 // own work, and the listeners after it).
 func (sc *ServiceCache[T]) call(l *cacheListener, ev CacheEvent) {
-	defer func() {
-		if r := recover(); r != nil {
-			sc.d.c.Logger().Error("service cache listener panicked", "component", "discovery", "service", sc.name, "event", ev.Type.String(), "panic", r)
-		}
-	}()
-	l.fn(ev)
+	callListener(sc.d.c.Logger(), "service cache listener panicked", func() { l.fn(ev) }, "service", sc.name, "event", ev.Type.String())
 }
 
 // AddListener registers fn to hear the cache's events, one call at a time, in order, on a

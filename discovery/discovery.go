@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,8 +42,9 @@ type Registered struct {
 }
 
 // WithRegistrationListener sets a function called each time an instance's node is
-// created (see Registered), on the goroutine that created it; it must not block. The
-// default is none.
+// created (see Registered), on the goroutine that created it; it must not block. A
+// listener that panics is logged (at Error, on the client's logger) and the registration
+// goes on. The default is none.
 func WithRegistrationListener(fn func(Registered)) Option {
 	return func(o *options) { o.onRegistered = fn }
 }
@@ -563,10 +565,24 @@ func (r *registration[T]) adopt(ctx context.Context) error {
 	return nil
 }
 
+// notify tells the registration listener; a listener that panics is logged and the
+// registration goes on (its lock is held here: a panic let through would leave it held).
 func (r *registration[T]) notify() {
 	if fn := r.d.o.onRegistered; fn != nil {
-		fn(Registered{Name: r.inst.Name, ID: r.inst.ID, Path: r.path, Again: r.created > 1})
+		ev := Registered{Name: r.inst.Name, ID: r.inst.ID, Path: r.path, Again: r.created > 1}
+		callListener(r.d.c.Logger(), "registration listener panicked", func() { fn(ev) }, "name", ev.Name, "id", ev.ID)
 	}
+}
+
+// callListener calls a user's listener; a panic is logged at Error on log (msg, with
+// attrs and the panic) and the caller goes on, as every listener of the library is called.
+func callListener(log *slog.Logger, msg string, fn func(), attrs ...any) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error(msg, append(append([]any{"component", "discovery"}, attrs...), "panic", p)...)
+		}
+	}()
+	fn()
 }
 
 // keep re-creates the node whenever it goes, until ctx ends.
