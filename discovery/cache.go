@@ -134,7 +134,8 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 func (sc *ServiceCache[T]) Name() string { return sc.name }
 
 // Start reads the instances there now and returns once they are in the cache (or ctx
-// ends: the cache is then closed); from then on it follows them.
+// ends: the cache is then closed; or the cache is closed meanwhile: ErrClosed); from then
+// on it follows them.
 func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 	sc.mu.Lock()
 	switch {
@@ -163,6 +164,8 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 			err = ctx.Err()
 		case <-sc.d.c.Done():
 			err = framework.ErrClosed
+		case <-sc.ctx.Done(): // the cache closed meanwhile
+			err = ErrClosed
 		}
 	}
 	_ = sc.Close()
