@@ -403,12 +403,12 @@ func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	return out
 }
 
-// Fresh reports whether the cache can be trusted: started, not closed, and not stale
-// after a lost session.
+// Fresh reports whether the cache can be trusted: started, not closed, its client not
+// closed (it follows nothing any more), and not stale after a lost session.
 func (sc *ServiceCache[T]) Fresh() bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return sc.started && !sc.closed && !sc.stale
+	return sc.started && !sc.closed && !sc.stale && !isDone(sc.d.c.Done())
 }
 
 func (sc *ServiceCache[T]) state() error {
@@ -417,6 +417,8 @@ func (sc *ServiceCache[T]) state() error {
 	switch {
 	case sc.closed:
 		return ErrClosed
+	case isDone(sc.d.c.Done()):
+		return fmt.Errorf("%w: the client of the cache of %s is closed", ErrClosed, sc.name)
 	case !sc.started:
 		return ErrNotStarted
 	case sc.stale:
