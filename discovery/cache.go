@@ -208,7 +208,20 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		sc.mu.Unlock()
 		sc.changed()
 	case cache.Unreadable:
+		// The path-children cache holds no node it may not read: nor does this cache
+		// (an instance held there before was deleted, the node made again unreadable).
+		held := false
+		if framework.ParentPath(ev.Data.Path) == sc.pc.Path() {
+			sc.mu.Lock()
+			key := framework.NodeName(ev.Data.Path)
+			_, held = sc.instances[key]
+			delete(sc.instances, key)
+			sc.mu.Unlock()
+		}
 		sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: &InstanceError{Path: ev.Data.Path, Err: ev.Err}})
+		if held {
+			sc.changed()
+		}
 	case cache.ConnectionSuspended:
 		sc.emit(CacheEvent{Type: CacheSuspended})
 	case cache.ConnectionLost:
