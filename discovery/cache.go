@@ -66,7 +66,8 @@ type CacheEvent struct {
 // again: Instances still returns what it holds, Fresh reports false and providers
 // return ErrStale. That read drops every instance whose node is gone, one deleted and
 // made again meanwhile too (a node is known by its czxid, not its name): the new node's
-// instance follows once the cache has read it.
+// instance follows once the cache has read it; and it takes the new data of an instance
+// updated meanwhile (its mzxid).
 //
 // Listeners run on a goroutine of the cache's own: a slow listener delays neither the
 // cache's updates nor the stale flag, only what the listeners after it hear.
@@ -98,11 +99,13 @@ type ServiceCache[T any] struct {
 	initialized chan struct{} // closed when the first read is in
 }
 
-// cached is one instance in the cache, with the czxid of the node it was read from: a
-// node deleted and made again under the same name is another registration.
+// cached is one instance in the cache, with the czxid of the node it was read from (a
+// node deleted and made again under the same name is another registration) and the mzxid
+// of the data it was read from (an update, Enabled false say, is another instance).
 type cached[T any] struct {
 	inst  *Instance[T]
 	czxid int64
+	mzxid int64
 }
 
 type cacheListener struct {
@@ -185,11 +188,17 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	case cache.ChildAdded, cache.ChildUpdated:
 		inst, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
 		key := framework.NodeName(ev.Data.Path)
+		st := ev.Data.Stat
 		sc.mu.Lock()
+		if cur, ok := sc.instances[key]; ok && cur.czxid == st.Czxid && cur.mzxid > st.Mzxid {
+			// The resync after a lost session read newer data of this node already.
+			sc.mu.Unlock()
+			return
+		}
 		if err != nil {
 			delete(sc.instances, key)
 		} else {
-			sc.instances[key] = cached[T]{inst: inst, czxid: ev.Data.Stat.Czxid}
+			sc.instances[key] = cached[T]{inst: inst, czxid: st.Czxid, mzxid: st.Mzxid}
 		}
 		sc.mu.Unlock()
 		if err != nil {
@@ -240,12 +249,13 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	}
 }
 
-// resync reads the registry again after a lost session and drops the instances whose
-// node is gone, so that the cache is fresh again at once (the path-children cache reports
-// the same removals later, and the additions).
+// resync reads the registry again after a lost session: it drops the instances whose
+// node is gone and takes the new data of those updated meanwhile, so that the cache is
+// fresh again at once (the path-children cache reports the same changes later, and the
+// additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
-		gone, err := sc.vanished()
+		gone, updated, err := sc.changedSince()
 		if err == nil {
 			sc.mu.Lock()
 			for k, czxid := range gone {
@@ -253,9 +263,14 @@ func (sc *ServiceCache[T]) resync() {
 					delete(sc.instances, k)
 				}
 			}
+			for k, c := range updated {
+				if cur, ok := sc.instances[k]; ok && cur.czxid == c.czxid && cur.mzxid < c.mzxid {
+					sc.instances[k] = c
+				}
+			}
 			sc.stale = false
 			sc.mu.Unlock()
-			if len(gone) > 0 {
+			if len(gone)+len(updated) > 0 {
 				sc.changed()
 			}
 			return
@@ -270,42 +285,65 @@ func (sc *ServiceCache[T]) resync() {
 	}
 }
 
-// vanished returns the cached instances (name and czxid) whose node is gone: no node of
-// that name, or one made since (another czxid: deleted and registered again meanwhile,
-// which a name cannot tell).
-func (sc *ServiceCache[T]) vanished() (map[string]int64, error) {
+// changedSince returns the cached instances (name and czxid) whose node is gone (no node
+// of that name, or one made since: another czxid, deleted and registered again meanwhile,
+// which a name cannot tell; or one this client may not read, or whose data is no
+// instance), and those whose node was updated since they were read (another mzxid), as
+// read now.
+func (sc *ServiceCache[T]) changedSince() (gone map[string]int64, updated map[string]cached[T], err error) {
 	kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
 	if errors.Is(err, framework.ErrNoNode) {
 		kids, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	present := map[string]bool{}
 	for _, k := range kids {
 		present[k] = true
 	}
 	sc.mu.Lock()
-	held := make(map[string]int64, len(sc.instances))
+	held := make(map[string]cached[T], len(sc.instances))
 	for k, c := range sc.instances {
-		held[k] = c.czxid
+		held[k] = c
 	}
 	sc.mu.Unlock()
-	gone := map[string]int64{}
-	for k, czxid := range held {
+	gone, updated = map[string]int64{}, map[string]cached[T]{}
+	for k, c := range held {
 		if !present[k] {
-			gone[k] = czxid
+			gone[k] = c.czxid
 			continue
 		}
-		st, err := sc.d.c.Exists(sc.ctx, framework.JoinPath(sc.pc.Path(), k))
+		p := framework.JoinPath(sc.pc.Path(), k)
+		st, err := sc.d.c.Exists(sc.ctx, p) // needs no permission, unlike a read
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case st == nil || st.Czxid != c.czxid:
+			gone[k] = c.czxid
+			continue
+		case st.Mzxid == c.mzxid:
+			continue
+		}
+		data, st, err := sc.d.c.GetData(sc.ctx, p) // updated meanwhile: read it
+		switch {
+		case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrNoAuth):
+			gone[k] = c.czxid
+			continue
+		case err != nil:
+			return nil, nil, err
+		case st.Czxid != c.czxid:
+			gone[k] = c.czxid
+			continue
+		}
+		inst, err := decodeNode[T](p, data)
 		if err != nil {
-			return nil, err
+			gone[k] = c.czxid
+			continue
 		}
-		if st == nil || st.Czxid != czxid {
-			gone[k] = czxid
-		}
+		updated[k] = cached[T]{inst: inst, czxid: st.Czxid, mzxid: st.Mzxid}
 	}
-	return gone, nil
+	return gone, updated, nil
 }
 
 // changed reports CacheChanged once the cache is initialized (as Curator's).
