@@ -102,8 +102,11 @@ type ServiceCache[T any] struct {
 // cached is one instance in the cache, with the czxid of the node it was read from (a
 // node deleted and made again under the same name is another registration) and the mzxid
 // of the data it was read from (an update, Enabled false say, is another instance).
+//
+// It keeps the node's data, not the decoded instance: each caller gets an instance decoded
+// from it, which shares nothing (a payload's map) with what another caller got.
 type cached[T any] struct {
-	inst  *Instance[T]
+	data  []byte // an instance's: decoded once when cached
 	czxid int64
 	mzxid int64
 }
@@ -186,7 +189,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	case cache.Initialized:
 		close(sc.initialized)
 	case cache.ChildAdded, cache.ChildUpdated:
-		inst, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
+		_, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
 		key := framework.NodeName(ev.Data.Path)
 		st := ev.Data.Stat
 		sc.mu.Lock()
@@ -198,7 +201,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		if err != nil {
 			delete(sc.instances, key)
 		} else {
-			sc.instances[key] = cached[T]{inst: inst, czxid: st.Czxid, mzxid: st.Mzxid}
+			sc.instances[key] = cached[T]{data: ev.Data.Data, czxid: st.Czxid, mzxid: st.Mzxid}
 		}
 		sc.mu.Unlock()
 		if err != nil {
@@ -336,12 +339,11 @@ func (sc *ServiceCache[T]) changedSince() (gone map[string]int64, updated map[st
 			gone[k] = c.czxid
 			continue
 		}
-		inst, err := decodeNode[T](p, data)
-		if err != nil {
+		if _, err := decodeNode[T](p, data); err != nil {
 			gone[k] = c.czxid
 			continue
 		}
-		updated[k] = cached[T]{inst: inst, czxid: st.Czxid, mzxid: st.Mzxid}
+		updated[k] = cached[T]{data: data, czxid: st.Czxid, mzxid: st.Mzxid}
 	}
 	return gone, updated, nil
 }
@@ -436,20 +438,26 @@ func (sc *ServiceCache[T]) AddListener(fn func(CacheEvent)) (remove func()) {
 	}
 }
 
-// Instances returns copies of the cached instances, sorted by node name. It costs no
-// request.
+// Instances returns copies of the cached instances, sorted by node name: each call
+// decodes them anew, so that a caller changing what it got (a payload's map) changes
+// nothing another caller gets. It costs no request.
 func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
 	keys := make([]string, 0, len(sc.instances))
 	for k := range sc.instances {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]*Instance[T], 0, len(keys))
+	data := make([][]byte, 0, len(keys))
 	for _, k := range keys {
-		cp := *sc.instances[k].inst
-		out = append(out, &cp)
+		data = append(data, sc.instances[k].data) // never written once cached
+	}
+	sc.mu.Unlock()
+	out := make([]*Instance[T], 0, len(data))
+	for _, b := range data {
+		if inst, err := Unmarshal[T](b); err == nil { // decoded once already: no error
+			out = append(out, inst)
+		}
 	}
 	return out
 }

@@ -160,8 +160,9 @@ type registration[T any] struct {
 	d    *ServiceDiscovery[T]
 	lock chan struct{} // a mutex that a context can give up on: held for each write
 
-	shown   atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
-	creates framework.InFlight          // the node's creates not answered yet (deleteNode waits)
+	name, id string                 // the instance's, never changed
+	shown    atomic.Pointer[[]byte] // the instance's data as last given, for Registered (no lock)
+	creates  framework.InFlight     // the node's creates not answered yet (deleteNode waits)
 	// token is in the ACL of every node this registration creates (and of none other):
 	// what proves a node its own when its czxid is not known yet (a create whose reply
 	// was lost or not read back), whoever else shares the session or the bytes.
@@ -227,7 +228,8 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		token: framework.NewOwnerToken()}
 	nodePath := framework.JoinPath(d.basePath, own.Name, own.ID)
 	r.acl = append(d.c.ACLForPath(nodePath), r.token.ACL())
-	r.shown.Store(&own)
+	r.name, r.id = own.Name, own.ID
+	r.shown.Store(&data)
 	if own.ServiceType != DynamicSequential {
 		r.path = nodePath
 	}
@@ -588,7 +590,6 @@ func callListener(log *slog.Logger, msg string, fn func(), attrs ...any) {
 // keep re-creates the node whenever it goes, until ctx ends.
 func (r *registration[T]) keep(ctx context.Context) {
 	d := r.d
-	shown := r.shown.Load() // its name and id never change
 	for {
 		wake := d.wakeChan()
 		if err := r.acquire(ctx); err != nil {
@@ -600,7 +601,7 @@ func (r *registration[T]) keep(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", shown.Name, "id", shown.ID, "err", err)
+			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", r.name, "id", r.id, "err", err)
 			t := time.NewTimer(retryPause)
 			select {
 			case <-ctx.Done():
@@ -888,7 +889,7 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 		return fmt.Errorf("%w: the name and service type of a registered instance cannot change", ErrInvalidInstance)
 	}
 	r.inst, r.data = &own, data
-	r.shown.Store(&own)
+	r.shown.Store(&data)
 	if r.path == "" || r.czxid == 0 {
 		r.pending = true
 		return nil // being created: the keeper writes the new data once it has read the node
@@ -981,8 +982,11 @@ func (d *ServiceDiscovery[T]) Registered() []*Instance[T] {
 	d.mu.Unlock()
 	out := make([]*Instance[T], 0, len(regs))
 	for _, r := range regs {
-		cp := *r.shown.Load() // never changed once stored
-		out = append(out, &cp)
+		// Decoded from the bytes each time: a caller's copy shares nothing (a payload's
+		// map) with the registration's or another caller's.
+		if inst, err := Unmarshal[T](*r.shown.Load()); err == nil { // marshalled by us: no error
+			out = append(out, inst)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
