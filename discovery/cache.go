@@ -66,7 +66,8 @@ type CacheEvent struct {
 // again: Instances still returns what it holds, Fresh reports false and providers
 // return ErrStale. That read drops every instance whose node is gone, one deleted and
 // made again meanwhile too (a node is known by its czxid, not its name): the new node's
-// instance follows once the cache has read it.
+// instance follows once the cache has read it; and it takes the new data of an instance
+// updated meanwhile (its mzxid).
 //
 // Listeners run on a goroutine of the cache's own: a slow listener delays neither the
 // cache's updates nor the stale flag, only what the listeners after it hear.
@@ -98,11 +99,16 @@ type ServiceCache[T any] struct {
 	initialized chan struct{} // closed when the first read is in
 }
 
-// cached is one instance in the cache, with the czxid of the node it was read from: a
-// node deleted and made again under the same name is another registration.
+// cached is one instance in the cache, with the czxid of the node it was read from (a
+// node deleted and made again under the same name is another registration) and the mzxid
+// of the data it was read from (an update, Enabled false say, is another instance).
+//
+// It keeps the node's data, not the decoded instance: each caller gets an instance decoded
+// from it, which shares nothing (a payload's map) with what another caller got.
 type cached[T any] struct {
-	inst  *Instance[T]
+	data  []byte // an instance's: decoded once when cached
 	czxid int64
+	mzxid int64
 }
 
 type cacheListener struct {
@@ -134,7 +140,8 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 func (sc *ServiceCache[T]) Name() string { return sc.name }
 
 // Start reads the instances there now and returns once they are in the cache (or ctx
-// ends: the cache is then closed); from then on it follows them.
+// ends: the cache is then closed; or the cache is closed meanwhile: ErrClosed); from then
+// on it follows them.
 func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 	sc.mu.Lock()
 	switch {
@@ -163,6 +170,8 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 			err = ctx.Err()
 		case <-sc.d.c.Done():
 			err = framework.ErrClosed
+		case <-sc.ctx.Done(): // the cache closed meanwhile
+			err = ErrClosed
 		}
 	}
 	_ = sc.Close()
@@ -180,13 +189,19 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	case cache.Initialized:
 		close(sc.initialized)
 	case cache.ChildAdded, cache.ChildUpdated:
-		inst, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
+		_, err := decodeNode[T](ev.Data.Path, ev.Data.Data)
 		key := framework.NodeName(ev.Data.Path)
+		st := ev.Data.Stat
 		sc.mu.Lock()
+		if cur, ok := sc.instances[key]; ok && cur.czxid == st.Czxid && cur.mzxid > st.Mzxid {
+			// The resync after a lost session read newer data of this node already.
+			sc.mu.Unlock()
+			return
+		}
 		if err != nil {
 			delete(sc.instances, key)
 		} else {
-			sc.instances[key] = cached[T]{inst: inst, czxid: ev.Data.Stat.Czxid}
+			sc.instances[key] = cached[T]{data: ev.Data.Data, czxid: st.Czxid, mzxid: st.Mzxid}
 		}
 		sc.mu.Unlock()
 		if err != nil {
@@ -205,7 +220,20 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 		sc.mu.Unlock()
 		sc.changed()
 	case cache.Unreadable:
+		// The path-children cache holds no node it may not read: nor does this cache
+		// (an instance held there before was deleted, the node made again unreadable).
+		held := false
+		if framework.ParentPath(ev.Data.Path) == sc.pc.Path() {
+			sc.mu.Lock()
+			key := framework.NodeName(ev.Data.Path)
+			_, held = sc.instances[key]
+			delete(sc.instances, key)
+			sc.mu.Unlock()
+		}
 		sc.emit(CacheEvent{Type: CacheBadInstance, Path: ev.Data.Path, Err: &InstanceError{Path: ev.Data.Path, Err: ev.Err}})
+		if held {
+			sc.changed()
+		}
 	case cache.ConnectionSuspended:
 		sc.emit(CacheEvent{Type: CacheSuspended})
 	case cache.ConnectionLost:
@@ -224,12 +252,13 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 	}
 }
 
-// resync reads the registry again after a lost session and drops the instances whose
-// node is gone, so that the cache is fresh again at once (the path-children cache reports
-// the same removals later, and the additions).
+// resync reads the registry again after a lost session: it drops the instances whose
+// node is gone and takes the new data of those updated meanwhile, so that the cache is
+// fresh again at once (the path-children cache reports the same changes later, and the
+// additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
-		gone, err := sc.vanished()
+		gone, updated, err := sc.changedSince()
 		if err == nil {
 			sc.mu.Lock()
 			for k, czxid := range gone {
@@ -237,9 +266,14 @@ func (sc *ServiceCache[T]) resync() {
 					delete(sc.instances, k)
 				}
 			}
+			for k, c := range updated {
+				if cur, ok := sc.instances[k]; ok && cur.czxid == c.czxid && cur.mzxid < c.mzxid {
+					sc.instances[k] = c
+				}
+			}
 			sc.stale = false
 			sc.mu.Unlock()
-			if len(gone) > 0 {
+			if len(gone)+len(updated) > 0 {
 				sc.changed()
 			}
 			return
@@ -254,42 +288,64 @@ func (sc *ServiceCache[T]) resync() {
 	}
 }
 
-// vanished returns the cached instances (name and czxid) whose node is gone: no node of
-// that name, or one made since (another czxid: deleted and registered again meanwhile,
-// which a name cannot tell).
-func (sc *ServiceCache[T]) vanished() (map[string]int64, error) {
+// changedSince returns the cached instances (name and czxid) whose node is gone (no node
+// of that name, or one made since: another czxid, deleted and registered again meanwhile,
+// which a name cannot tell; or one this client may not read, or whose data is no
+// instance), and those whose node was updated since they were read (another mzxid), as
+// read now.
+func (sc *ServiceCache[T]) changedSince() (gone map[string]int64, updated map[string]cached[T], err error) {
 	kids, _, err := sc.d.c.Children(sc.ctx, sc.pc.Path())
 	if errors.Is(err, framework.ErrNoNode) {
 		kids, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	present := map[string]bool{}
 	for _, k := range kids {
 		present[k] = true
 	}
 	sc.mu.Lock()
-	held := make(map[string]int64, len(sc.instances))
+	held := make(map[string]cached[T], len(sc.instances))
 	for k, c := range sc.instances {
-		held[k] = c.czxid
+		held[k] = c
 	}
 	sc.mu.Unlock()
-	gone := map[string]int64{}
-	for k, czxid := range held {
+	gone, updated = map[string]int64{}, map[string]cached[T]{}
+	for k, c := range held {
 		if !present[k] {
-			gone[k] = czxid
+			gone[k] = c.czxid
 			continue
 		}
-		st, err := sc.d.c.Exists(sc.ctx, framework.JoinPath(sc.pc.Path(), k))
-		if err != nil {
-			return nil, err
+		p := framework.JoinPath(sc.pc.Path(), k)
+		st, err := sc.d.c.Exists(sc.ctx, p) // needs no permission, unlike a read
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case st == nil || st.Czxid != c.czxid:
+			gone[k] = c.czxid
+			continue
+		case st.Mzxid == c.mzxid:
+			continue
 		}
-		if st == nil || st.Czxid != czxid {
-			gone[k] = czxid
+		data, st, err := sc.d.c.GetData(sc.ctx, p) // updated meanwhile: read it
+		switch {
+		case errors.Is(err, framework.ErrNoNode), errors.Is(err, framework.ErrNoAuth):
+			gone[k] = c.czxid
+			continue
+		case err != nil:
+			return nil, nil, err
+		case st.Czxid != c.czxid:
+			gone[k] = c.czxid
+			continue
 		}
+		if _, err := decodeNode[T](p, data); err != nil {
+			gone[k] = c.czxid
+			continue
+		}
+		updated[k] = cached[T]{data: data, czxid: st.Czxid, mzxid: st.Mzxid}
 	}
-	return gone, nil
+	return gone, updated, nil
 }
 
 // changed reports CacheChanged once the cache is initialized (as Curator's).
@@ -355,12 +411,7 @@ func (sc *ServiceCache[T]) tell() {
 // call tells one listener; a listener that panics is logged and the cache goes on (its
 // own work, and the listeners after it).
 func (sc *ServiceCache[T]) call(l *cacheListener, ev CacheEvent) {
-	defer func() {
-		if r := recover(); r != nil {
-			sc.d.c.Logger().Error("service cache listener panicked", "component", "discovery", "service", sc.name, "event", ev.Type.String(), "panic", r)
-		}
-	}()
-	l.fn(ev)
+	callListener(sc.d.c.Logger(), "service cache listener panicked", func() { l.fn(ev) }, "service", sc.name, "event", ev.Type.String())
 }
 
 // AddListener registers fn to hear the cache's events, one call at a time, in order, on a
@@ -387,30 +438,36 @@ func (sc *ServiceCache[T]) AddListener(fn func(CacheEvent)) (remove func()) {
 	}
 }
 
-// Instances returns copies of the cached instances, sorted by node name. It costs no
-// request.
+// Instances returns copies of the cached instances, sorted by node name: each call
+// decodes them anew, so that a caller changing what it got (a payload's map) changes
+// nothing another caller gets. It costs no request.
 func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
 	keys := make([]string, 0, len(sc.instances))
 	for k := range sc.instances {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]*Instance[T], 0, len(keys))
+	data := make([][]byte, 0, len(keys))
 	for _, k := range keys {
-		cp := *sc.instances[k].inst
-		out = append(out, &cp)
+		data = append(data, sc.instances[k].data) // never written once cached
+	}
+	sc.mu.Unlock()
+	out := make([]*Instance[T], 0, len(data))
+	for _, b := range data {
+		if inst, err := Unmarshal[T](b); err == nil { // decoded once already: no error
+			out = append(out, inst)
+		}
 	}
 	return out
 }
 
-// Fresh reports whether the cache can be trusted: started, not closed, and not stale
-// after a lost session.
+// Fresh reports whether the cache can be trusted: started, not closed, its client not
+// closed (it follows nothing any more), and not stale after a lost session.
 func (sc *ServiceCache[T]) Fresh() bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return sc.started && !sc.closed && !sc.stale
+	return sc.started && !sc.closed && !sc.stale && !isDone(sc.d.c.Done())
 }
 
 func (sc *ServiceCache[T]) state() error {
@@ -419,6 +476,8 @@ func (sc *ServiceCache[T]) state() error {
 	switch {
 	case sc.closed:
 		return ErrClosed
+	case isDone(sc.d.c.Done()):
+		return fmt.Errorf("%w: the client of the cache of %s is closed", ErrClosed, sc.name)
 	case !sc.started:
 		return ErrNotStarted
 	case sc.stale:

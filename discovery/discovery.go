@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,8 +42,9 @@ type Registered struct {
 }
 
 // WithRegistrationListener sets a function called each time an instance's node is
-// created (see Registered), on the goroutine that created it; it must not block. The
-// default is none.
+// created (see Registered), on the goroutine that created it; it must not block. A
+// listener that panics is logged (at Error, on the client's logger) and the registration
+// goes on. The default is none.
 func WithRegistrationListener(fn func(Registered)) Option {
 	return func(o *options) { o.onRegistered = fn }
 }
@@ -158,8 +160,9 @@ type registration[T any] struct {
 	d    *ServiceDiscovery[T]
 	lock chan struct{} // a mutex that a context can give up on: held for each write
 
-	shown   atomic.Pointer[Instance[T]] // the instance as last given, for Registered (no lock)
-	creates framework.InFlight          // the node's creates not answered yet (deleteNode waits)
+	name, id string                 // the instance's, never changed
+	shown    atomic.Pointer[[]byte] // the instance's data as last given, for Registered (no lock)
+	creates  framework.InFlight     // the node's creates not answered yet (deleteNode waits)
 	// token is in the ACL of every node this registration creates (and of none other):
 	// what proves a node its own when its czxid is not known yet (a create whose reply
 	// was lost or not read back), whoever else shares the session or the bytes.
@@ -225,7 +228,8 @@ func (d *ServiceDiscovery[T]) Register(ctx context.Context, inst *Instance[T]) e
 		token: framework.NewOwnerToken()}
 	nodePath := framework.JoinPath(d.basePath, own.Name, own.ID)
 	r.acl = append(d.c.ACLForPath(nodePath), r.token.ACL())
-	r.shown.Store(&own)
+	r.name, r.id = own.Name, own.ID
+	r.shown.Store(&data)
 	if own.ServiceType != DynamicSequential {
 		r.path = nodePath
 	}
@@ -563,16 +567,29 @@ func (r *registration[T]) adopt(ctx context.Context) error {
 	return nil
 }
 
+// notify tells the registration listener; a listener that panics is logged and the
+// registration goes on (its lock is held here: a panic let through would leave it held).
 func (r *registration[T]) notify() {
 	if fn := r.d.o.onRegistered; fn != nil {
-		fn(Registered{Name: r.inst.Name, ID: r.inst.ID, Path: r.path, Again: r.created > 1})
+		ev := Registered{Name: r.inst.Name, ID: r.inst.ID, Path: r.path, Again: r.created > 1}
+		callListener(r.d.c.Logger(), "registration listener panicked", func() { fn(ev) }, "name", ev.Name, "id", ev.ID)
 	}
+}
+
+// callListener calls a user's listener; a panic is logged at Error on log (msg, with
+// attrs and the panic) and the caller goes on, as every listener of the library is called.
+func callListener(log *slog.Logger, msg string, fn func(), attrs ...any) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error(msg, append(append([]any{"component", "discovery"}, attrs...), "panic", p)...)
+		}
+	}()
+	fn()
 }
 
 // keep re-creates the node whenever it goes, until ctx ends.
 func (r *registration[T]) keep(ctx context.Context) {
 	d := r.d
-	shown := r.shown.Load() // its name and id never change
 	for {
 		wake := d.wakeChan()
 		if err := r.acquire(ctx); err != nil {
@@ -584,7 +601,7 @@ func (r *registration[T]) keep(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", shown.Name, "id", shown.ID, "err", err)
+			d.c.Logger().Warn("discovery: could not register the instance again; will retry", "name", r.name, "id", r.id, "err", err)
 			t := time.NewTimer(retryPause)
 			select {
 			case <-ctx.Done():
@@ -872,7 +889,7 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 		return fmt.Errorf("%w: the name and service type of a registered instance cannot change", ErrInvalidInstance)
 	}
 	r.inst, r.data = &own, data
-	r.shown.Store(&own)
+	r.shown.Store(&data)
 	if r.path == "" || r.czxid == 0 {
 		r.pending = true
 		return nil // being created: the keeper writes the new data once it has read the node
@@ -965,8 +982,11 @@ func (d *ServiceDiscovery[T]) Registered() []*Instance[T] {
 	d.mu.Unlock()
 	out := make([]*Instance[T], 0, len(regs))
 	for _, r := range regs {
-		cp := *r.shown.Load() // never changed once stored
-		out = append(out, &cp)
+		// Decoded from the bytes each time: a caller's copy shares nothing (a payload's
+		// map) with the registration's or another caller's.
+		if inst, err := Unmarshal[T](*r.shown.Load()); err == nil { // marshalled by us: no error
+			out = append(out, inst)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
