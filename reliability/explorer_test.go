@@ -47,7 +47,7 @@ import (
 
 var (
 	exploreRun      = flag.String("explore.run", "", "explorer: run only the runs whose name (op/move/kN) matches this regular-expression-free prefix list (comma-separated)")
-	exploreSample   = flag.Int("explore.sample", 200, "explorer: the fast profile's share of every (operation, k, move), in runs per 10 000")
+	exploreSample   = flag.Int("explore.sample", 100, "explorer: the fast profile's share of every (operation, k, move), in runs per 10 000")
 	exploreAll      = flag.Bool("explore.all", false, "explorer: run every (operation, k, move) (make soak sets it)")
 	exploreParallel = flag.Int("explore.parallel", 1, "explorer: runs at the same time (each in its own world; goroutine leaks are then checked once at the end)")
 )
@@ -238,7 +238,7 @@ type xrun struct {
 	n          int  // requests counted so far
 	armed      bool // the move waits for request k
 	fired      bool
-	noTarget   bool             // an other-client move found no node to act on
+	noTarget   atomic.Bool      // an other-client move found no node to act on
 	startZxid  int64            // the zxid before the run: nodes made later are the run's
 	callZxid   int64            // the newest node of the set-up: changes later are the run's
 	advNodes   map[string]int64 // nodes the adversary made (path -> czxid) and did not delete itself
@@ -261,7 +261,7 @@ type xrun struct {
 	clientClosed  atomic.Bool
 	listenerMode  string
 	unblock       chan struct{}
-	bgWG          sync.WaitGroup
+	bgDone        []chan struct{} // closed as each background step ends
 	violations    []string
 }
 
@@ -271,9 +271,27 @@ func (r *xrun) violate(format string, args ...any) {
 	r.violations = append(r.violations, fmt.Sprintf(format, args...))
 }
 
+// background runs fn beside the operation; waitBackground waits for every such fn,
+// including those started meanwhile.
 func (r *xrun) background(fn func()) {
-	r.bgWG.Add(1)
-	go func() { defer r.bgWG.Done(); fn() }()
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.bgDone = append(r.bgDone, done)
+	r.mu.Unlock()
+	go func() { defer close(done); fn() }()
+}
+
+func (r *xrun) waitBackground() {
+	for i := 0; ; i++ {
+		r.mu.Lock()
+		if i == len(r.bgDone) {
+			r.mu.Unlock()
+			return
+		}
+		done := r.bgDone[i]
+		r.mu.Unlock()
+		<-done
+	}
 }
 
 // hook is the victim's request hook: the k-th request fires the move.
@@ -485,7 +503,7 @@ func (r *xrun) holdUntilExpired(remake bool) {
 	if remake {
 		var ok bool
 		if n, ok = r.target(r.bg); !ok {
-			r.noTarget = true
+			r.noTarget.Store(true)
 			return
 		}
 	}
@@ -524,7 +542,7 @@ func (r *xrun) closeClient() {
 func (r *xrun) advDeleteTarget(remake bool, data []byte) {
 	n, ok := r.target(r.bg)
 	if !ok {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	if !remake {
@@ -569,7 +587,7 @@ func (r *xrun) advReplace(n xnode, data []byte, acl []zk.ACL) {
 func (r *xrun) advReplaceUnreadable() {
 	n, ok := r.target(r.bg)
 	if !ok {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	r.advReplace(n, n.data, advACL)
@@ -581,12 +599,12 @@ func (r *xrun) advReplaceUnreadable() {
 func (r *xrun) advDeleteParent(remake, withNode bool) {
 	n, ok := r.target(r.bg)
 	if !ok {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	parent := framework.ParentPath(n.path)
 	if parent == r.w.base || !strings.HasPrefix(parent, r.w.base+"/") {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	before := r.snapshot(r.bg)
@@ -612,7 +630,7 @@ func (r *xrun) advDeleteParent(remake, withNode bool) {
 func (r *xrun) advCompetitorAhead() {
 	n, ok := r.target(r.bg)
 	if !ok {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	name := framework.NodeName(n.path)
@@ -666,7 +684,7 @@ func aheadName(prefix, seq string) string {
 func (r *xrun) advABA() {
 	n, ok := r.target(r.bg)
 	if !ok {
-		r.noTarget = true
+		r.noTarget.Store(true)
 		return
 	}
 	if _, err := r.w.adv.SetData(r.bg, n.path, append(slices.Clone(n.data), 'x'), -1); err != nil {
@@ -717,7 +735,7 @@ func (op *xop) applicable(m xmove) bool {
 func (r *xrun) lag() {
 	leader, err := ens.Leader()
 	if err != nil || leader == r.w.member {
-		r.noTarget = true // the move needs a follower
+		r.noTarget.Store(true) // the move needs a follower
 		return
 	}
 	require.NoError(r.t, ens.Isolate(r.w.member))
@@ -919,7 +937,7 @@ func runExplore(t *testing.T, op *xop, move xmove, k int, leaks bool) bool {
 	}
 	r := newRun(t, op, move, k)
 	r.execute()
-	if !r.fired || r.noTarget {
+	if !r.fired || r.noTarget.Load() {
 		t.Logf("the move was not applied (requests %d, fired %v)", r.requests(), r.fired)
 		return false
 	}
@@ -1034,7 +1052,7 @@ func (r *xrun) execute() {
 			_ = r.contender.Close()
 		}
 	}
-	r.bgWG.Wait() // the move's own steps (a heal, a close) are done before the checks
+	r.waitBackground() // the move's own steps (a heal, a close) are done before the checks
 	if round.after != nil && !r.clientClosed.Load() {
 		for _, v := range round.after(r.bg, callErr) {
 			r.violate("%s", v)
@@ -1057,7 +1075,7 @@ func (r *xrun) execute() {
 			r.w.proxy.Heal()
 		}
 	}
-	r.bgWG.Wait()
+	r.waitBackground()
 	r.w.proxy.Heal()
 	r.mu.Lock()
 	r.armed = false
