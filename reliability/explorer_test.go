@@ -1086,7 +1086,7 @@ func (r *xrun) execute() {
 	if !r.clientClosed.Load() {
 		_ = r.w.victim.WaitGuaranteedDeletes(r.bg)
 	}
-	if round.final != nil && !r.clientClosed.Load() {
+	if round.final != nil { // also with the client closed: finals read through the adversary
 		for _, v := range round.final(r.bg) {
 			r.violate("%s", v)
 		}
