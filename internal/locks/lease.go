@@ -55,7 +55,10 @@ type Lease struct {
 	client *framework.Client
 	loss   <-chan struct{}
 
-	deleted atomic.Bool // the node was deleted while the lease was held (seen by its watch)
+	deleted atomic.Bool // the node was deleted by someone else (seen by its watch or a read)
+	// deleting: the release's delete is about to be sent (set before it is); a node gone
+	// after that may be gone by it.
+	deleting atomic.Bool
 	// arm is the lease's watch on its node: the current attempt to arm it, never nil.
 	arm atomic.Pointer[arming]
 
@@ -180,7 +183,17 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				}
 				cancel()
 			}()
+			l.arm.Store(a) // a release waits for this read's answer
 			data, st, ch, err := l.client.GetDataW(ctx, l.Held.Path)
+			if errors.Is(err, framework.ErrNoAuth) {
+				// A node we may not read: most likely another client's, made at our path
+				// with its own ACL. Exists needs no permission: it tells whose node it is.
+				if st, err = l.client.Exists(ctx, l.Held.Path); err == nil && st == nil {
+					err = framework.ErrNoNode
+				} else if err == nil && l.ours(st) {
+					err = framework.ErrNoAuth // ours, with its ACL changed: no watch; read again
+				}
+			}
 			close(stop)
 			cancel()
 			if errors.Is(err, framework.ErrNoNode) || (err == nil && !l.ours(st)) {
@@ -205,11 +218,10 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				revoke = ch
 				a.w = ch
 				close(a.done)
-				l.arm.Store(a) // a later attempt (after a pause) is stored only now
 				return
 			}
-			close(a.done)                          // not armed: a release does not wait for the next attempt
-			a = &arming{done: make(chan struct{})} // stored once armed
+			close(a.done)                          // not armed: a release does not wait for the pause
+			a = &arming{done: make(chan struct{})} // stored when its read is sent
 			// Not read (a connection lost for longer than the read's bound, say): read
 			// again after a pause, or the revocation would never be heard; until the
 			// lease ends.
@@ -285,12 +297,11 @@ func (l *Lease) ours(st *zk.Stat) bool {
 	return z == st.Czxid
 }
 
-// nodeGone records that the lease's node is gone while the lease was not released: it was
-// deleted by someone else, and the lock may be someone else's now.
+// nodeGone records that the lease's node is gone before its release's delete was sent:
+// it was deleted by someone else, and the lock may be someone else's now. A release that
+// waits for the lease's read of its node (DeleteNode) learns so before it decides.
 func (l *Lease) nodeGone() {
-	select {
-	case <-l.released: // our own release deleted it
-	default:
+	if !l.deleting.Load() { // else our own delete, perhaps
 		l.deleted.Store(true)
 	}
 }
@@ -444,6 +455,7 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 		return fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 	}
 	lost := l.wasLostAtRelease()
+	l.deleting.Store(true)
 	var err error
 	if lost {
 		err = l.deleteOwn(ctx)

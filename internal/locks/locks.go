@@ -524,18 +524,17 @@ func (l *Internals) position(kids []string, name string) (ours int, ahead string
 }
 
 // deleteNode deletes a node of ours after a failure, on a context detached from the
-// caller's (which may be what failed), and guaranteed. When the caller's context ended,
-// the call must return now: the client's background worker deletes the node (one
+// caller's (which may be what failed), and guaranteed (Cleanup). When the caller's context
+// ended, the call must return now: the client's background worker deletes the node (one
 // request, sent at once on a live connection) instead of the caller waiting for it, which
 // on a stalled connection would hold the caller for the cleanup's whole bound.
 func (l *Internals) deleteNode(ctx context.Context, node string) {
+	c := l.cfg.Client
 	if ctx.Err() != nil {
-		_ = l.cfg.Client.Delete(ctx, node, framework.InBackground())
+		_ = c.Delete(ctx, node, framework.InBackground())
 		return
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	_ = l.cfg.Client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+	Cleanup(ctx, c, func(cctx context.Context) { _ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed()) })
 }
 
 // OthersWaiting reports whether the lock's parent has children other than our node (one
@@ -561,20 +560,27 @@ func (l *Internals) Release(ctx context.Context, node string) error {
 
 // Cleanup runs fn, the cleanup after an acquisition failed or was given up (deleting or
 // releasing what it made), on a context detached from ctx and bounded by the cleanup
-// timeout. While ctx is live it runs at once and Cleanup returns when fn does. Once ctx
-// ended, the caller must return now (on a stalled connection fn would hold it for the
-// whole bound): fn runs on a goroutine of c (GoCleanup: c's Close waits for it, and
-// c.WaitGuaranteedDeletes too), and Cleanup returns at once. With a nil or closed client, fn runs at once (its requests fail fast).
-// It reports whether fn has run.
+// timeout, on a goroutine of c (GoCleanup: c's Close waits for it, and
+// c.WaitGuaranteedDeletes too). It returns when fn does, or when ctx ends, whichever comes
+// first: the caller returns within its context (on a stalled connection fn would hold it
+// for the whole bound) while fn goes on. With a nil or closed client, fn runs at once (its
+// requests fail fast). It reports whether fn has run (then what fn wrote may be read).
 func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context)) bool {
+	done := make(chan struct{})
 	run := func() {
+		defer close(done)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		fn(cctx)
 	}
-	if ctx.Err() != nil && c != nil && c.GoCleanup(run) {
+	if c == nil || !c.GoCleanup(run) {
+		run()
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
 		return false
 	}
-	run()
-	return true
 }

@@ -131,3 +131,60 @@ func TestCancelledOrderedAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
 	require.NoError(t, lb.Release(ctx))
 	testutil.RequireNoChildren(t, srv.ConnectString(), b)
 }
+
+// A NewFromPaths Acquire whose try of b finds b taken gives back its node at b; that
+// delete goes out on a connection that stalls (as it goes out) until the Acquire's
+// deadline has passed. The Acquire returns by its deadline, leaving the delete to the
+// background, instead of waiting for it until the cleanup's own bound (10 s): no request
+// can be answered while the proxy stalls, and the connection is not given up for 40 s, so
+// a delete given up before Acquire returned was waited for. Once the proxy heals, nothing
+// of the Acquire is left.
+func TestAcquireWithDeadlineOnStalledGiveBackReturnsByDeadline(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	const a, b = "/cancelstall/deadline/a", "/cancelstall/deadline/b"
+	var stalled atomic.Bool
+	var deletes atomic.Int32
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithConnectionTimeout(60*time.Second),
+		framework.WithRequestHook(func(op string) {
+			if op == "delete" && stalled.CompareAndSwap(false, true) { // the try's give-back at b
+				proxy.Stall()
+			}
+		}),
+		framework.WithRequestObserver(func(r framework.RequestInfo) {
+			if r.Op == "delete" && strings.HasPrefix(r.Path, b+"/") {
+				deletes.Add(1)
+			}
+		}))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	ml, err := multilock.NewFromPaths(ca, a, b)
+	require.NoError(t, err)
+	mb, err := mutex.New(cb, b)
+	require.NoError(t, err)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	lb, err := mb.Acquire(ctx)
+	require.NoError(t, err)
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() { _, err := ml.Acquire(actx); res <- err }()
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-ctx.Done():
+		t.Fatal("the Acquire did not return")
+	}
+	require.True(t, stalled.Load(), "the try of b gave nothing back")
+	require.Zero(t, deletes.Load(), "the Acquire waited past its deadline for a delete on the stalled connection before it returned")
+
+	proxy.Heal()
+	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), a)
+	require.Eventually(t, func() bool { return len(testutil.Children(t, srv.ConnectString(), b)) == 1 },
+		20*time.Second, 20*time.Millisecond, "the Acquire's node for b is left")
+	require.NoError(t, lb.Release(ctx))
+	testutil.RequireNoChildren(t, srv.ConnectString(), b)
+}

@@ -242,18 +242,24 @@ func (m *MultiLock) acquireSorted(ctx context.Context) (*MultiLease, error) {
 	if err := ctx.Err(); err != nil && hard == nil && prefix < n { // nothing more can be got
 		hard, prefix = fmt.Errorf("multilock: %w", err), 0
 	}
-	// release releases the locks got from index from on: at once while ctx is live; once
-	// it ended, on a goroutine of the client (the caller returns now), reporting nothing.
+	// release releases the locks got from index from on (taking them out of got), on a
+	// goroutine of the client: it waits for that while ctx is live; once ctx ended, the
+	// caller returns now, and nothing is reported (locks.Cleanup).
 	release := func(from int) error {
+		give := slices.Clone(got[from:])
+		clear(got[from:])
 		var rerr error
-		if !locks.Cleanup(ctx, m.client, func(cctx context.Context) { rerr = m.releaseSorted(cctx, got, from) }) {
+		if !locks.Cleanup(ctx, m.client, func(cctx context.Context) { rerr = m.releaseSorted(cctx, give, from) }) {
 			return nil
 		}
 		return rerr
 	}
-	if rerr := release(prefix); hard != nil || rerr != nil {
+	if hard != nil {
+		return nil, errors.Join(hard, release(0))
+	}
+	if rerr := release(prefix); rerr != nil {
 		// A give-back that failed ends the acquisition too: the locks kept go as well.
-		return nil, errors.Join(hard, rerr, release(0))
+		return nil, errors.Join(rerr, release(0))
 	}
 	// held are the parts got, each lost once its Done closes or its generation's loss
 	// signal fires: waiting for the next part stops then.
@@ -353,21 +359,17 @@ func whileHeld(ctx context.Context, hs []heldPart) (_ context.Context, stop func
 	}
 }
 
-// releaseSorted releases the leases in got[from:] at once, sets them to nil, and joins
-// the errors.
-func (m *MultiLock) releaseSorted(ctx context.Context, got []*mutex.Lease, from int) error {
-	errs := make([]error, len(got))
-	each(len(got)-from, func(i int) {
-		i += from
-		if l := got[i]; l != nil {
+// releaseSorted releases leases at once (leases[i] is of the lock at from+i in path
+// order; nil: none) and joins the errors.
+func (m *MultiLock) releaseSorted(ctx context.Context, leases []*mutex.Lease, from int) error {
+	errs := make([]error, len(leases))
+	each(len(leases), func(i int) {
+		if l := leases[i]; l != nil {
 			if err := l.Release(ctx); err != nil {
-				errs[i] = fmt.Errorf("multilock: release lock %d: %w", m.sorted[i].index, err)
+				errs[i] = fmt.Errorf("multilock: release lock %d: %w", m.sorted[from+i].index, err)
 			}
 		}
 	})
-	for i := from; i < len(got); i++ {
-		got[i] = nil
-	}
 	return errors.Join(errs...)
 }
 
