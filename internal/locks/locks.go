@@ -33,6 +33,11 @@ var (
 // caller's.
 const cleanupTimeout = 10 * time.Second
 
+// CancelGrace is how long a clean-up is waited for once the caller's context has ended,
+// before it is left to the background: a round trip or two on a live connection, short
+// enough that a caller on a stalled one still returns promptly.
+const CancelGrace = time.Second
+
 // Predicate decides, from the sorted children, whether ours (at index ours) holds the
 // lock, and if not which child to watch. It is Curator's LockInternalsDriver.getsTheLock.
 type Predicate func(sorted []string, ours int, maxLeases int) (holds bool, watch string, err error)
@@ -561,9 +566,9 @@ func (l *Internals) Release(ctx context.Context, node string) error {
 // Cleanup runs fn, the cleanup after an acquisition failed or was given up (deleting or
 // releasing what it made), on a context detached from ctx and bounded by the cleanup
 // timeout, on a goroutine of c (GoCleanup: c's Close waits for it, and
-// c.WaitGuaranteedDeletes too). It returns when fn does, or when ctx ends, whichever comes
-// first: the caller returns within its context (on a stalled connection fn would hold it
-// for the whole bound) while fn goes on. With a nil or closed client, fn runs at once (its
+// c.WaitGuaranteedDeletes too). It returns when fn does, or CancelGrace after ctx ends,
+// whichever comes first: the caller returns promptly after its context (on a stalled
+// connection fn would hold it for the whole bound) while fn goes on. With a nil or closed client, fn runs at once (its
 // requests fail fast). It reports whether fn has run (then what fn wrote may be read).
 func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context)) bool {
 	done := make(chan struct{})
@@ -581,6 +586,16 @@ func Cleanup(ctx context.Context, c *framework.Client, fn func(context.Context))
 	case <-done:
 		return true
 	case <-ctx.Done():
+	}
+	// The caller's context has ended. A live connection answers the clean-up within a
+	// round trip: wait for it a moment, so that what the caller gave up is free when it
+	// returns; a stalled one is left to the background.
+	t := time.NewTimer(CancelGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
 		return false
 	}
 }

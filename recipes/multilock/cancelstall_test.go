@@ -11,6 +11,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/locks"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/multilock"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
@@ -121,7 +122,10 @@ func TestCancelledOrderedAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the cancelled Acquire did not return")
 	}
-	require.Zero(t, deletes.Load(), "the cancelled Acquire returned after %v, having waited for a delete on the stalled connection", time.Since(start).Round(time.Millisecond))
+	// It may wait locks.CancelGrace for its give-back (a live connection answers by then,
+	// and the locks are free when it returns), not the 10 s clean-up bound.
+	took := time.Since(start)
+	require.Less(t, took, locks.CancelGrace+4*time.Second, "the cancelled Acquire returned after %v, having waited for a delete on the stalled connection (%d seen)", took.Round(time.Millisecond), deletes.Load())
 
 	proxy.Heal()
 	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))

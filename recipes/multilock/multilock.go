@@ -398,12 +398,15 @@ type contextCarrier interface {
 
 // releaseGot releases the locks an acquisition got before it failed, in reverse order.
 // While ctx is live it waits for the releases (bounded by the cleanup timeout) and
-// returns their errors. Once ctx ended, the caller must return now: each lease is
-// released with ctx itself, and hands its delete to the background (see Lease); nothing
-// is reported.
+// returns their errors. Once ctx ended, the caller must return promptly: the leases are
+// released within locks.CancelGrace (a live connection answers by then, and the locks are
+// free when Acquire returns), after which each hands its delete to the background (see
+// Lease); nothing is reported.
 func releaseGot(ctx context.Context, parts []Lease) error {
 	if ctx.Err() != nil {
-		_ = releaseReverse(ctx, parts)
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), locks.CancelGrace)
+		defer cancel()
+		_ = releaseReverse(gctx, parts)
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
