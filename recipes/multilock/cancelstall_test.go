@@ -75,7 +75,7 @@ func TestCancelledAcquireOnStalledConnectionReturnsAtOnce(t *testing.T) {
 }
 
 // A multi-lock made by New, cancelled while its connection is stalled, holding its first
-// lock and waiting for its second, returns at once (as NewFromPaths's does) and its first
+// lock and waiting for its second, returns within locks.CancelGrace (as NewFromPaths's does) and its first
 // lock is released in the background: no request can be answered while the proxy stalls,
 // and the connection is not given up for 40 s. Once the proxy heals, the guaranteed
 // deletes leave nothing of the cancelled Acquire.
