@@ -159,8 +159,9 @@ func doubleBarrierOp(name string, private bool) xop {
 		}
 		pnode, vnode, ready := peer.Node(), victim.Node(), path+"/ready"
 		var peerIn, readyWhileIn atomic.Bool
-		left := make(chan struct{}) // the victim's Leave returned, or its Enter failed
-		peerCtx, stopPeer := context.WithTimeout(r.bg, time.Minute)
+		left := make(chan struct{})    // the victim's Leave returned, or its Enter failed
+		leaving := make(chan struct{}) // the victim's Leave started
+		peerCtx, stopPeer := context.WithTimeout(r.bg, 15*time.Second)
 		started := make(chan struct{})
 		r.background(func() {
 			defer stopPeer()
@@ -177,12 +178,16 @@ func doubleBarrierOp(name string, private bool) xop {
 				return
 			}
 			peerIn.Store(true)
+			// The peer leaves once the victim's Leave has looked at the members (its
+			// listing after it started), or has returned.
 			waitFor(peerCtx, time.Minute, func() bool {
 				select {
 				case <-left:
 					return true
+				case <-leaving:
+					return r.victimSent("getChildren", path) || r.victimSent("getData", pnode)
 				default:
-					return r.clientClosed.Load() || r.victimSent("getData", pnode)
+					return r.clientClosed.Load()
 				}
 			})
 			r.forgetAdv(pnode)
@@ -230,6 +235,7 @@ func doubleBarrierOp(name string, private bool) xop {
 				return nil
 			},
 			undo: func(ctx context.Context) error {
+				close(leaving)
 				err := victim.Leave(ctx)
 				close(left)
 				if errors.Is(err, framework.ErrNoAuth) {

