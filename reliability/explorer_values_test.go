@@ -418,8 +418,6 @@ var xvalueOps = slices.Concat([]xop{
 	keptOp("pnode", []byte("kept"), pnodeKept()),
 	keptOp("pnode-protected-seq", []byte("kept"), pnodeKept(persistentnode.WithMode(framework.EphemeralSequential), persistentnode.WithProtection())),
 	keptOp("pnode-ttl", []byte("kept"), ttlKept(10*time.Second)),
-	// Over the server's maximum TTL (2^40-1 ms): the server refuses the child.
-	keptOp("pnode-ttl-refused", []byte("kept"), ttlKept(time.Duration(1<<40)*time.Millisecond)),
 	keptOp("groupmember", []byte("kept"), memberKept),
 	keptOp("groupmember-contended", []byte("kept"), contendedMemberKept),
 })
