@@ -87,7 +87,7 @@ func TestExplorerCheckersNegativeControl(t *testing.T) {
 		v := violationsOf(t, op, "none", 0)
 		requireViolation(t, v, "cleanliness: the victim's ephemeral nodes left")
 		requireViolation(t, v, "cleanliness: the victim's protected node")
-		requireViolation(t, v, "cleanliness: watches left")
+		requireViolation(t, v, "cleanliness: the victim's watches left")
 	})
 	t.Run("exclusion", func(t *testing.T) {
 		// A lock that says held without looking.

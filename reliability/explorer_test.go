@@ -1233,20 +1233,40 @@ func (r *xrun) checkLeftovers() {
 		}
 	}
 	require.NoError(t, r.w.adv.Delete(r.bg, r.w.base, framework.WithChildren(), framework.Quietly()))
-	var dump string
+	var left2 []string
 	ok = waitFor(r.bg, 15*time.Second, func() bool {
+		left2 = left2[:0]
 		for i := 0; i < ens.Size(); i++ {
 			out, err := zktest.FourLetterWord(ens.Addr(i), "wchc", 5*time.Second)
-			if err != nil || strings.Contains(out, r.w.base+"/") || strings.Contains(out, r.w.base+"\n") {
-				dump = out
+			if err != nil {
 				return false
 			}
+			left2 = append(left2, victimWatches(out, sids, r.w.base)...)
 		}
-		return true
+		return len(left2) == 0
 	})
 	if !ok {
-		r.violate("cleanliness: watches left under %s:\n%s", r.w.base, dump)
+		r.violate("cleanliness: the victim's watches left under %s: %v", r.w.base, left2)
 	}
+}
+
+// victimWatches lists the watches at or under base that wchc's output (a session id, then
+// its paths indented) gives to one of sids: other clients' watches are not the victim's.
+func victimWatches(wchc string, sids map[int64]bool, base string) []string {
+	var out []string
+	var sid int64
+	for _, line := range strings.Split(wchc, "\n") {
+		if strings.HasPrefix(line, "0x") {
+			sid = 0
+			fmt.Sscanf(line, "0x%x", &sid)
+			continue
+		}
+		p := strings.TrimSpace(line)
+		if sids[sid] && (p == base || strings.HasPrefix(p, base+"/")) {
+			out = append(out, fmt.Sprintf("0x%x %s", sid, p))
+		}
+	}
+	return out
 }
 
 func maps64(m map[int64]bool) map[int64]bool {
