@@ -569,9 +569,9 @@ func (e *engine) sync(ctx context.Context, items []item) error {
 			case r.err != nil:
 				fail(it.path, dirtyKids, r.err)
 			case !e.applyListedStat(it.path, r.stat):
-				// Replaced since its data was read: read it again, as a new node.
-				e.removeSubtree(it.path)
-				e.markDirty(it.path, dirtyAll|dirtyFresh)
+				// Replaced since its data was read: read it again, and the new node
+				// takes the old one's place (applyData).
+				e.markDirty(it.path, dirtyAll)
 			default:
 				for _, name := range e.applyKids(it.path, r.names) {
 					next = append(next, item{path: childPath(it.path, name), what: dirtyAll, fresh: true})
@@ -697,55 +697,63 @@ func parallel(n int, fn func(int)) {
 }
 
 // applyData puts what was read for p into the cache and reports whether p was added.
+// A node read with another czxid than the cached one was deleted and made again between
+// two reads: the cache holds the new node before its listeners hear the old one removed,
+// so that the node is never missing from the cache in between.
 func (e *engine) applyData(p string, data []byte, st *framework.Stat) (added bool) {
 	if !e.cfg.opts.cacheData {
 		data = nil
 	}
 	old := e.nodes[p]
-	if old != nil && old.stat.Czxid != st.Czxid {
-		e.removeSubtree(p) // deleted and created again between two reads
-		old = nil
-	}
-	if old == nil {
-		if p != e.cfg.root {
-			parent := e.nodes[framework.ParentPath(p)]
-			if parent == nil {
-				return false
-			}
-			if st.Czxid > parent.listed {
-				// Created after the parent's listing: its parent may be a node that
-				// replaced the cached one. Listing the parent again tells (the child
-				// is read again from that listing).
-				e.markDirty(framework.ParentPath(p), dirtyKids)
-				return false
-			}
+	if old != nil && old.stat.Czxid == st.Czxid {
+		if old.stat.Mzxid == st.Mzxid {
 			e.mu.Lock()
-			if parent.kids == nil {
-				parent.kids = map[string]struct{}{}
-			}
-			parent.kids[framework.NodeName(p)] = struct{}{}
-			e.nodes[p] = &node{data: data, stat: *st}
+			old.stat = *st // children changed, say: no event
 			e.mu.Unlock()
-		} else {
-			e.mu.Lock()
-			e.nodes[p] = &node{data: data, stat: *st}
-			e.mu.Unlock()
+			return false
 		}
-		e.emit(kAdded, p, &ChildData{Path: p, Data: data, Stat: *st}, nil)
-		return true
-	}
-	if old.stat.Mzxid == st.Mzxid {
+		before := &ChildData{Path: p, Data: old.data, Stat: old.stat}
 		e.mu.Lock()
-		old.stat = *st // children changed, say: no event
+		old.data, old.stat = data, *st
 		e.mu.Unlock()
+		e.emit(kUpdated, p, &ChildData{Path: p, Data: data, Stat: *st}, before)
 		return false
 	}
-	before := &ChildData{Path: p, Data: old.data, Stat: old.stat}
+	var parent *node
+	if p != e.cfg.root {
+		parent = e.nodes[framework.ParentPath(p)]
+		if parent == nil {
+			return false
+		}
+		if st.Czxid > parent.listed {
+			// Created after the parent's listing: its parent may be a node that
+			// replaced the cached one. Listing the parent again tells; the node is read
+			// again after that listing (a fresh child from the listing itself).
+			e.markDirty(framework.ParentPath(p), dirtyKids)
+			if old != nil {
+				e.markDirty(p, dirtyData)
+			}
+			return false
+		}
+	}
+	var removed []*ChildData
+	if old != nil {
+		removed = e.dropSubtree(p, nil)
+	}
 	e.mu.Lock()
-	old.data, old.stat = data, *st
+	if parent != nil {
+		if parent.kids == nil {
+			parent.kids = map[string]struct{}{}
+		}
+		parent.kids[framework.NodeName(p)] = struct{}{}
+	}
+	e.nodes[p] = &node{data: data, stat: *st}
 	e.mu.Unlock()
-	e.emit(kUpdated, p, &ChildData{Path: p, Data: data, Stat: *st}, before)
-	return false
+	for _, r := range removed {
+		e.emit(kRemoved, r.Path, r, nil)
+	}
+	e.emit(kAdded, p, &ChildData{Path: p, Data: data, Stat: *st}, nil)
+	return true
 }
 
 // applyListedStat puts the Stat a listing of p's children returned into the cache, and
@@ -851,11 +859,20 @@ func (e *engine) applyKids(p string, names []string) []string {
 	return fresh
 }
 
-// removeSubtree drops p and everything below it, children first, reporting each removal.
+// removeSubtree drops p and everything below it, then reports each removal, children
+// first.
 func (e *engine) removeSubtree(p string) {
+	for _, r := range e.dropSubtree(p, nil) {
+		e.emit(kRemoved, r.Path, r, nil)
+	}
+}
+
+// dropSubtree drops p and everything below it from the cache and appends what it held to
+// out, children first.
+func (e *engine) dropSubtree(p string, out []*ChildData) []*ChildData {
 	n := e.nodes[p]
 	if n == nil {
-		return
+		return out
 	}
 	kids := make([]string, 0, len(n.kids))
 	for name := range n.kids {
@@ -863,7 +880,7 @@ func (e *engine) removeSubtree(p string) {
 	}
 	slices.Sort(kids)
 	for _, name := range kids {
-		e.removeSubtree(childPath(p, name))
+		out = e.dropSubtree(childPath(p, name), out)
 	}
 	e.mu.Lock()
 	delete(e.nodes, p)
@@ -871,7 +888,7 @@ func (e *engine) removeSubtree(p string) {
 		delete(parent.kids, framework.NodeName(p))
 	}
 	e.mu.Unlock()
-	e.emit(kRemoved, p, &ChildData{Path: p, Data: n.data, Stat: n.stat}, nil)
+	return append(out, &ChildData{Path: p, Data: n.data, Stat: n.stat})
 }
 
 func (e *engine) emit(k kind, p string, data, old *ChildData) {
