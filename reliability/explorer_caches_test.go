@@ -270,6 +270,7 @@ func checkEvents(events []cache.Event, since int64, server map[string]cache.Chil
 	}
 	var out []string
 	held := map[string]bool{}
+	removed := map[string]map[int64]int{} // path -> czxid -> the event that reported it removed
 	var lastZxid int64
 	var lastPath string
 	for i, ev := range events {
@@ -295,6 +296,10 @@ func checkEvents(events []cache.Event, since int64, server map[string]cache.Chil
 				out = append(out, fmt.Sprintf("events: removal of %s, not held (event %d)", p, i))
 			}
 			delete(held, p)
+			if removed[p] == nil {
+				removed[p] = map[int64]int{}
+			}
+			removed[p][ev.Data.Stat.Czxid] = i
 			continue
 		default:
 			continue
@@ -305,6 +310,13 @@ func checkEvents(events []cache.Event, since int64, server map[string]cache.Chil
 					p, zxid, lastPath, lastZxid))
 			}
 			lastZxid, lastPath = zxid, p
+		}
+	}
+	// A node is never made again with its czxid, and no move changes an ACL in place: a
+	// node reported removed that the server still holds was never removed.
+	for p, d := range server {
+		if i, ok := removed[p][d.Stat.Czxid]; ok {
+			out = append(out, fmt.Sprintf("events: %s (czxid 0x%x) reported removed (event %d), but the server still holds that node", p, d.Stat.Czxid, i))
 		}
 	}
 	if server != nil {

@@ -79,17 +79,19 @@ func registerOp() xop {
 func providerOp() xop {
 	return xop{name: "discovery-provider", listeners: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		base := r.w.base + "/services"
+		instance := func(id, address string) ([]byte, error) {
+			inst, err := discovery.NewInstance("svc", xpayload{1}, discovery.WithID(id), discovery.WithAddress(address), discovery.WithPort(80))
+			if err != nil {
+				return nil, err
+			}
+			return inst.Marshal()
+		}
 		reg := func(id string) error {
-			ctx := r.bg
-			inst, err := discovery.NewInstance("svc", xpayload{1}, discovery.WithID(id), discovery.WithAddress("10.0.0.2"), discovery.WithPort(80))
+			b, err := instance(id, "10.0.0.2")
 			if err != nil {
 				return err
 			}
-			b, err := inst.Marshal()
-			if err != nil {
-				return err
-			}
-			_, err = r.advCreate(ctx, base+"/svc/"+id, b, framework.WithParents(), framework.WithMode(framework.Ephemeral))
+			_, err = r.advCreate(r.bg, base+"/svc/"+id, b, framework.WithParents(), framework.WithMode(framework.Ephemeral))
 			return err
 		}
 		for _, id := range []string{"a", "b"} {
@@ -151,7 +153,7 @@ func providerOp() xop {
 						return false
 					}
 					for _, in := range all {
-						got = append(got, in.ID)
+						got = append(got, in.ID+"@"+in.Address)
 					}
 					sort.Strings(got)
 					return slices.Equal(want, got)
@@ -164,11 +166,19 @@ func providerOp() xop {
 			undoCloses: true,
 			close:      closeOnce,
 			target:     func() string { return base + "/svc/a" },
+			// The instance registered again elsewhere: same id, another address.
+			otherData: func(n xnode) []byte {
+				b, err := instance(framework.NodeName(n.path), "10.0.0.9")
+				if err != nil {
+					return xOtherData
+				}
+				return b
+			},
 		}, nil
 	}}
 }
 
-// readableInstances lists the ids of the instances under dir that the victim may read:
+// readableInstances lists the instances under dir that the victim may read, as id@address:
 // nodes whose data is an instance, with an ACL that lets anyone read.
 func readableInstances(ctx context.Context, r *xrun, dir string) ([]string, error) {
 	kids, _, err := r.w.adv.Children(ctx, dir)
@@ -182,14 +192,15 @@ func readableInstances(ctx context.Context, r *xrun, dir string) ([]string, erro
 		if err != nil {
 			continue
 		}
-		if _, err := discovery.Unmarshal[xpayload](b); err != nil {
+		in, err := discovery.Unmarshal[xpayload](b)
+		if err != nil {
 			continue
 		}
 		acl, _, err := r.w.adv.GetACL(ctx, p)
 		if err != nil || !slices.ContainsFunc(acl, func(a zk.ACL) bool { return a.Scheme == "world" && a.Perms&zk.PermRead != 0 }) {
 			continue
 		}
-		out = append(out, k)
+		out = append(out, in.ID+"@"+in.Address)
 	}
 	sort.Strings(out)
 	return out, nil

@@ -156,9 +156,9 @@ func readLocker(c *framework.Client, path string) (acquire, try func(context.Con
 }
 
 // multilockOp: the victim takes a and b; the adversary holds b until the victim waits
-// for it. The contender tries a.
+// for it. The contender tries a, and takes a (contend).
 func multilockOp() xop {
-	return xop{name: "multilock-acquire", setup: func(ctx context.Context, r *xrun) (*xround, error) {
+	return xop{name: "multilock-acquire", contends: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		a, b := r.w.base+"/a", r.w.base+"/b"
 		ml, err := multilock.NewFromPaths(r.w.victim, a, b)
 		if err != nil {
@@ -201,7 +201,8 @@ func multilockOp() xop {
 				}
 				return checkExclusive(ctx, r, lease.Done(), try)
 			},
-			undo: func(ctx context.Context) error { return lease.Release(ctx) },
+			undo:    func(ctx context.Context) error { return lease.Release(ctx) },
+			contend: lockContender(mutexLocker, a),
 		}, nil
 	}}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/recipes/queue"
@@ -203,8 +204,10 @@ func firstChild(r *xrun, dir string) func() string {
 }
 
 // consumeOp: one ConsumeOne of a Queue (with a lock path, and with a dead-letter queue
-// whose handler fails, as asked) of items another client put.
-func consumeOp(name string, lockPath, failing bool) xop {
+// whose handler fails, as asked) of items another client put. With second, a consumer
+// on another client runs one ConsumeOne while the victim's handler runs (the handler
+// waits for it): it takes what is not locked, and its deliveries count with the victim's.
+func consumeOp(name string, lockPath, failing, second bool) xop {
 	return xop{name: name, listeners: true, setup: func(ctx context.Context, r *xrun) (*xround, error) {
 		q := xqueue{path: r.w.base + "/q", decode: decodeMulti}
 		var opts []queue.Option
@@ -231,6 +234,12 @@ func consumeOp(name string, lockPath, failing bool) xop {
 		}
 		var d xdeliveries
 		var callErr error
+		var other *queue.Queue[string]
+		if second {
+			if other, err = queue.New(r.w.adv, q.path, queue.String{}, opts...); err != nil {
+				return nil, err
+			}
+		}
 		return &xround{
 			call: func(ctx context.Context) error {
 				callErr = vq.ConsumeOne(ctx, func(hctx context.Context, item string) error {
@@ -238,6 +247,15 @@ func consumeOp(name string, lockPath, failing bool) xop {
 						r.violate("handler: called with a context that had ended (%v) for %q", hctx.Err(), item)
 					}
 					r.listenerHook()
+					if other != nil {
+						octx, cancel := context.WithTimeout(r.bg, 10*time.Second)
+						err := other.ConsumeOne(octx, func(_ context.Context, item string) error {
+							d.add(item)
+							return nil
+						})
+						cancel()
+						r.t.Logf("the second consumer: %v", err)
+					}
 					if failing {
 						return errors.New("explorer: the handler fails")
 					}
@@ -348,9 +366,10 @@ func putOp() xop {
 // xqueueOps are the queue operations.
 var xqueueOps = []xop{
 	simpleTakeOp(),
-	consumeOp("queue-consume", false, false),
-	consumeOp("queue-consume-lockpath", true, false),
-	consumeOp("queue-consume-deadletter", true, true),
+	consumeOp("queue-consume", false, false, false),
+	consumeOp("queue-consume-lockpath", true, false, false),
+	consumeOp("queue-consume-deadletter", true, true, false),
+	consumeOp("queue-consume-lockpath-second", true, false, true),
 	idRemoveOp(),
 	putOp(),
 }

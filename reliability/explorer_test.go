@@ -21,6 +21,7 @@ import (
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -67,6 +68,9 @@ const (
 	xCleanup = 10 * time.Second
 	// xSlowListener is how long the listener-block move blocks a listener.
 	xSlowListener = 10 * time.Second
+	// xSlowRetry is the shortest sleep between retries of a victim whose move needs one
+	// (longer than xPrompt: an operation that sleeps it out after Close is caught).
+	xSlowRetry = 8 * time.Second
 )
 
 // xop is one recipe operation the explorer drives.
@@ -80,6 +84,8 @@ type xop struct {
 	listeners bool
 	// contends: its rounds have contend (the lagging move applies to it).
 	contends bool
+	// tool: the operation runs the zkcurator tool; only the process moves apply to it.
+	tool bool
 }
 
 // xround is one run's operation.
@@ -105,6 +111,9 @@ type xround struct {
 	// target names the operation's node when the victim has made none yet (an item to be
 	// taken, a barrier node); "" or nil: the newest node the victim made.
 	target func() string
+	// otherData is other valid content for a node like n (the moves that make the
+	// operation's node again with other data); nil: bytes no recipe reads.
+	otherData func(n xnode) []byte
 	// contend takes what the operation takes (a lock, leadership) on client c, for the
 	// lagging move: it holds it until release. nil: the operation takes nothing exclusive.
 	contend func(ctx context.Context, c *framework.Client) (release func(), err error)
@@ -121,6 +130,15 @@ type xmove struct {
 	// lagging: the move cuts the run's member off from its peers (runs alone: it stops
 	// every other run's member too when that is the same member).
 	lagging bool
+	// contender: the move has another client take what the operation takes (needs the
+	// operation's contend).
+	contender bool
+	// slowRetry: the victim's client sleeps xSlowRetry and more between retries.
+	slowRetry bool
+	// noRetry: the victim's client does not retry a failed request.
+	noRetry bool
+	// process: a signal to the zkcurator tool (applies to the tool's operations only).
+	process bool
 	apply   func(r *xrun)
 }
 
@@ -161,19 +179,15 @@ func knownFor(name, v string) string {
 }
 
 // xops are the operations explored, by family.
-var xops = slices.Concat(xlockOps, xcacheOps, xqueueOps, xdiscoveryOps, xbarrierOps, xvalueOps)
+var xops = slices.Concat(xlockOps, xcacheOps, xqueueOps, xdiscoveryOps, xbarrierOps, xvalueOps, xtoolOps)
 
-var xmoves = []xmove{
+var xmoves = slices.Concat([]xmove{
 	// on the wire
-	{name: "reply-lost", apply: func(r *xrun) {
-		before := r.w.proxy.Forwarded()
-		r.w.proxy.HoldReplies()
-		r.background(func() {
-			waitFor(r.bg, 10*time.Second, func() bool { return r.w.proxy.Forwarded() > before })
-			time.Sleep(100 * time.Millisecond) // the server applies it meanwhile (either way is a legal outcome)
-			r.w.proxy.DropConnections()
-			r.w.proxy.Heal()
-		})
+	{name: "reply-lost", apply: func(r *xrun) { r.replyLost(nil) }},
+	// the reply lost, and the operation's node deleted and made again (same data) by
+	// another client before the victim hears anything more
+	{name: "reply-lost-remade", other: true, apply: func(r *xrun) {
+		r.replyLost(func() { r.advDeleteTarget(true, false) })
 	}},
 	{name: "held-ctx", apply: func(r *xrun) {
 		// Held until the operation's deadline; healed then also when the request is one of
@@ -181,12 +195,46 @@ var xmoves = []xmove{
 		r.w.proxy.StallFor(xHeldDeadline + 500*time.Millisecond)
 		r.healAfterCall.Store(true)
 	}},
-	{name: "held-expiry", apply: func(r *xrun) { r.holdUntilExpired(false) }},
+	{name: "held-expiry", apply: func(r *xrun) { r.holdUntilExpired(false, false, false) }},
 	// held until the session expires, and meanwhile the operation's node is deleted and
 	// made again (same data) by another client
-	{name: "held-expiry-remade", other: true, apply: func(r *xrun) { r.holdUntilExpired(true) }},
-	// the connection dropped, and the client closed while the operation retries
-	{name: "dropped-close", apply: func(r *xrun) {
+	{name: "held-expiry-remade", other: true, apply: func(r *xrun) { r.holdUntilExpired(true, false, false) }},
+	// held until the session expires, and meanwhile the operation's node is deleted and
+	// made again with other data by another client
+	{name: "held-expiry-remade-other", other: true, apply: func(r *xrun) { r.holdUntilExpired(true, true, false) }},
+	// held until the session expires, and meanwhile another client takes what the
+	// operation takes (a lock, leadership) and holds it until the operation returned
+	{name: "held-expiry-taken", contender: true, apply: func(r *xrun) { r.holdUntilExpired(false, false, true) }},
+	// held until the session expires; the operation's listeners panic at every call from
+	// the move on (the loss, the reconnection, what follows)
+	{name: "held-expiry-listener-panic", listener: true, apply: func(r *xrun) {
+		r.armListener("panic-always")
+		r.holdUntilExpired(false, false, false)
+	}},
+	// the k-th request fails on a dropped connection (the victim's client does not retry
+	// for this move), and once the operation returned another client deletes its node and
+	// makes it again (same data): what the recipe learnt of its node when the request
+	// failed must not make the other's node its own
+	{name: "failed-remade", other: true, noRetry: true, apply: func(r *xrun) {
+		r.w.proxy.DropConnections()
+		r.background(func() {
+			waitFor(r.bg, 30*time.Second, func() bool { return isClosedCh(r.callDone) })
+			time.Sleep(200 * time.Millisecond) // the recipe settles on what it learnt
+			r.advDeleteTarget(true, false)
+		})
+	}},
+	// held while another client changes the operation's node and changes it back: the
+	// victim hears of it only after both
+	{name: "held-aba", other: true, apply: func(r *xrun) {
+		r.w.proxy.Stall()
+		r.background(func() {
+			r.advABA()
+			r.w.proxy.Heal()
+		})
+	}},
+	// the connection dropped, and the client closed while the operation sleeps between
+	// retries (the victim's retry policy sleeps xSlowRetry and more for this move)
+	{name: "dropped-close", slowRetry: true, apply: func(r *xrun) {
 		r.w.proxy.Refuse()
 		r.w.proxy.DropConnections()
 		r.background(func() {
@@ -197,10 +245,24 @@ var xmoves = []xmove{
 	{name: "dropped", apply: func(r *xrun) { r.w.proxy.DropConnections() }},
 	{name: "lagging", lagging: true, apply: func(r *xrun) { r.lag() }},
 	// by another client, on the operation's node
-	{name: "deleted", other: true, apply: func(r *xrun) { r.advDeleteTarget(false, nil) }},
-	{name: "remade-same", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, nil) }},
-	{name: "remade-other", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, []byte("other data")) }},
+	{name: "deleted", other: true, apply: func(r *xrun) { r.advDeleteTarget(false, false) }},
+	{name: "remade-same", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, false) }},
+	{name: "remade-other", other: true, apply: func(r *xrun) { r.advDeleteTarget(true, true) }},
 	{name: "unreadable", other: true, apply: func(r *xrun) { r.advReplaceUnreadable() }},
+	// replaced by a node the victim may not read, which is then replaced by a readable
+	// one again (same data)
+	{name: "unreadable-remade", other: true, apply: func(r *xrun) {
+		n, ok := r.target(r.bg)
+		if !ok {
+			r.noTarget.Store(true)
+			return
+		}
+		r.advReplace(n, n.data, advACL)
+		r.background(func() {
+			time.Sleep(time.Second) // the victim hears of the unreadable node meanwhile
+			r.advReplace(n, n.data, nil)
+		})
+	}},
 	{name: "parent-deleted", other: true, apply: func(r *xrun) { r.advDeleteParent(false, false) }},
 	{name: "parent-remade", other: true, apply: func(r *xrun) { r.advDeleteParent(true, false) }},
 	{name: "parent-remade-with-node", other: true, apply: func(r *xrun) { r.advDeleteParent(true, true) }},
@@ -219,7 +281,7 @@ var xmoves = []xmove{
 	{name: "listener-panic", listener: true, apply: func(r *xrun) { r.armListener("panic") }},
 	{name: "listener-block", listener: true, apply: func(r *xrun) { r.armListener("block") }},
 	{name: "listener-close", listener: true, apply: func(r *xrun) { r.armListener("close") }},
-}
+}, xtoolMoves)
 
 // xworld is a run's clients: the victim behind a proxy to one member, the adversary
 // connected directly to the same member (so that the victim's next request sees what
@@ -272,10 +334,12 @@ type xrun struct {
 	targetAt []bool // at request k+1: whether the operation had a node to act on
 
 	lagged           atomic.Bool       // the run's member is cut off from its peers
-	contended        atomic.Bool       // a contender on another member got in (lagging)
+	contended        atomic.Bool       // a contender got in (lagging, held-expiry-taken)
+	contendedWhy     string            // when it got in
 	contender        *framework.Client // its client
 	releaseContender func()            // gives back what it got
 
+	tool          *xtoolRun // the zkcurator run of a tool operation
 	healAfterCall atomic.Bool
 	closedEarly   atomic.Bool
 	clientClosed  atomic.Bool
@@ -518,7 +582,7 @@ func modeOf(st *framework.Stat) framework.CreateMode {
 // holdUntilExpired holds the victim's requests until its session has expired on the
 // servers (and, when remake, has the adversary delete and make again the operation's node
 // meanwhile), then lets them through.
-func (r *xrun) holdUntilExpired(remake bool) {
+func (r *xrun) holdUntilExpired(remake, other, take bool) {
 	var n xnode
 	if remake {
 		var ok bool
@@ -536,16 +600,61 @@ func (r *xrun) holdUntilExpired(remake bool) {
 		})
 		if remake {
 			// The node may have gone with the session (ephemeral): make it again.
+			data := r.remadeData(n, other)
 			if st, err := r.w.adv.Exists(r.bg, n.path); err == nil && st == nil {
-				if _, err := r.advCreate(r.bg, n.path, n.data, framework.WithMode(modeOf(n.stat))); err != nil {
+				if _, err := r.advCreate(r.bg, n.path, data, framework.WithMode(modeOf(n.stat))); err != nil {
 					r.t.Logf("adversary: make %s again: %v", n.path, err)
 				}
 			} else {
-				r.advReplace(n, n.data, nil)
+				r.advReplace(n, data, nil)
 			}
+		}
+		if take {
+			r.takeAsContender(r.w.member, "while the victim's session was gone")
 		}
 		r.w.proxy.Heal()
 	})
+}
+
+// replyLost holds the replies from the k-th request on; once the request reached the
+// server (which applies it meanwhile: either way is a legal outcome), meanwhile runs (nil:
+// nothing), then the connection drops and the proxy heals.
+func (r *xrun) replyLost(meanwhile func()) {
+	before := r.w.proxy.Forwarded()
+	r.w.proxy.HoldReplies()
+	r.background(func() {
+		waitFor(r.bg, 10*time.Second, func() bool { return r.w.proxy.Forwarded() > before })
+		time.Sleep(100 * time.Millisecond)
+		if meanwhile != nil {
+			meanwhile()
+		}
+		r.w.proxy.DropConnections()
+		r.w.proxy.Heal()
+	})
+}
+
+// takeAsContender has a contender on member m take what the operation takes; it holds it
+// until the operation returned. why says when, for the exclusion check.
+func (r *xrun) takeAsContender(m int, why string) {
+	c, err := framework.Connect(r.bg, ens.Addr(m), framework.WithSessionTimeout(otherSession), framework.WithRetryPolicy(fastPolicy(r.t)))
+	if err != nil {
+		r.t.Logf("contender: connect to member %d: %v", m, err)
+		return
+	}
+	r.mu.Lock()
+	r.contender = c
+	r.mu.Unlock()
+	cctx, cancel := context.WithTimeout(r.bg, 10*time.Second)
+	defer cancel()
+	release, err := r.round.contend(cctx, c)
+	if err != nil {
+		r.t.Logf("contender: on member %d, did not get in: %v", m, err)
+		return
+	}
+	r.mu.Lock()
+	r.releaseContender, r.contendedWhy = release, why
+	r.mu.Unlock()
+	r.contended.Store(true)
 }
 
 // closeClient closes the victim's client and records when.
@@ -558,8 +667,8 @@ func (r *xrun) closeClient() {
 }
 
 // advDeleteTarget deletes the operation's node and, when remake, makes one again under
-// the same name (with data, or the same data when data is nil) in one transaction.
-func (r *xrun) advDeleteTarget(remake bool, data []byte) {
+// the same name (with other data, or the same) in one transaction.
+func (r *xrun) advDeleteTarget(remake, other bool) {
 	n, ok := r.target(r.bg)
 	if !ok {
 		r.noTarget.Store(true)
@@ -575,10 +684,22 @@ func (r *xrun) advDeleteTarget(remake bool, data []byte) {
 		r.forgetAdv(n.path)
 		return
 	}
-	if data == nil {
-		data = n.data
+	r.advReplace(n, r.remadeData(n, other), nil)
+}
+
+// xOtherData is the other data of a node made again, when the operation has none of
+// its own (xround.otherData): bytes no recipe reads.
+var xOtherData = []byte("other data")
+
+// remadeData is the data a node like n is made again with: n's own, or other data.
+func (r *xrun) remadeData(n xnode, other bool) []byte {
+	switch {
+	case !other:
+		return n.data
+	case r.round.otherData != nil:
+		return r.round.otherData(n)
 	}
-	r.advReplace(n, data, nil)
+	return xOtherData
 }
 
 // advReplace deletes n and creates a node of the same mode at its path in one multi.
@@ -628,6 +749,9 @@ func (r *xrun) advDeleteParent(remake, withNode bool) {
 		return
 	}
 	before := r.snapshot(r.bg)
+	if remake && withNode && r.advReplaceParent(before, parent, n) {
+		return
+	}
 	if err := r.w.adv.Delete(r.bg, parent, framework.WithChildren(), framework.Quietly()); err != nil {
 		r.t.Logf("adversary: delete %s: %v", parent, err)
 	}
@@ -643,6 +767,35 @@ func (r *xrun) advDeleteParent(remake, withNode bool) {
 			r.t.Logf("adversary: make %s again: %v", n.path, err)
 		}
 	}
+}
+
+// advReplaceParent deletes parent with everything under it (as before shows it) and makes
+// it again with a node like n, in one transaction: a reader never sees the parent gone.
+// It reports whether it did (the tree changed meanwhile: it did nothing).
+func (r *xrun) advReplaceParent(before []xnode, parent string, n xnode) bool {
+	var ops []framework.Op
+	for i := len(before) - 1; i >= 0; i-- { // children before their parents
+		if p := before[i].path; strings.HasPrefix(p, parent+"/") {
+			ops = append(ops, framework.DeleteOp(p, -1))
+		}
+	}
+	ops = append(ops, framework.DeleteOp(parent, -1),
+		framework.CreateOp(parent, nil, framework.Persistent, nil),
+		framework.CreateOp(n.path, n.data, modeOf(n.stat), nil))
+	if _, err := r.w.adv.Transaction(r.bg, ops...); err != nil {
+		r.t.Logf("adversary: replace %s with %s in it: %v", parent, n.path, err)
+		return false
+	}
+	r.logDeletedTree(before, parent)
+	r.forgetAdv(parent)
+	for _, p := range []string{parent, n.path} {
+		if st, err := r.w.adv.Exists(r.bg, p); err == nil && st != nil {
+			r.recordAdv(p, st)
+		}
+	}
+	r.logAdv(true, parent, nil)
+	r.logAdv(true, n.path, n.data)
+	return true
 }
 
 // advCompetitorAhead adds a sibling that sorts before the operation's node: same name
@@ -730,6 +883,11 @@ func (r *xrun) listenerHook() {
 	switch mode {
 	case "panic":
 		panic("explorer: a listener panics")
+	case "panic-always":
+		r.mu.Lock()
+		r.listenerMode = mode
+		r.mu.Unlock()
+		panic("explorer: a listener panics")
 	case "block": // a slow listener: longer than a loss takes to be noticed
 		select {
 		case <-time.After(xSlowListener):
@@ -745,7 +903,7 @@ func (r *xrun) listenerHook() {
 }
 
 func (op *xop) applicable(m xmove) bool {
-	return (!m.listener || op.listeners) && (!m.lagging || op.contends)
+	return m.process == op.tool && (!m.listener || op.listeners) && (!m.lagging && !m.contender || op.contends)
 }
 
 // lag cuts the victim's member (a follower) off from its peers; once the victim's session
@@ -766,22 +924,7 @@ func (r *xrun) lag() {
 		ids, err := zktest.Sessions(leaderAddr)
 		return err == nil && !slices.Contains(ids, sid)
 	})
-	other := (r.w.member + 1) % ens.Size()
-	c, err := framework.Connect(r.bg, ens.Addr(other), framework.WithSessionTimeout(otherSession), framework.WithRetryPolicy(fastPolicy(r.t)))
-	if err != nil {
-		r.t.Logf("lagging: connect a contender to member %d: %v", other, err)
-		return
-	}
-	r.contender = c
-	cctx, cancel := context.WithTimeout(r.bg, 10*time.Second)
-	defer cancel()
-	release, err := r.round.contend(cctx, c)
-	if err != nil {
-		r.t.Logf("lagging: the contender on member %d did not get in: %v", other, err)
-		return
-	}
-	r.contended.Store(true)
-	r.releaseContender = release
+	r.takeAsContender((r.w.member+1)%ens.Size(), "on another member since the victim's session expired there, while the victim's member was cut off from its peers")
 }
 
 // exploreRuns lists every run name of op for k = 1..len(targetAt), leaving out the
@@ -987,8 +1130,19 @@ func newRun(t *testing.T, op *xop, move xmove, k int) *xrun {
 	r := &xrun{t: t, name: name, w: w, op: op, move: move, k: k,
 		advNodes: map[string]int64{}, containers: map[string]bool{}, unblock: make(chan struct{}), callDone: make(chan struct{})}
 	w.proxy = zktest.NewProxy(t, ens.Addr(m))
-	w.victim = connect(t, ens.Addr(m), victimSession, framework.WithDialer(w.proxy.Dialer()),
-		framework.WithRequestHook(r.hook), framework.WithRequestObserver(r.observe))
+	opts := []framework.Option{framework.WithDialer(w.proxy.Dialer()),
+		framework.WithRequestHook(r.hook), framework.WithRequestObserver(r.observe)}
+	switch {
+	case move.slowRetry:
+		p, err := retry.NewBoundedExponentialBackoff(xSlowRetry, 2*xSlowRetry, 29)
+		require.NoError(t, err)
+		opts = append(opts, framework.WithRetryPolicy(p))
+	case move.noRetry:
+		p, err := retry.NewNTimes(0, 0)
+		require.NoError(t, err)
+		opts = append(opts, framework.WithRetryPolicy(p))
+	}
+	w.victim = connect(t, ens.Addr(m), victimSession, opts...)
 	w.adv = connect(t, ens.Addr(m), otherSession, framework.WithAuth("digest", []byte("adversary:secret")))
 	w.sessions[w.victim.SessionID()] = true
 	return r
@@ -1056,18 +1210,19 @@ func (r *xrun) execute() {
 		r.w.proxy.Heal()
 	}
 	t.Logf("%s returned after %v: %v", r.op.name, took.Round(time.Millisecond), callErr)
+	r.waitBackground() // the contender is in, or will not be
 	if r.contended.Load() && callErr == nil {
-		r.violate("exclusion: %s returned success on a member cut off from its peers, while a contender on another member held it since the victim's session expired there", r.op.name)
+		r.violate("exclusion: %s returned success while a contender held what it takes, got %s", r.op.name, r.contendedWhy)
 	}
 	if r.lagged.Load() {
 		healPeers(t)
 		healthy(t)
-		if r.releaseContender != nil {
-			r.releaseContender()
-		}
-		if r.contender != nil {
-			_ = r.contender.Close()
-		}
+	}
+	if r.releaseContender != nil {
+		r.releaseContender()
+	}
+	if r.contender != nil {
+		_ = r.contender.Close()
 	}
 	r.waitBackground() // the move's own steps (a heal, a close) are done before the checks
 	if round.after != nil && !r.clientClosed.Load() {

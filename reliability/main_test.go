@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 	ens = e
 	start := time.Now()
 	code := m.Run()
+	removeZkcuratorBinary()
 	e.Close()
 	fmt.Fprintf(os.Stderr, "reliability: suite ran %v\n", time.Since(start).Round(time.Second))
 	os.Exit(code)
