@@ -2,7 +2,10 @@ package reliability_test
 
 import (
 	"context"
+	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +48,22 @@ func requireViolation(t *testing.T, violations []string, prefix string) {
 
 func TestExplorerCheckersNegativeControl(t *testing.T) {
 	healthy(t)
+	t.Run("tool", func(t *testing.T) {
+		// A tool that exits long after its signal and leaves its command running: its
+		// command is a sleep in a process group of its own.
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		exited := make(chan struct{})
+		close(exited)
+		tr := &xtoolRun{exited: exited, at: time.Now()}
+		r := &xrun{t: t, bg: context.Background(), move: xmove{name: "sigterm", process: true},
+			movedAt: tr.at.Add(-(xToolGrace + xPrompt + time.Second))}
+		v := checkTool(r, tr, cmd.Process.Pid)
+		requireViolation(t, v, "promptness: zkcurator exited")
+		requireViolation(t, v, "cleanliness: processes of zkcurator's command left")
+	})
 	t.Run("ownership", func(t *testing.T) {
 		// A Close that deletes its node by path, whoever made the node there.
 		op := xop{name: "broken-delete-by-path", setup: func(ctx context.Context, r *xrun) (*xround, error) {
@@ -155,6 +174,8 @@ func TestExplorerCheckersNegativeControl(t *testing.T) {
 		outOfOrder := []cache.Event{ev(cache.TreeNodeAdded, "/a/b", 5, 5), ev(cache.TreeNodeAdded, "/a", 1, 1)}
 		requireViolation(t, checkEvents(outOfOrder, 0, server, "tree"), "events: the change of /a ")
 		requireViolation(t, checkEvents(good[:1], 0, server, "tree"), "events: their replay holds")
+		neverRemoved := append(slices.Clone(good), ev(cache.TreeNodeRemoved, "/a/b", 5, 5), ev(cache.TreeNodeAdded, "/a/b", 5, 5))
+		requireViolation(t, checkEvents(neverRemoved, 0, server, "tree"), "events: /a/b (czxid 0x5) reported removed")
 	})
 }
 
