@@ -336,6 +336,7 @@ type xrun struct {
 	lagged           atomic.Bool       // the run's member is cut off from its peers
 	contended        atomic.Bool       // a contender got in (lagging, held-expiry-taken)
 	contendedWhy     string            // when it got in
+	contendedAt      time.Time
 	contender        *framework.Client // its client
 	releaseContender func()            // gives back what it got
 
@@ -652,7 +653,7 @@ func (r *xrun) takeAsContender(m int, why string) {
 		return
 	}
 	r.mu.Lock()
-	r.releaseContender, r.contendedWhy = release, why
+	r.releaseContender, r.contendedWhy, r.contendedAt = release, why, time.Now()
 	r.mu.Unlock()
 	r.contended.Store(true)
 }
@@ -1196,7 +1197,8 @@ func (r *xrun) execute() {
 	case <-r.bg.Done():
 		t.Fatalf("%s did not return within %v", r.op.name, 3*time.Minute)
 	}
-	took := time.Since(start)
+	returned := time.Now()
+	took := returned.Sub(start)
 	r.mu.Lock()
 	closedAt := r.closedAt
 	r.mu.Unlock()
@@ -1211,7 +1213,7 @@ func (r *xrun) execute() {
 	}
 	t.Logf("%s returned after %v: %v", r.op.name, took.Round(time.Millisecond), callErr)
 	r.waitBackground() // the contender is in, or will not be
-	if r.contended.Load() && callErr == nil {
+	if r.contended.Load() && callErr == nil && r.contendedAt.Before(returned) {
 		r.violate("exclusion: %s returned success while a contender held what it takes, got %s", r.op.name, r.contendedWhy)
 	}
 	if r.lagged.Load() {
