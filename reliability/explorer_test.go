@@ -333,9 +333,9 @@ type xrun struct {
 	counting bool   // the undisturbed run: record at each request whether a target exists
 	targetAt []bool // at request k+1: whether the operation had a node to act on
 
-	lagged           atomic.Bool       // the run's member is cut off from its peers
-	contended        atomic.Bool       // a contender got in (lagging, held-expiry-taken)
-	contendedWhy     string            // when it got in
+	lagged           atomic.Bool // the run's member is cut off from its peers
+	contended        atomic.Bool // a contender got in (lagging, held-expiry-taken)
+	contendedWhy     string      // when it got in
 	contendedAt      time.Time
 	contender        *framework.Client // its client
 	releaseContender func()            // gives back what it got
