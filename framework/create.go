@@ -435,8 +435,9 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 }
 
 // findProtected looks for our protected node under parent after a connection loss. A
-// node of an ephemeral mode owned by another session (ours expired in between) is
-// deleted and not returned.
+// node of an ephemeral mode that another session owns is not ours: ours is of our
+// session, or went with our expired one (a server that has not applied that expiry yet
+// deletes it in time). It is neither returned nor touched: it may be another client's.
 func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefix string, mode CreateMode) (string, error) {
 	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -455,7 +456,7 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 		}
 		st, err := c.statOnce(ctx, conn, found)
 		if errors.Is(err, zk.ErrNoNode) {
-			return "", nil
+			continue
 		}
 		if err != nil {
 			return "", err
@@ -463,12 +464,7 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 		if st.EphemeralOwner == conn.SessionID() {
 			return found, nil
 		}
-		c.opts.logger.Info("protected node belongs to an older session; deleting it", "component", "framework", "op", "create", "path", found)
-		_, err = callAt(c, ctx, "delete", found, func() (struct{}, error) { return struct{}{}, conn.Delete(found, -1) }, nil)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return "", err
-		}
-		return "", nil
+		c.opts.logger.Info("a node under our protected name belongs to another session; not ours", "component", "framework", "op", "create", "path", found)
 	}
 	return "", nil
 }
