@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -448,4 +449,57 @@ func TestSuspendedReleaseLeavesNoNode(t *testing.T) {
 	require.NoError(t, err, "the released lease's node still blocks the lock: %v", testutil.Children(t, srv.ConnectString(), path))
 	require.NoError(t, lb.Release(ctx))
 	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
+}
+
+// A release whose delete is held until the lease's session expired, while another client
+// makes a node of its own at the lease's path, deletes nothing: the delete sent again on
+// the client's new session would find the other's node (the lease's went with its
+// session). The release says the lease was lost.
+func TestReleaseAfterExpiryLeavesAnotherSessionsNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var armed atomic.Bool
+	stalled := make(chan struct{})
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(2*time.Second),
+		framework.WithRequestHook(func(op string) {
+			if op == "delete" && armed.CompareAndSwap(true, false) {
+				proxy.Stall()
+				close(stalled)
+			}
+		}))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	const path = "/failure/expire-taken"
+	ma := newMutex(t, ca, path)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	la, err := ma.Acquire(ctx)
+	require.NoError(t, err)
+	sidA := ca.SessionID()
+	armed.Store(true)
+	released := make(chan error, 1)
+	go func() { released <- la.Release(ctx) }()
+	testutil.WaitClosed(t, stalled, 20*time.Second, "the release's delete")
+	require.Eventually(t, func() bool {
+		ids, err := zktest.Sessions(srv.Addr())
+		return err == nil && !slices.Contains(ids, sidA)
+	}, 20*time.Second, 20*time.Millisecond, "the server did not expire A's session")
+	_, err = cb.Create(ctx, la.Node(), []byte("other's"), framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	st, err := cb.Exists(ctx, la.Node())
+	require.NoError(t, err)
+	proxy.Heal()
+
+	select {
+	case err = <-released:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the release did not return")
+	}
+	require.ErrorIs(t, err, mutex.ErrLeaseLost)
+	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+	now, err := cb.Exists(ctx, la.Node())
+	require.NoError(t, err)
+	require.NotNil(t, now, "the release deleted the node another session made at the lease's path")
+	require.Equal(t, st.Czxid, now.Czxid)
+	require.NoError(t, cb.Delete(ctx, la.Node()))
 }
