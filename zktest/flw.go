@@ -101,6 +101,32 @@ func Sessions(addr string) ([]int64, error) {
 	return ids, nil
 }
 
+// TrackedSessions returns the ids of the sessions the server's session tracker holds
+// (from dump): on the leader (or a standalone server), every live session of the
+// ensemble, wherever its client is connected; a session the leader has expired is not
+// listed. (Sessions lists only the sessions connected to addr.)
+func TrackedSessions(addr string) ([]int64, error) {
+	out, err := FourLetterWord(addr, "dump", 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(out, "SessionTracker dump:") {
+		return nil, fmt.Errorf("zktest: %s: no session tracker in dump: %s", addr, strings.TrimSpace(out))
+	}
+	var ids []int64
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "ephemeral nodes dump") {
+			break
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "0x"); ok {
+			if id, err := strconv.ParseUint(v, 16, 64); err == nil {
+				ids = append(ids, int64(id))
+			}
+		}
+	}
+	return ids, nil
+}
+
 // EphemeralOwners returns, from the server's dump command, the paths of ephemeral nodes
 // keyed by the id of the session that owns them. Only the leader (or a standalone
 // server) knows every session's ephemerals.

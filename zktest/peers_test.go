@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"context"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -133,4 +134,32 @@ func TestProxyRefuseTargets(t *testing.T) {
 	c, err = dial("tcp", e.Addr(0), 5*time.Second)
 	require.NoError(t, err, "Heal ends the refusal")
 	c.Close()
+}
+
+// TrackedSessions on the leader lists a session whose client is connected to a follower
+// (Sessions lists only the sessions connected to the server asked), and no longer once
+// the session is closed.
+func TestTrackedSessionsOnLeaderListsEverySession(t *testing.T) {
+	e := zktest.NewEnsemble(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader, err := e.WaitLeader(ctx)
+	require.NoError(t, err)
+	follower := (leader + 1) % 3
+	conn, _ := connect(t, e.Addr(follower), 10*time.Second, nil) // (it waits for the session)
+	sid := conn.SessionID()
+	// The leader tracks the session once it applied the session's creation, which may
+	// follow the follower's answer to the client.
+	require.Eventually(t, func() bool {
+		ids, err := zktest.TrackedSessions(e.Addr(leader))
+		return err == nil && slices.Contains(ids, sid)
+	}, 30*time.Second, 20*time.Millisecond, "the leader does not track the session")
+	ids, err := zktest.Sessions(e.Addr(leader))
+	require.NoError(t, err)
+	assert.NotContains(t, ids, sid, "not connected to the leader")
+	conn.Close()
+	require.Eventually(t, func() bool {
+		ids, err := zktest.TrackedSessions(e.Addr(leader))
+		return err == nil && !slices.Contains(ids, sid)
+	}, 30*time.Second, 20*time.Millisecond, "the closed session is still tracked")
 }
