@@ -596,7 +596,7 @@ func (r *xrun) holdUntilExpired(remake, other, take bool) {
 	sid := r.w.victim.SessionID()
 	r.background(func() {
 		waitFor(r.bg, 60*time.Second, func() bool {
-			ids, err := zktest.Sessions(leaderAddr(r.t))
+			ids, err := zktest.TrackedSessions(leaderAddr(r.t))
 			return err == nil && !slices.Contains(ids, sid)
 		})
 		if remake {
@@ -922,7 +922,7 @@ func (r *xrun) lag() {
 	sid := r.w.victim.SessionID()
 	leaderAddr := ens.Addr(leader)
 	waitFor(r.bg, 20*time.Second, func() bool {
-		ids, err := zktest.Sessions(leaderAddr)
+		ids, err := zktest.TrackedSessions(leaderAddr)
 		return err == nil && !slices.Contains(ids, sid)
 	})
 	r.takeAsContender((r.w.member+1)%ens.Size(), "on another member since the victim's session expired there, while the victim's member was cut off from its peers")
