@@ -50,6 +50,9 @@ type deleteJob struct {
 	// maxCzxid, when not 0, deletes path only if its node was created by that
 	// transaction or an earlier one.
 	maxCzxid int64
+	// owner, when not 0, deletes path only while the client's session is owner (an
+	// ephemeral node of an expired session is gone with it).
+	owner int64
 	// inflight, for a prefix job: the create requests that may still make such a child;
 	// the sweep lists the parent only once they were answered (a listing sent before a
 	// create that has not gone out yet would find nothing, and the create land after).
@@ -137,6 +140,9 @@ func (d *deleter) do(j deleteJob) error {
 		return err
 	}
 	conn := d.c.conn.Load()
+	if j.owner != 0 && conn.SessionID() != j.owner {
+		return nil // the owner's session is gone: so is its node
+	}
 	if j.prefix == "" {
 		version := int32(-1)
 		if j.versioned {

@@ -27,7 +27,14 @@ type deleteOpts struct {
 	background bool
 	await      time.Duration // AwaitOutcome
 	asRead     bool          // AsRead
+	owner      int64         // OwnedBy
 }
+
+// OwnedBy deletes an ephemeral node of session sid only: an attempt that would go out on
+// another session (sid has expired, and its ephemeral nodes with it: a node at the path
+// now is someone else's) sends nothing and answers ErrNoNode. A guaranteed delete keeps
+// the condition in the background. It costs no request.
+func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
 
 // WithVersion deletes only if the node's version matches. The default is any version.
 func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version = v } }
@@ -92,7 +99,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		if err := c.usable(); err != nil {
 			return opErr("delete", path, err)
 		}
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid})
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
 		return nil
 	}
 	var sent resent
@@ -105,6 +112,9 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	attempts := 0
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		attempts++
+		if o.owner != 0 && conn.SessionID() != o.owner {
+			return zk.ErrNoNode // the owner's session is gone: so is its node
+		}
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err // the node's own delete was not sent
@@ -122,7 +132,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid})
+		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
 	}
 	return opErr("delete", path, err)
 }

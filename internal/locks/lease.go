@@ -460,10 +460,16 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 	if lost {
 		err = l.deleteOwn(ctx)
 	} else {
-		err = l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+		err = l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), l.ownedBy())
 	}
 	if errors.Is(err, framework.ErrNoNode) {
 		switch {
+		case l.Held.SessionID != 0 && l.client.SessionID() != l.Held.SessionID:
+			// The session that made the node expired (the node with it) before the
+			// delete went out again: nothing of ours is left, and the lock may have been
+			// someone else's meanwhile.
+			l.deleted.Store(true)
+			lost = true
 		case !errors.Is(err, framework.ErrUnknownOutcome):
 			l.deleted.Store(true) // gone before our delete: not released by us
 			lost = true
@@ -497,14 +503,24 @@ func (l *Lease) deleteOwn(ctx context.Context) error {
 			if errors.Is(err, framework.ErrClosed) {
 				return err
 			}
-			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
+			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), l.ownedBy())
 		}
 		if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
 			return fmt.Errorf("%s: %w", l.Held.Path, framework.ErrNoNode)
 		}
 		z = st.Czxid
 	}
-	return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), framework.WithMaxCzxid(z))
+	return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), framework.WithMaxCzxid(z), l.ownedBy())
+}
+
+// ownedBy binds a delete of the lease's node to the session that made it (when known):
+// once that session has expired, its node is gone and whatever is at the path is
+// another's.
+func (l *Lease) ownedBy() framework.DeleteOption {
+	if l.Held.SessionID == 0 {
+		return nil
+	}
+	return framework.OwnedBy(l.Held.SessionID)
 }
 
 // watched reports whether the lease's watch speaks for its node now, before the release's
