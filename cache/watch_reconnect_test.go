@@ -15,12 +15,12 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30, pathWatch over a reconnection): changes made while the cache's
+// The cache's watches over a reconnection: changes made while the cache's
 // connection is down (a node deleted and created again, data changed, a child added, a
 // node deleted) reach the cache after the reconnection (go-zookeeper's set-watches and
 // the cache's own re-read), and the cache then holds exactly one client watch per node and
 // kind: none lost, none doubled.
-func TestReviewWatchDropAndReconnect(t *testing.T) {
+func TestCacheWatchesChangesAcrossReconnection(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

@@ -13,11 +13,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30, pathWatch): a node deleted and created again at the same path in one
+// A node deleted and created again at the same path in one
 // transaction (its data and children watches fire together, the parent's children watch
 // too) is reported gone and back, and the new node is watched: its next change, and a new
 // child, are heard; the cache holds one client watch per node and kind afterwards.
-func TestReviewWatchRecreatedPath(t *testing.T) {
+func TestCacheWatchesNodeRemadeInOneTransaction(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
@@ -52,10 +52,10 @@ func TestReviewWatchRecreatedPath(t *testing.T) {
 	r.noMore(t)
 }
 
-// Review (issue 30, pathWatch): a NodeCache's exists watch on a missing node hears it
+// A NodeCache's exists watch on a missing node hears it
 // created; deleted again, the cache arms a new exists watch and hears it created again,
 // round after round, with no watch left over beyond the node's own.
-func TestReviewWatchNodeCacheExistsRounds(t *testing.T) {
+func TestNodeCacheExistsWatchRearmsAfterEachDelete(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())

@@ -13,10 +13,10 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30): a cache's data watch shared with another recipe of the same client
+// A cache's data watch shared with another recipe of the same client
 // that waits on Done: both hear the change, once; the cache closed, the other recipe's
 // next watch on the path still fires, and the cache is not told.
-func TestReviewWatchCacheSharesWithWaiter(t *testing.T) {
+func TestCacheDataWatchSharedWithWaiter(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := newClient(t, srv.ConnectString())
