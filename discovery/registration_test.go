@@ -61,7 +61,7 @@ func newStalledRegistry(t *testing.T, base, id string) *stalledRegistry {
 // ("a guaranteed delete: one that fails for a connection-class reason goes on in the
 // background"). deleteNode runs on context.WithoutCancel(ctx) bounded by cleanupTimeout
 // (10 s), so the caller waits those 10 s whatever its context says.
-func TestReview28UnregisterReturnsWithItsContextOnAStalledConnection(t *testing.T) {
+func TestUnregisterReturnsWithItsContextOnAStalledConnection(t *testing.T) {
 	leakcheck.Check(t)
 	s := newStalledRegistry(t, "/disc/r28-unreg-ctx", "a")
 	s.proxy.Stall()
@@ -88,7 +88,7 @@ func TestReview28UnregisterReturnsWithItsContextOnAStalledConnection(t *testing.
 // anything and without handing the delete to the background, and the registration is
 // already forgotten: once the connection is back, the ephemeral node stays as long as the
 // client's session, every provider keeps handing the instance out, and nothing deletes it.
-func TestReview28UnregisterOrCloseDuringAStallLeavesNoNode(t *testing.T) {
+func TestUnregisterOrCloseDuringAStallLeavesNoNode(t *testing.T) {
 	for _, how := range []string{"Unregister", "Close"} {
 		t.Run(how, func(t *testing.T) {
 			leakcheck.Check(t)
@@ -132,7 +132,7 @@ func TestReview28UnregisterOrCloseDuringAStallLeavesNoNode(t *testing.T) {
 // takes the node for its own and keeps it: the update is never written, although Update
 // reported success and Registered shows it. The doc promises that an Update of a node that
 // is gone or being made goes into the node "when the keeper makes it again".
-func TestReview28UpdateWhileTheKeepersReadBackFailedIsWritten(t *testing.T) {
+func TestUpdateWhileTheKeepersReadBackFailedIsWritten(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -200,7 +200,7 @@ func TestReview28UpdateWhileTheKeepersReadBackFailedIsWritten(t *testing.T) {
 // its cleanup (deleteNode) returns at once on r.path == "" and deletes nothing, and the
 // ephemeral-sequential node stays for the session's life, registered by no one, and every
 // provider hands the instance out.
-func TestReview28CancelledSequentialRegisterLeavesNoNode(t *testing.T) {
+func TestCancelledSequentialRegisterLeavesNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -253,7 +253,7 @@ func TestReview28CancelledSequentialRegisterLeavesNoNode(t *testing.T) {
 // overwrites the node with SetData and takes its czxid for its own, so both registrations
 // own the same czxid: the first one's Update writes into the winner's node, and its
 // Unregister deletes the winner's node (the winner's keeper then makes a new one).
-func TestReview28StaticLoserLeavesTheWinnersNode(t *testing.T) {
+func TestStaticLoserLeavesTheWinnersNode(t *testing.T) {
 	for _, how := range []string{"Update", "Unregister", "Close"} {
 		t.Run(how, func(t *testing.T) {
 			leakcheck.Check(t)
@@ -307,7 +307,7 @@ func TestReview28StaticLoserLeavesTheWinnersNode(t *testing.T) {
 // \u00XX with upper-case hex digits (\u001F); Go's encoder escapes U+2028/U+2029 (even
 // with SetEscapeHTML(false)) and writes \u001f. A node Curator wrote with such
 // characters in its strings must be what Go writes for the same instance.
-func TestReview28InteropLineSeparatorAndControlCharactersAsJacksonWritesThem(t *testing.T) {
+func TestInteropLineSeparatorAndControlCharactersAsJacksonWritesThem(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	ctx := testutil.Context(t, 120*time.Second)
@@ -334,7 +334,7 @@ func TestReview28InteropLineSeparatorAndControlCharactersAsJacksonWritesThem(t *
 // unregisters one 10 s context, but each deleteNode makes a fresh 10 s bound from
 // context.WithoutCancel of it, so on a stalled connection Close with three registrations
 // blocks for 30 s, not 10.
-func TestReview28CloseOnAStalledConnectionIsBoundedOnce(t *testing.T) {
+func TestCloseOnAStalledConnectionIsBoundedOnce(t *testing.T) {
 	leakcheck.Check(t)
 	s := newStalledRegistry(t, "/disc/r28-close-bound", "a")
 	for _, id := range []string{"b", "c"} {
@@ -351,7 +351,7 @@ func TestReview28CloseOnAStalledConnectionIsBoundedOnce(t *testing.T) {
 
 // A cache (and so a provider) started with a 500 ms context on a stalled connection
 // returns soon after its context ends.
-func TestReview28CacheStartReturnsWithItsContextOnAStalledConnection(t *testing.T) {
+func TestCacheStartReturnsWithItsContextOnAStalledConnection(t *testing.T) {
 	leakcheck.Check(t)
 	s := newStalledRegistry(t, "/disc/r28-cache-start", "a")
 	p, err := discovery.NewProvider(s.d, "svc")
@@ -373,14 +373,14 @@ func TestReview28CacheStartReturnsWithItsContextOnAStalledConnection(t *testing.
 	s.proxy.Heal()
 }
 
-// The replacement of this registration's node of a session given up (issue 32) deletes
+// The replacement of this registration's node of a session given up deletes
 // the node by its version in the transaction (replace: DeleteOp(path, st.Version)), not by
 // the czxid it just read: when another registration of the id (another process) replaces
 // the node between the keeper's read and its transaction, the new node has version 0 as
 // ours had, and the keeper's transaction deletes the other registration's node and puts
 // its own back. The doc: the registration that lost the node (here ours: the other
 // Register came last) "watches it and takes the path again only once it is free".
-func TestReview28DeadGenerationReplacementSparesANewerRegistration(t *testing.T) {
+func TestDeadGenerationReplacementSparesANewerRegistration(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -449,7 +449,7 @@ func TestReview28DeadGenerationReplacementSparesANewerRegistration(t *testing.T)
 // watch each time, while the one it set before has not fired (the node did not change):
 // go-zookeeper keeps every one of them until the node changes, so a registration on a
 // flaky network holds one more watch per reconnection.
-func TestReview28KeeperWatchesDoNotGrowWithReconnections(t *testing.T) {
+func TestKeeperWatchesDoNotGrowWithReconnections(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -485,7 +485,7 @@ func TestReview28KeeperWatchesDoNotGrowWithReconnections(t *testing.T) {
 // its session: a second registry on the same client that registers the same instance
 // value meanwhile replaces the node (last registration wins), and the cleanup then deletes
 // that registration's node.
-func TestReview28CancelledRegisterCleanupSparesAnotherRegistryOnTheClient(t *testing.T) {
+func TestCancelledRegisterCleanupSparesAnotherRegistryOnTheClient(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -554,7 +554,7 @@ func TestReview28CancelledRegisterCleanupSparesAnotherRegistryOnTheClient(t *tes
 // named after the id, with the same bytes) for its own instead of making its node, so
 // two registrations share one node, and the first one's Unregister deletes the second's
 // instance. Each registration must own its own node.
-func TestReview28SequentialSameValueTwoRegistriesOneClient(t *testing.T) {
+func TestSequentialSameValueTwoRegistriesOneClientEachOwnANode(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c := testutil.Connect(t, connect)
@@ -584,7 +584,7 @@ func TestReview28SequentialSameValueTwoRegistriesOneClient(t *testing.T) {
 // A provider follows its service after the service's node went (a container ZooKeeper
 // reaped once its last instance left; here deleted by hand): an instance registered
 // afterwards (which makes the node again) is handed out.
-func TestReview28ProviderFollowsAServiceMadeAgain(t *testing.T) {
+func TestProviderFollowsAServiceMadeAgain(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c := testutil.Connect(t, connect)
@@ -619,7 +619,7 @@ func TestReview28ProviderFollowsAServiceMadeAgain(t *testing.T) {
 // ends cleans up in the foreground, in deleteNode, which runs on
 // context.WithoutCancel(ctx) with cleanupTimeout: on a connection still stalled, the
 // Register returns cleanupTimeout (10 s) after the failure, long past its context.
-func TestReview28RegisterReturnsWithItsContextOnAStalledConnection(t *testing.T) {
+func TestRegisterReturnsWithItsContextOnAStalledConnection(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -653,7 +653,7 @@ func TestReview28RegisterReturnsWithItsContextOnAStalledConnection(t *testing.T)
 // of a registration Unregister forgot must go once the connection is back. Replaced: when
 // another registration made its own node at the path meanwhile (ours was deleted, theirs
 // created: another czxid), that node must stay.
-func TestReview28StaticUnregisterDuringAStall(t *testing.T) {
+func TestStaticUnregisterDuringAStallDeletesOnlyItsNode(t *testing.T) {
 	for _, how := range []string{"alone", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			leakcheck.Check(t)
@@ -719,7 +719,7 @@ func TestReview28StaticUnregisterDuringAStall(t *testing.T) {
 // and whose context ends before the client is back, cleans up with deleteNode, which
 // returns at once on r.path == "": no sweep for the node named after the id, and the
 // ephemeral-sequential node stays for the session's life, registered by no one.
-func TestReview28SequentialRegisterWithLostReplyGivenUpLeavesNoNode(t *testing.T) {
+func TestSequentialRegisterWithLostReplyGivenUpLeavesNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())

@@ -17,7 +17,7 @@ import (
 
 // A DynamicSequential instance whose node someone deleted is registered again under
 // id + one 10-digit sequence, as Register and Curator name it, not id + old seq + new seq.
-func TestReviewSequentialReRegisteredName(t *testing.T) {
+func TestSequentialReRegisteredNameHasOneSequenceNumber(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	regs := newRegistrations()
@@ -41,7 +41,7 @@ func TestReviewSequentialReRegisteredName(t *testing.T) {
 
 // A Register that fails (here: its context is already cancelled) must not delete a
 // Static instance's node it did not create: another process's registration of it.
-func TestReviewFailedRegisterSparesOthersStaticNode(t *testing.T) {
+func TestFailedRegisterSparesOthersStaticNode(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c1 := testutil.Connect(t, connect)
@@ -70,7 +70,7 @@ func TestReviewFailedRegisterSparesOthersStaticNode(t *testing.T) {
 // must leave nothing registered behind. The registration listener (called by Register on
 // its own goroutine once the node is created) holds Register while the concurrent call
 // runs.
-func TestReviewUnregisterDuringRegister(t *testing.T) {
+func TestUnregisterDuringRegisterLeavesNothing(t *testing.T) {
 	for _, how := range []string{"Unregister", "Close"} {
 		t.Run(how, func(t *testing.T) {
 			connect := shared(t)
@@ -123,7 +123,7 @@ func TestReviewUnregisterDuringRegister(t *testing.T) {
 // are meant to be used. The second Register's sweep takes the first's node for a
 // duplicate of its own (same session, id + 10 digits): it adopts it (the second instance
 // is never written) or deletes it.
-func TestReviewSequentialSweepSparesOtherRegistry(t *testing.T) {
+func TestSequentialSweepSparesOtherRegistry(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c := testutil.Connect(t, connect)
@@ -153,7 +153,7 @@ func TestReviewSequentialSweepSparesOtherRegistry(t *testing.T) {
 // (a Static one for good), a second Unregister says ErrNotRegistered and Close does not
 // delete it either. The node must go, at the latest by the time Close returned. An Unregister called with an already-cancelled context (a shutdown
 // path) hits the same select between the keeper's end and ctx.Done.
-func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
+func TestCancelledUnregisterLeavesNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c := testutil.Connect(t, connect)
@@ -192,7 +192,7 @@ func TestReviewUnregisterCancelledLeavesNode(t *testing.T) {
 // first one's keeper sees its node go, deletes the other session's node and creates its
 // own again; the second's keeper does the same: they take the node from each other
 // forever, and every cache of the service sees it removed and added again and again.
-func TestReviewSameIDTwoSessionsFight(t *testing.T) {
+func TestSameIDOnTwoSessionsSettlesOnTheLastRegistration(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c1 := testutil.Connect(t, connect)
@@ -232,7 +232,7 @@ func TestReviewSameIDTwoSessionsFight(t *testing.T) {
 
 // URISpec.Build with a nil *Instance (a failed lookup passed on) must not panic: "no
 // panics across the API". It builds as without an instance.
-func TestReviewBuildNilInstance(t *testing.T) {
+func TestURISpecBuildNilInstance(t *testing.T) {
 	spec := discovery.MustParseURISpec("{scheme}://{address}:{port}/x")
 	var inst *discovery.Instance[details]
 	assert.NotPanics(t, func() {

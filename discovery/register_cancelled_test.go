@@ -18,12 +18,12 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// rev6 #1: a Register cancelled while its create is held longer than the cleanup's 10 s
+// A Register cancelled while its create is held longer than the cleanup's 10 s
 // bound. Its background cleanup gives up waiting for the create (r.creates.Wait with
 // cleanupTimeout) and ends: WaitGuaranteedDeletes says all is clean while the create is
 // still held, and once the connection heals the create is applied and its ephemeral node
 // stays for the whole life of the session, registered by no one.
-func TestRev6CancelledRegisterHeldPastCleanupBoundLeavesNode(t *testing.T) {
+func TestCancelledRegisterHeldPastTheCleanupBoundLeavesNoNode(t *testing.T) {
 	leakcheck.Check(t)
 	server := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, server.ConnectString())
@@ -79,11 +79,11 @@ func TestRev6CancelledRegisterHeldPastCleanupBoundLeavesNode(t *testing.T) {
 	assert.Empty(t, d.Registered())
 }
 
-// rev6 #2: Register must replace another session's ephemeral node at its path (Curator
+// Register must replace another session's ephemeral node at its path (Curator
 // deletes it and creates its own; deleting needs only the parent's DELETE permission).
 // The keeper's GetDataW needs READ on the node: a node whose ACL denies READ makes
 // Register fail with NoAuth, where ExistsW (no ACL check) let it replace the node.
-func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
+func TestRegisterReplacesAnUnreadableNode(t *testing.T) {
 	leakcheck.Check(t)
 	connect := shared(t)
 	c := testutil.Connect(t, connect)
@@ -109,7 +109,7 @@ func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
 	}
 }
 
-// rev6 #3: a Register cancelled with its create in flight cleans up in the background;
+// A Register cancelled with its create in flight cleans up in the background;
 // the registration is out of the registry already, so the same id can be registered
 // again on the same client at once. That Register (B) finds the cancelled one's node
 // (our session's) and takes it as its own, with the cancelled call's data and no
@@ -118,7 +118,7 @@ func TestRev6RegisterReplacesUnreadableNode(t *testing.T) {
 // instance goes away and comes back after B's Register returned, and until then its node
 // holds the other call's data. Here: B's Register returns having heard no creation of its
 // node, which is heard only later, from its keeper.
-func TestRev6ReRegisterAfterCancelledRegisterIsNotUndone(t *testing.T) {
+func TestReRegisterAfterACancelledRegisterIsNotUndone(t *testing.T) {
 	leakcheck.Check(t)
 	regs := newRegistrations()
 	h := cancelRegisterWithHeldCreate(t, "/disc/rev6-again", discovery.WithRegistrationListener(regs.listen))
