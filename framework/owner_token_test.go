@@ -20,7 +20,7 @@ import (
 // A create WithOwnerToken whose reply is lost, in every mode, with and without a
 // namespace, with an ACL given to the client, and with the parent still to be made:
 // exactly one node, returned as created, carrying the token and the client's ACL.
-func TestReview28OwnedCreateLostReplyEveryMode(t *testing.T) {
+func TestOwnedCreateThroughLostReplyInEveryMode(t *testing.T) {
 	modes := map[framework.CreateMode]string{
 		framework.Persistent: "persistent", framework.PersistentSequential: "persistent-seq",
 		framework.Ephemeral: "ephemeral", framework.EphemeralSequential: "ephemeral-seq",
@@ -95,7 +95,7 @@ func TestReview28OwnedCreateLostReplyEveryMode(t *testing.T) {
 // deleted, the parent deleted and made again, and another client's sequential create got
 // the same name (the parent's counter restarted). The late undo must not delete the
 // other client's node: it is not the node this create made (another czxid).
-func TestReview28LateSequentialUndoSparesReusedName(t *testing.T) {
+func TestLateSequentialUndoSparesReusedName(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -166,7 +166,7 @@ func (nilACL) ACLForPath(string) []zk.ACL { return nil }
 // its entry; with it, the create succeeds and makes a node whose only ACL entry is the
 // token's: no one can read it, write it or read its ACL (not even its owner, which then
 // cannot prove it its own).
-func TestReview28OwnerTokenDoesNotHideEmptyACL(t *testing.T) {
+func TestOwnerTokenDoesNotHideEmptyACL(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithACLProvider(nilACL{}))
@@ -188,7 +188,7 @@ func TestReview28OwnerTokenDoesNotHideEmptyACL(t *testing.T) {
 // the ACL of may be the one its first attempt made (its own ACL refuses the read), so
 // NoAuth does not prove "not ours" here. Either one node, or an error that says the
 // outcome is unknown; never two nodes from one create.
-func TestReview28OwnedSequentialWriteOnlyACLLostReply(t *testing.T) {
+func TestOwnedSequentialCreateWithWriteOnlyACLThroughLostReplyMakesOneNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

@@ -21,7 +21,7 @@ import (
 // it carries counts the guard's checks, which the caller never put in: Index and N are
 // those of the transaction sent, so ops[te.Index] is out of range for a one-op call.
 // GuardedTransaction's doc gives the caller's index for a failed op of ops.
-func TestRevgGuardedTransactionUnknownTxnErrorIndexCountsChecks(t *testing.T) {
+func TestGuardedTransactionUnknownOutcomeTxnErrorIndexesTheCallersOps(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -81,7 +81,7 @@ func TestRevgGuardedTransactionUnknownTxnErrorIndexCountsChecks(t *testing.T) {
 // ErrUnknownOutcome ("may have been applied"): its doc gives that answer only to a
 // transaction in flight when ctx ended. A guarded queue Put or atomic change reports the
 // same for a write never sent (the unguarded one reports ctx's error).
-func TestRevgGuardedTransactionNotSentIsNotUnknown(t *testing.T) {
+func TestGuardedTransactionNotSentIsNotUnknown(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	var multis stdatomic.Int32

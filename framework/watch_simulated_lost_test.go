@@ -14,11 +14,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30 registry, keyed by connection): after a simulated Lost the client
+// The registry is keyed by connection: after a simulated Lost the client
 // replaces its go-zookeeper connection; the watches set on the old one end once with
 // EventNotWatching, and the same (path, kind) set on the new connection is a new watch
 // that fires once on the next change; the old one is not told again.
-func TestReviewWatchSimulatedLostOldAndNewConnection(t *testing.T) {
+func TestWatchSimulatedLostEndsOldConnectionsWatchesOnce(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

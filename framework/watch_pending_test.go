@@ -14,12 +14,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30, the pending path of watches.armed with the Done channel now on the
-// Watch): a data watch whose read is held on its way to the server while an event for the
+// The pending path of watches.armed (the Done channel on the Watch): a data watch whose read is held on its way to the server while an event for the
 // node arrives (through the node's exists watch) is marked pending; its read sees the
 // change, so it fires only at the next change, once — or, when the client closes first,
 // once with EventNotWatching; a Handle and a Done waiter both hear it.
-func TestReviewWatchPendingThenNextOrClose(t *testing.T) {
+func TestWatchPendingFiresAtNextChangeOrClose(t *testing.T) {
 	for _, end := range []string{"change", "close"} {
 		t.Run(end, func(t *testing.T) {
 			leakcheck.Check(t)

@@ -23,11 +23,11 @@ func (r *reentrant) WatchFired(w *framework.Watch, ev framework.Event) {
 	r.then(w)
 }
 
-// Review (issue 30, Unhandle during a fire): a handler that, while told, withdraws another
+// Unhandle during a fire: a handler that, while told, withdraws another
 // handler of the watch, withdraws itself, adds a handler and reads Done and Event does not
 // deadlock the receive loop; the handler it added is told at once; the withdrawn one, whose
 // telling had started, is told at most once.
-func TestReviewWatchReentrantHandler(t *testing.T) {
+func TestWatchReentrantHandlerDoesNotDeadlock(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -14,7 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review of issue 28.19's fix: a second caller that shares a watch set earlier must not
+// A second caller that shares a watch set earlier must not
 // get it back fired by an event for a change its own read saw. An exists watch is set on
 // a missing node; the node is created and deleted, and the NodeCreated event for the
 // first watch is held in the network while a second ExistsW shares that watch (it is set
@@ -24,7 +24,7 @@ import (
 // a watch that already fired with NodeCreated: a caller that takes NodeCreated for "it
 // appeared after my read" (doublebarrier's Enter does) acts on a node that came and went
 // before its read, and no watch is left on the server for the next change.
-func TestReview28SharedWatchNotFiredByEventBeforeItsRead(t *testing.T) {
+func TestSharedWatchNotFiredByEventBeforeItsRead(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -74,11 +74,11 @@ func TestReview28SharedWatchNotFiredByEventBeforeItsRead(t *testing.T) {
 	testutil.WaitClosed(t, r.w.Done(), 10*time.Second, "the second caller's watch, at the next create")
 }
 
-// Review of issue 28.19's fix: the goroutine that follows a watch whose request was in
+// The goroutine that follows a watch whose request was in
 // flight when an event for its node came (the read saw the change, so the watch waits
 // for the next one on go-zookeeper's channel) ends when the client closes, and the watch
 // fires with EventNotWatching then. leakcheck fails the test on a goroutine left behind.
-func TestReview28PendingWatchGoroutineEndsOnClose(t *testing.T) {
+func TestPendingWatchGoroutineEndsOnClose(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

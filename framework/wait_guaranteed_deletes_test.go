@@ -13,7 +13,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// review (rev3): a protected create given up on (ctx ended) before its request goroutine
+// A protected create given up on (ctx ended) before its request goroutine
 // handed the create to the connection. Create queues the prefix sweep at once; the sweep
 // lists the parent before the create goes out, finds nothing, and the worker goes idle:
 // WaitGuaranteedDeletes returns nil although the given-up create is still to be applied.
@@ -21,7 +21,7 @@ import (
 // any scheduling delay between callAt's `go` and conn.Create amounts to on a loaded host).
 // A second client's children watch, set after WaitGuaranteedDeletes returned, then sees the
 // node of the given-up create appear.
-func TestReviewWaitGuaranteedDeletesReturnsBeforeGivenUpCreate(t *testing.T) {
+func TestWaitGuaranteedDeletesWaitsForGivenUpProtectedCreate(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

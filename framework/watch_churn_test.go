@@ -14,11 +14,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review (issue 30 registry): callers sharing watches of three kinds on a few paths while
+// Callers sharing watches of three kinds on a few paths while
 // the nodes change under them: every watch a caller got fires, each handler is told once,
 // no watch is told the event of another path or kind, and once the last change fired them
 // neither the registry nor go-zookeeper holds a watch.
-func TestReviewWatchChurnEveryWatchOnce(t *testing.T) {
+func TestWatchChurnFiresEveryWatchOnce(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -17,9 +17,9 @@ type handlerFunc func(*framework.Watch, framework.Event)
 
 func (f handlerFunc) WatchFired(w *framework.Watch, ev framework.Event) { f(w, ev) }
 
-// Review (issue 30, Unhandle): a handler of a type that cannot be compared (a func type)
+// Unhandle: a handler of a type that cannot be compared (a func type)
 // is withdrawn, or refused, without a panic; "bad input gets a clear error, never a panic".
-func TestReviewWatchUnhandleFuncHandler(t *testing.T) {
+func TestWatchUnhandleFuncHandlerDoesNotPanic(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

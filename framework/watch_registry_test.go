@@ -46,12 +46,12 @@ func (h *countingHandler) events(w *framework.Watch) []framework.Event {
 	return append([]framework.Event(nil), h.evs[w]...)
 }
 
-// Review (issue 30 registry): session expiry ends every watch of the session exactly once
+// Session expiry ends every watch of the session exactly once
 // with EventNotWatching (data, children, exists-on-a-missing-node; a Handle and a Done
 // waiter sharing one), leaves none in the registry or in go-zookeeper, and a watch set
 // again on the same path afterwards (the same go-zookeeper connection, whose maps were
 // dropped) fires on the next change, once.
-func TestReviewWatchExpiryThenRearm(t *testing.T) {
+func TestWatchesEndOnceOnExpiryAndFireWhenSetAgain(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -156,10 +156,10 @@ func TestReviewWatchExpiryThenRearm(t *testing.T) {
 	require.Equal(t, 2, h.count(wd), "the expired watch is not told again")
 }
 
-// Review (issue 30 registry): Close ends every watch of the registry exactly once, across
+// Close ends every watch of the registry exactly once, across
 // kinds and many paths (the registry's per-connection maps are emptied while they are
 // walked), and the registry is empty after.
-func TestReviewWatchCloseEndsEveryWatchOnce(t *testing.T) {
+func TestWatchCloseEndsEveryWatchOnce(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
