@@ -55,7 +55,7 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 // the same connection: not lost, not resent). Meanwhile the other member (P) does
 // whatever its Leave does, and a member of a next round (N, quantity 1) enters: if it
 // finds no ready, it makes its own. Whatever ready N's round made must survive V's
-// request when it lands (issue 15.8: a delete at version 0 cannot tell two rounds'
+// request when it lands (a delete at version 0 cannot tell two rounds'
 // ready apart). With the delete of ready in one transaction with V's own node, the ready
 // present while V's node exists is the round's own: N then joins the round instead.
 func TestLeaveReadyDeleteDelayedSparesNextRound(t *testing.T) {
