@@ -297,7 +297,7 @@ func TestReview28TwoInstancesOnOneClient(t *testing.T) {
 	assertNoChildren(t, srv.ConnectString(), spath, c)
 }
 
-// Close while Start's create is applied and its reply held waits for Start (issue 28.21)
+// Close while Start's create is applied and its reply held waits for Start
 // so that no node Start made remains, or says in its error that one may. When Start's own
 // context ends during that wait, Start gives the create up, and Close returns nil at once
 // while the latch node is still there (first in line: nobody else can lead meanwhile).
