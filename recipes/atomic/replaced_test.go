@@ -107,7 +107,7 @@ func TestIncrementOnNodeMadeAgainIsNotAResult(t *testing.T) {
 	assert.Equal(t, 1, got.r.Stats.OptimisticTries, "not tried again")
 }
 
-// Issue 29: atomic's unknown outcome and the framework's are one meaning, one errors.Is.
+// Atomic's unknown outcome and the framework's are one meaning, one errors.Is.
 func TestUnknownOutcomeIsTheFrameworks(t *testing.T) {
 	assert.ErrorIs(t, atomic.ErrUnknownOutcome, framework.ErrUnknownOutcome)
 	assert.ErrorIs(t, framework.ErrUnknownOutcome, atomic.ErrUnknownOutcome)

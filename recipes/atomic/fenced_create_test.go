@@ -22,7 +22,7 @@ import (
 // parent is created outside the guard before the retried multi is refused. The call
 // reports ErrFenced ("nothing of the write was applied"), yet the server applied a create
 // made after the lease ended.
-func TestRevgFencedCreateMakesParentAfterLeaseEnded(t *testing.T) {
+func TestFencedCreateMakesNoParentAfterLeaseEnded(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testutil.Context(t, 30*time.Second)

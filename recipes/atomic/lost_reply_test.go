@@ -22,7 +22,7 @@ import (
 // connection, another participant deletes the counter node, and the client sends the
 // setData again: NoNode. The package doc says that "Succeeded false with a nil error
 // means ... nothing was written"; here the server wrote 6.
-func TestReview28CompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T) {
+func TestCompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -86,7 +86,7 @@ func TestReview28CompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T
 // That read goes out on a stalled connection (a hung server) and the caller's context
 // ends right then. Increment must return promptly; it waits for the read back on a
 // context detached from the caller's (versioned.readBackTimeout, 10 s).
-func TestReview28IncrementReadBackHonoursContext(t *testing.T) {
+func TestIncrementReadBackHonoursContext(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -173,7 +173,7 @@ func (noRetry) AllowRetry(int, time.Duration) (time.Duration, bool) { return 0, 
 // connection (a hung server) and the caller's context ends right then. Increment must
 // return promptly (the lock's node is deleted in the background, as a guaranteed delete
 // is); it releases the lock on a context detached from the caller's (cleanupTimeout, 10 s).
-func TestReview28PromotedIncrementHonoursContext(t *testing.T) {
+func TestPromotedIncrementHonoursContext(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
