@@ -14,7 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Review of issue 28.19/28.24: Enter does not go in alone by a ready that came and went
+// Enter does not go in alone by a ready that came and went
 // before its look at ready. Member A (memberQty 2) on client c gives up its Enter: its
 // exists watch on ready stays set on c. Member M on c then enters; it syncs, and its
 // ExistsW shares A's watch (one per node and kind on a client). Between the sync and
@@ -23,7 +23,7 @@ import (
 // network. M's read answers "no ready"; M creates its node and lists one member (itself)
 // of 2, and must wait. The held event fired the shared watch with NodeCreated, and Enter
 // takes that for "the barrier opened while our node was there": M goes in alone.
-func TestReview28EnterNotInAloneByRoundBeforeItsRead(t *testing.T) {
+func TestEnterNotInAloneByReadyBeforeItsRead(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
