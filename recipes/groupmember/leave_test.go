@@ -17,7 +17,7 @@ import (
 // stays open (its session lives on): once the connection is back and the client's
 // WaitGuaranteedDeletes returned, the member's node must be gone. Otherwise the closed
 // member stays in everyone's CurrentMembers for as long as the client lives.
-func TestReview28CloseDuringOutageLeavesGroup(t *testing.T) {
+func TestCloseDuringOutageLeavesGroup(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -37,7 +37,7 @@ func TestReview28CloseDuringOutageLeavesGroup(t *testing.T) {
 
 // Two members of one id on one client: once the first leaves (its Close deletes the
 // node), the second makes its own (doc.go), stays in the group, and its Close deletes it.
-func TestReview28SecondMemberTakesOverAfterFirstLeaves(t *testing.T) {
+func TestSecondMemberTakesOverAfterFirstLeaves(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
