@@ -63,7 +63,7 @@ func TestSelectorCloseFromFunction(t *testing.T) {
 }
 
 // TestLatchSecondCloseWaitsForListener: a Close from outside waits for the listener
-// goroutine even when a listener's own Close came first (review of issue 15.1): the
+// goroutine even when a listener's own Close came first: the
 // listener closes the latch and then keeps running; an outside Close must not return
 // before it ends.
 func TestLatchSecondCloseWaitsForListener(t *testing.T) {

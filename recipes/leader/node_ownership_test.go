@@ -17,10 +17,10 @@ import (
 
 // Selector.Close while the selector's lock node is being created (the create applied by
 // the server, its reply held) must not return with the node still there: Close's doc says
-// it waits "for the node to be deleted". The Latch got this in issue 28.21; the Selector
-// takes its node through mutex.Acquire, whose create is given up when Close cancels the
-// run context, and Close then returns at once.
-func TestReview28SelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
+// it waits "for the node to be deleted". The Latch waits so; the Selector takes its node
+// through mutex.Acquire, whose create is given up when Close cancels the run context,
+// and Close must still wait for that node to go.
+func TestSelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -65,7 +65,7 @@ func TestReview28SelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
 // error". For Start it does (TestLatchCloseDuringStartIsBounded); for the election loop's
 // own re-create, with the reply held for good, Close returns nil while the node it made
 // is still there.
-func TestReview28LatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
+func TestLatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -115,7 +115,7 @@ func TestReview28LatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
 // Start's context ends, and then the connection drops (the reply is lost for good; the
 // session lives on). The latch node made by the given-up create is this session's and
 // first in line: unless someone deletes it, no other participant ever leads.
-func TestReview28LatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
+func TestLatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -158,7 +158,7 @@ func TestReview28LatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
 // Start's context ends right then: Start must return promptly (Close may wait on; the
 // node is deleted in the background, as a guaranteed delete is). Start waits instead for
 // its delete on a context detached from its own (cleanupTimeout, 10 s).
-func TestReview28LatchStartCleanupHonoursContext(t *testing.T) {
+func TestLatchStartCleanupHonoursContext(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -216,7 +216,7 @@ func TestReview28LatchStartCleanupHonoursContext(t *testing.T) {
 // in line, takes the lock and its function runs. a's leadership is lost for certain: its
 // function's context must be cancelled ("when leadership may be lost"; a latch ends its
 // term when its node goes). It stays live: two functions lead at once, for good.
-func TestReview28SelectorNodeDeletedEndsLeadership(t *testing.T) {
+func TestSelectorNodeDeletedEndsLeadership(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
@@ -259,7 +259,7 @@ func TestReview28SelectorNodeDeletedEndsLeadership(t *testing.T) {
 // Two instances on one client (one session) and one path: ownership is per instance.
 // Closing the leading latch (selector) deletes its own node only; the other leads next
 // and keeps its node until its own Close.
-func TestReview28TwoInstancesOnOneClient(t *testing.T) {
+func TestTwoInstancesOnOneClientOwnTheirNodes(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -301,7 +301,7 @@ func TestReview28TwoInstancesOnOneClient(t *testing.T) {
 // so that no node Start made remains, or says in its error that one may. When Start's own
 // context ends during that wait, Start gives the create up, and Close returns nil at once
 // while the latch node is still there (first in line: nobody else can lead meanwhile).
-func TestReview28LatchCloseDuringStartWhoseContextEnds(t *testing.T) {
+func TestLatchCloseDuringStartWhoseContextEndsLeavesNothing(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
