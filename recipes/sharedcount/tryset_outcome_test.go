@@ -21,7 +21,7 @@ import (
 // connection, another participant then deletes the count node, and the client sends the
 // setData again after reconnecting: NoNode. The first attempt was applied, so TrySet must
 // not report ErrConflict ("nothing was written"); the outcome is at best unknown.
-func TestReview28TrySetAppliedThenDeletedIsNotAConflict(t *testing.T) {
+func TestTrySetAppliedThenDeletedIsNotAConflict(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -58,7 +58,7 @@ func isConflictOnly(err error) bool {
 // Starting twice is an error, but not ErrClosed: the value is open. Two Starts at once
 // (the first held before its create goes out, the second done meanwhile): the first then
 // finds the value started and returns ErrClosed, which says the value was closed.
-func TestReview28SecondStartIsNotErrClosed(t *testing.T) {
+func TestSecondStartIsNotErrClosed(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	var (
@@ -102,7 +102,7 @@ func TestReview28SecondStartIsNotErrClosed(t *testing.T) {
 // Two values on one client (one session) and one path: closing one leaves the other
 // current (its watch is its own), and a TrySet from a value whose cache is behind the
 // other's write is a conflict.
-func TestReview28TwoValuesOnOneClient(t *testing.T) {
+func TestTwoValuesOnOneClientAreIndependent(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
