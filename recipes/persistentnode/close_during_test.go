@@ -35,7 +35,7 @@ func waitChildren(t *testing.T, connect, parent string, d time.Duration) []strin
 // the node behind. When Close returns, the node must be gone, as it is for an unprotected
 // node (TestCloseDuringCreate). Whether Close returns while the reply is still held, or
 // only after it is let through, the node must not be there once Close returned.
-func TestReview28CloseDuringProtectedCreate(t *testing.T) {
+func TestCloseDuringProtectedCreateLeavesNoNode(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mode framework.CreateMode
@@ -88,7 +88,7 @@ func TestReview28CloseDuringProtectedCreate(t *testing.T) {
 // guaranteed delete hands a delete that failed for a connection-class reason to the
 // background. Once the connection is back and WaitGuaranteedDeletes returned, the node
 // must be gone.
-func TestReview28CloseDuringOutageLeavesNoNode(t *testing.T) {
+func TestCloseDuringOutageLeavesNoNode(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		protected bool

@@ -22,7 +22,7 @@ import (
 // the parent it was made in; in a parent made again it makes a new sequential node.
 // Another Node with the same base must still get its node (within a bound), and must not
 // spin on a refusal, one request after another.
-func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
+func TestSequentialCreateGetsANodeDespiteRecreatedName(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -69,7 +69,7 @@ func TestRevlSequentialCreateBlockedByRecreatedName(t *testing.T) {
 // A sequential create refused because the name the parent's counter gives is taken (a
 // node made there by name, by someone else) changes nothing: trying again at once would
 // spin. The Node waits between attempts, and gets its node once the counter moves on.
-func TestRevlSequentialCreateRefusedBacksOff(t *testing.T) {
+func TestSequentialCreateRefusedBacksOff(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -105,7 +105,7 @@ func TestRevlSequentialCreateRefusedBacksOff(t *testing.T) {
 // reuses the name, that read gives the other's Stat, and the Node takes the other's node
 // (its czxid) for its own: it has no node of its own, while reported created. It must end
 // up with a node of its own, and its Close must leave the other's.
-func TestRevlCreateStatReadsAnotherNodeAfterNameReuse(t *testing.T) {
+func TestCreateStatOfAnotherNodeAfterNameReuseIsNotAdopted(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
