@@ -18,7 +18,7 @@ import (
 
 // A semaphore lease holds the children watch of its wait's listing. Someone else deletes
 // its node and, with another contender joining at once, the lease must end lost.
-func TestReviewPipeSemaphoreForeignDelete(t *testing.T) {
+func TestPipelinedSemaphoreForeignDeleteEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -40,7 +40,7 @@ func TestReviewPipeSemaphoreForeignDelete(t *testing.T) {
 
 // A read lease on the hint path; a writer joins (the children watch fires, the lease reads
 // its node), then someone else deletes the reader's node: the lease ends lost.
-func TestReviewPipeReadLeaseForeignDeleteAfterWriterJoined(t *testing.T) {
+func TestPipelinedReadLeaseForeignDeleteAfterWriterJoinedEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -76,7 +76,7 @@ func TestReviewPipeReadLeaseForeignDeleteAfterWriterJoined(t *testing.T) {
 // Two semaphores of one client on one path, both leases held (their children watches on
 // the leases' parent may be one registry watch): the first lease's release fires it; then
 // someone else deletes the second lease's node: it must end lost.
-func TestReviewPipeTwoSemaphoresOneClient(t *testing.T) {
+func TestPipelinedTwoSemaphoresOneClientForeignDeleteEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -99,7 +99,7 @@ func TestReviewPipeTwoSemaphoresOneClient(t *testing.T) {
 // The hint path, a contender from another client joins and gives up (the children watch
 // fires, the lease reads its node), then the release's delete is applied and its reply
 // lost with the connection: the resent delete's "no node" is this release's own.
-func TestReviewPipeResentReleaseAfterContenderCameAndWent(t *testing.T) {
+func TestPipelinedResentReleaseAfterContenderCameAndWentIsItsOwn(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

@@ -19,7 +19,7 @@ import (
 // the same name again, another session's (one multi). The node the listing showed is
 // gone: the lease must end lost, and its release say so. The read finds a node at the
 // path, of another session and another czxid, and takes it for its own.
-func TestReviewPipeFirstReadFindsOtherSessionsNode(t *testing.T) {
+func TestPipelinedFirstReadOfAnotherSessionsNodeEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

@@ -14,7 +14,7 @@ import (
 
 // A revocable Mutex on the hint path: a revocation written right after the acquisition is
 // heard; a foreign delete then ends the lease lost; no watch is left after the release.
-func TestReviewPipeRevocableOnHintPath(t *testing.T) {
+func TestPipelinedRevocableHearsRevocationAndForeignDelete(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -17,7 +17,7 @@ import (
 // through the listing's children watch; the second tries, fails (held), and gives its
 // node back. Someone else then deletes the holder's node: the holder's lease must end
 // lost and its release say so.
-func TestReviewPipeTwoMutexesOneClientForeignDelete(t *testing.T) {
+func TestPipelinedTwoMutexesOneClientForeignDeleteEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -43,7 +43,7 @@ func TestReviewPipeTwoMutexesOneClientForeignDelete(t *testing.T) {
 }
 
 // A holder on the hint path whose session expires: Done closes, Release reports lost.
-func TestReviewPipeSessionExpiryWhileHeld(t *testing.T) {
+func TestPipelinedSessionExpiryWhileHeldEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -71,7 +71,7 @@ func TestReviewPipeSessionExpiryWhileHeld(t *testing.T) {
 // with another contender's node in it (a node of the same lock, another session), all
 // while the holder's connection is cut (the session lives on). After the reconnection
 // the lease must end lost, and its release say so.
-func TestReviewPipeParentRemadeWhileDisconnected(t *testing.T) {
+func TestPipelinedParentRemadeWhileDisconnectedEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

@@ -13,14 +13,14 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// review (rev3): the fast hand-off takes the lock when the node ahead (first in line) is
-// deleted, without looking whether our own node is still there. An operator clearing a
+// The fast hand-off, when the node ahead (first in line) is deleted, must look whether
+// our own node is still there before it takes the lock. Without that, an operator clearing a
 // stuck lock (zkCli deleteall: the waiter's node, then the holder's) leaves the waiter
 // "holding" a lease whose node is gone, and a third contender then gets the lock too: two
 // holders. Curator lists the children again after every watch and fails the waiter
 // (its node is missing), as our slow path does (ErrNodeLost, then a new node).
 // Deterministic: B's data watch on A's node is seen on the server (wchp) before the deletes.
-func TestReviewFastHandoffWithOwnNodeGone(t *testing.T) {
+func TestFastHandoffWithOwnNodeGoneMakesNoSecondHolder(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testutil.Context(t, 60*time.Second)

@@ -17,7 +17,7 @@ import (
 // An acquisition on the hint path given up (its context cancelled) as its create, or the
 // listing behind it, goes out: once the given-up node is gone, no watch of it is left
 // (client registry, go-zookeeper's watchers on the parent) and no goroutine.
-func TestReviewPipeGivenUpAcquisitionLeavesNoWatch(t *testing.T) {
+func TestPipelinedGivenUpAcquisitionLeavesNoWatch(t *testing.T) {
 	for _, op := range []string{"create", "getChildren"} {
 		t.Run(op, func(t *testing.T) {
 			leakcheck.Check(t)

@@ -18,7 +18,7 @@ import (
 // its first attempt explains), was released, not lost: the connection went after the
 // release began. Release must not report ErrLeaseLost (the lease's own Done cause says
 // ErrReleased: a loss that comes after the release does not change what happened).
-func TestRevlReleaseWhoseDeleteReplyWasLostIsNotLost(t *testing.T) {
+func TestReleaseWhoseDeleteReplyWasLostIsNotLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -68,7 +68,7 @@ func TestRevlReleaseWhoseDeleteReplyWasLostIsNotLost(t *testing.T) {
 // the lease was not this holder's to release, and REFERENCE says a resent delete's "no
 // node" is not a success (resolve it, or report it as unknown). Release must not report
 // a clean release (nil).
-func TestRevlResentDeleteNoNodeAfterForeignDeleteIsNotARelease(t *testing.T) {
+func TestResentDeleteNoNodeAfterForeignDeleteIsNotARelease(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())

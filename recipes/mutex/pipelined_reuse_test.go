@@ -22,7 +22,7 @@ import (
 // NodeDeleted), its release must say so, and must not delete the other session's node.
 // The children watch only says "the children changed", and the lease's read that follows
 // finds a node at its path.
-func TestReviewPipeNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
+func TestPipelinedNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	var mu sync.Mutex

@@ -13,9 +13,9 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// As TestReviewPipeNodeDeletedAndMadeAgainEndsLost, for a semaphore lease (which takes
+// As TestPipelinedNodeDeletedAndMadeAgainEndsLost, for a semaphore lease (which takes
 // its wait's children watch at any acquisition, a first one too).
-func TestReviewPipeSemaphoreNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
+func TestPipelinedSemaphoreNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -18,7 +18,7 @@ import (
 // the lock node's path without its namespace, so the write's check looks for the node
 // under the writing client's namespace, finds nothing, and the write is refused as
 // ErrFenced ("the lease has ended") while the lease is held and its node exists.
-func TestRevgGuardAcrossNamespacesFencedWhileHeld(t *testing.T) {
+func TestGuardAcrossNamespacesNotFencedWhileHeld(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testutil.Context(t, 30*time.Second)

@@ -18,7 +18,7 @@ import (
 // first acquisition: no listing watch). The lease sees NodeDeleted and ends lost; its
 // release must then not delete the node at its path: that node is not this instance's
 // (another session owns it, its czxid is not the one this acquisition created).
-func TestReviewPipeLostReleaseSparesOtherSessionsNode(t *testing.T) {
+func TestPipelinedLostReleaseSparesOtherSessionsNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
