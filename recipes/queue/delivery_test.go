@@ -73,11 +73,10 @@ func (r *takeRig) heldTake(t *testing.T, ctx context.Context, item string, take 
 	return done
 }
 
-// Issue 28 (1): a SimpleQueue take (Take, Poll, Remove) whose context ends while its
-// delete is in flight, and whose delete the server applied, returned only "context
-// canceled": the item was lost. A take that was applied delivers its item; one whose
-// answer is lost says the item may be gone.
-func TestIssue28SimpleTakeCancelledWhileDeleteInFlight(t *testing.T) {
+// A SimpleQueue take (Take, Poll, Remove) whose context ends while its delete is in
+// flight loses no item: a take whose delete the server applied delivers its item (rather
+// than return only "context canceled"); one whose answer is lost says the item may be gone.
+func TestSimpleTakeCancelledWhileDeleteInFlightLosesNoItem(t *testing.T) {
 	leakcheck.Check(t)
 	r := newTakeRig(t)
 	ctx := testutil.Context(t, 2*time.Minute)
@@ -130,9 +129,10 @@ func TestIssue28SimpleTakeCancelledWhileDeleteInFlight(t *testing.T) {
 	})
 }
 
-// Issue 28 (2): ConsumeOne without a lock path, the same: the handler was never called,
-// the node gone. Also when the delete gives up after retries on a connection loss.
-func TestIssue28ConsumeOneCancelledWhileDeleteInFlight(t *testing.T) {
+// ConsumeOne without a lock path, the same: a take whose delete was applied calls the
+// handler (the node is gone). Also when the delete gives up after retries on a
+// connection loss.
+func TestConsumeOneCancelledWhileDeleteInFlightLosesNoItem(t *testing.T) {
 	leakcheck.Check(t)
 	once, err := retry.NewNTimes(1, 10*time.Millisecond)
 	require.NoError(t, err)
@@ -187,10 +187,10 @@ func TestIssue28ConsumeOneCancelledWhileDeleteInFlight(t *testing.T) {
 	})
 }
 
-// Issue 28 (3): without a lock path an item was delivered twice: consumer A's delete is
-// held in the network, consumer B takes the item, A's connection drops; A's resent delete
-// answers NoNode, which A counted as its own, and A delivered too.
-func TestIssue28ResentDeleteNoNodeIsNotADelivery(t *testing.T) {
+// Without a lock path an item is delivered once: consumer A's delete is held in the
+// network, consumer B takes the item, A's connection drops; A's resent delete answers
+// NoNode, which is not A's own: A does not deliver the item too.
+func TestResentDeleteNoNodeIsNotADelivery(t *testing.T) {
 	leakcheck.Check(t)
 	r := newTakeRig(t)
 	ctx := testutil.Context(t, 2*time.Minute)
@@ -246,10 +246,10 @@ func TestIssue28ResentDeleteNoNodeIsNotADelivery(t *testing.T) {
 	})
 }
 
-// Issue 28 (4): with WithMaxItems, a Put after the queue path was deleted failed
-// ("getChildren …: node does not exist"); without the option the same Put makes the path
-// again.
-func TestIssue28MaxItemsPutMakesThePathAgain(t *testing.T) {
+// With WithMaxItems, a Put after the queue path was deleted makes the path again, as the
+// same Put without the option does (rather than fail with "getChildren …: node does not
+// exist").
+func TestMaxItemsPutMakesThePathAgain(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -271,9 +271,9 @@ func TestIssue28MaxItemsPutMakesThePathAgain(t *testing.T) {
 	}
 }
 
-// Issue 28 (5): PriorityQueue.Consume worked through its whole listing before it looked
-// again: an item of priority -5 put after the first take was handled 11th of 11, not 2nd.
-func TestIssue28PriorityConsumeSeesNewItems(t *testing.T) {
+// PriorityQueue.Consume looks again after each take instead of working through its whole
+// listing first: an item of priority -5 put after the first take is handled 2nd of 11.
+func TestPriorityConsumeSeesNewItems(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -306,10 +306,10 @@ func TestIssue28PriorityConsumeSeesNewItems(t *testing.T) {
 	assert.Equal(t, "urgent", got[1], "the item of priority -5 put after the first take comes next: %v", got)
 }
 
-// Issue 28 (6): removing a handled item (lock path) deleted a new item that reused its
-// name: the queue path was deleted and made again while the handler ran (sequence
-// numbers start again). The new item was never delivered and the removal returned nil.
-func TestIssue28RemovalSparesANewItemAtTheSameName(t *testing.T) {
+// Removing a handled item (lock path) spares a new item that reused its name: the queue
+// path was deleted and made again while the handler ran (sequence numbers start again).
+// The new item stays and is delivered.
+func TestRemovalSparesANewItemAtTheSameName(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -342,11 +342,11 @@ func TestIssue28RemovalSparesANewItemAtTheSameName(t *testing.T) {
 	assert.Equal(t, []string{"new"}, got.items())
 }
 
-// Issue 28 (also): in ErrorMode Requeue a failing item was requeued at once, forever: one
-// always-failing job ran 318 times in 2 s. A requeue of the same item backs off (100 ms,
+// In ErrorMode Requeue a failing item is not requeued at once, forever (an always-failing
+// job would run hundreds of times a second): a requeue of the same item backs off (100 ms,
 // doubling, up to 5 s): within 2 s it runs at most 6 times (0, 0.1, 0.3, 0.7, 1.5 s; a
 // slower machine runs it fewer times, never more).
-func TestIssue28RequeueBacksOff(t *testing.T) {
+func TestRequeueBacksOff(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -17,9 +17,9 @@ import (
 
 // A lone consumer of an id queue takes the items in put order when an item is removed by
 // id (IDQueue.Remove) between two ConsumeOne calls. Items are a, b, c, d; the consumer
-// takes a, b is removed, and the next ConsumeOne must take c (then d). It found b gone in
-// its kept listing and took that for a race lost to another consumer: it jumps a random
-// 0..1 nodes ahead, so half the time it takes d before c. 24 rounds: a correct queue
+// takes a, b is removed, and the next ConsumeOne must take c (then d). It finds b gone in
+// its kept listing and must not take that for a race lost to another consumer, whose
+// answer (a jump of a random 0..1 nodes ahead) would take d before c half the time. 24 rounds: a correct queue
 // passes all of them; the jump passes them all with probability 2^-24.
 func TestLoneIDConsumerKeepsOrderAcrossRemove(t *testing.T) {
 	leakcheck.Check(t)

@@ -17,14 +17,14 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
-// rev6: a ConsumeOne (with a lock path) whose context ends as its lock node's create goes
+// A ConsumeOne (with a lock path) whose context ends as its lock node's create goes
 // out must leave no lock node: unlock looks (GetData) right away, and that look can be
 // handed to the connection before the create (each request is sent from a goroutine of
 // its own), find nothing, and the create is applied after it. The lock node, ephemeral,
 // then stays for the victim session's life and no consumer ever gets the item. The
 // order is forced, not left to timing: with GOMAXPROCS(1) the look's goroutine is the
 // runtime's "runnext" when the consumer blocks, so it runs before the create's.
-func TestRev6CancelledLockCreateLeavesNoLockNode(t *testing.T) {
+func TestCancelledLockCreateLeavesNoLockNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	var cancelNow atomic.Pointer[context.CancelFunc]
@@ -93,13 +93,13 @@ func TestRev6CancelledLockCreateLeavesNoLockNode(t *testing.T) {
 	assert.Zero(t, lost, "cancelled ConsumeOne calls left their lock node (the item is locked for the victim session's life)")
 }
 
-// rev6: a lone consumer of an id queue whose take loses its versioned delete to an
+// A lone consumer of an id queue whose take loses its versioned delete to an
 // IDQueue.Remove (the remove lands between its read and its delete: forced here by doing
 // the Remove, synchronously, from the consumer's request hook as its delete goes out)
-// takes that for a race lost to another consumer and jumps a random 0..1 nodes ahead:
-// half the time it takes c before b. "Items are taken in put order" (IDQueue's doc), and
+// must not take that for a race lost to another consumer and jump a random 0..1 nodes
+// ahead (half the time it would take c before b). "Items are taken in put order" (IDQueue's doc), and
 // there is no other consumer. 24 rounds: the jump passes them all with probability 2^-24.
-func TestRev6LoneIDConsumerKeepsOrderWhenRemoveWinsItsDelete(t *testing.T) {
+func TestLoneIDConsumerKeepsOrderWhenRemoveWinsItsDelete(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	peer := testutil.Connect(t, srv.ConnectString())

@@ -21,8 +21,8 @@ import (
 // consumer without the lock path, IDQueue.Remove) is done: the consumer removes its lock
 // and returns at once. So is an item whose lock node went too (its session ended and
 // another consumer took and removed the item). framework's Exists answers a missing node
-// with a nil Stat and no error; finishing read that as "still there" and retried the
-// transaction until the clean-up timeout, or dereferenced the nil Stat of the lock.
+// with a nil Stat and no error; finishing must not take that for "still there" (and retry
+// the transaction until the clean-up timeout) nor dereference the nil Stat of the lock.
 func TestFinishItemGoneUnderLock(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)

@@ -17,14 +17,14 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
-// review2: two consumers in one process share a client (one session): A holds item X's
+// Two consumers in one process share a client (one session): A holds item X's
 // lock and runs its handler; B's context ends just as B reaches X (here: B's error
 // listener cancels it on the bad item before X, deterministically). B's lock create fails
 // with the context's error, and B "removes the lock node if it is ours": ownLock only
-// compares the node's ephemeral owner with the session, so B deletes A's lock node while
-// A still handles X. A consumer C in another process then takes X too: X is delivered
-// twice and nobody reports ErrNotRemoved.
-func TestReview2SameSessionConsumerDeletesSiblingsLock(t *testing.T) {
+// comparing the node's ephemeral owner with the session is not enough: B must not delete
+// A's lock node while A still handles X (a consumer C in another process would then take
+// X too: X delivered twice, and nobody reporting ErrNotRemoved).
+func TestSameSessionConsumerSparesSiblingsLock(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -84,12 +84,11 @@ func TestReview2SameSessionConsumerDeletesSiblingsLock(t *testing.T) {
 	_ = other.Delete(dctx, "/rev2same", framework.WithChildren())
 }
 
-// review2: finish retries its removal transaction in a tight loop, with no pause, on any
-// error that is not a connection loss: here NotEmpty (a child under the item node; NoAuth
-// from an ACL does the same). Every retry fails the same way, so the consumer hammers
-// ZooKeeper with thousands of transactions until its 30 s clean-up timeout, and then
-// the item is given back and the next delivery spins again.
-func TestReview2FinishSpinsOnPermanentError(t *testing.T) {
+// finish does not retry its removal transaction in a tight loop on an error that is not a
+// connection loss: here NotEmpty (a child under the item node; NoAuth from an ACL does
+// the same). Every retry would fail the same way, hammering ZooKeeper with thousands of
+// transactions until the 30 s clean-up timeout; it gives the item back instead.
+func TestFinishDoesNotSpinOnPermanentError(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	var multis atomic.Int64
@@ -116,11 +115,10 @@ func TestReview2FinishSpinsOnPermanentError(t *testing.T) {
 	_ = c.Delete(dctx, "/rev2spin", framework.WithChildren())
 }
 
-// review2: BadItemError's doc promises that ConsumeOne returns a bad item it skipped "as
-// ConsumeOne's error when no other item was taken" (as SimpleQueue.Take does), but
-// ConsumeOne returns only ctx's error: without an error listener the bad node is never
-// named to the caller.
-func TestReview2ConsumeOneReportsBadItem(t *testing.T) {
+// BadItemError's doc promises that ConsumeOne returns a bad item it skipped "as
+// ConsumeOne's error when no other item was taken" (as SimpleQueue.Take does), not only
+// ctx's error: without an error listener the bad node is still named to the caller.
+func TestConsumeOneReportsBadItem(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -141,12 +139,12 @@ func TestReview2ConsumeOneReportsBadItem(t *testing.T) {
 	_ = c.Delete(ctx, "/rev2bad", framework.WithChildren())
 }
 
-// review2: a waiting consumer watches only the FIRST item whose lock another consumer
-// holds (lockWait keeps one watch). When the holder of a later item dies (its lock node
-// goes with its session) while the first holder is alive and busy, the queue's children
-// do not change and nothing wakes the consumer: the dead consumer's item is not delivered
-// again until the first item is finished (hours, for a long job) or something is put.
-func TestReview2WaitingConsumerMissesLaterHolderDeath(t *testing.T) {
+// A waiting consumer hears the death of the holder of any item it passed over, not only
+// of the FIRST item whose lock another consumer holds: when the holder of a later item
+// dies (its lock node goes with its session) while the first holder is alive and busy,
+// the queue's children do not change, yet the dead consumer's item is delivered again
+// without waiting for the first item to be finished (hours, for a long job).
+func TestWaitingConsumerHearsLaterHolderDeath(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	const path, locks = "/rev2wake/q", "/rev2wake/locks"

@@ -26,7 +26,7 @@ import (
 // was not applied. It must not report DeadLettered (nor, for a plain requeue, Requeued):
 // the dead-letter path is empty, and a caller that trusts DeadLettered looks there for the
 // item in vain.
-func TestRevqGivenUpItemRemovedMeanwhileNotReportedDeadLettered(t *testing.T) {
+func TestGivenUpItemRemovedMeanwhileNotReportedDeadLettered(t *testing.T) {
 	leakcheck.Check(t)
 	for _, mode := range []string{"dead-letter", "requeue"} {
 		t.Run(mode, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestRevqGivenUpItemRemovedMeanwhileNotReportedDeadLettered(t *testing.T) {
 // literal null is not a job (a struct): another writer's null (Jackson writes a null
 // reference as "null") must be refused, not handed to the handler as a zero job, which a
 // handler cannot tell from a real job{ID: 0}.
-func TestRevqJSONNullNotTakenForAZeroItem(t *testing.T) {
+func TestJSONNullNotTakenForAZeroItem(t *testing.T) {
 	leakcheck.Check(t)
 	_, err := queue.JSON[job]{}.Deserialize([]byte("null"))
 	assert.Error(t, err, "null is not a queue_test.job")
@@ -104,7 +104,7 @@ func TestRevqJSONNullNotTakenForAZeroItem(t *testing.T) {
 // the dead-letter path. The other consumer handles the item all the same and finishes it
 // (found gone: "removed by someone without the lock"): the item is both handled and in
 // the dead-letter queue, and another consumer's lock node was deleted.
-func TestRevqMoveResentInNewSessionTakesOthersLock(t *testing.T) {
+func TestMoveResentInNewSessionSparesOthersLock(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -191,7 +191,7 @@ func TestRevqMoveResentInNewSessionTakesOthersLock(t *testing.T) {
 // claim an outcome nobody knows: it has GaveUp set and DeadLettered clear, so its message
 // says "left in the queue", while the item is in the dead-letter path (and not in the
 // queue). A caller that logs or reads the error is told the wrong place.
-func TestRevqMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T) {
+func TestMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
@@ -243,7 +243,7 @@ func TestRevqMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T
 // nil ("removed by someone without the lock, or by us"): Remove counts it as removed
 // although it removed nothing. (A request hook deletes the item, by a peer, just before
 // finish's read goes out.)
-func TestRevqIDRemoveWithLockCountsAnItemRemovedByAnother(t *testing.T) {
+func TestIDRemoveWithLockDoesNotCountAnItemRemovedByAnother(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	var exists atomic.Int32
@@ -281,7 +281,7 @@ func TestRevqIDRemoveWithLockCountsAnItemRemovedByAnother(t *testing.T) {
 // ErrNotRemoved; the item's count starts again, so it is run n more times and the same
 // happens, for ever: an item Put accepted is never dead-lettered, and each round holds
 // the consumer 30 s.
-func TestRevqLargestItemCannotBeDeadLettered(t *testing.T) {
+func TestLargestItemCanBeDeadLettered(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())

@@ -16,7 +16,7 @@ import (
 // A Put under the guard of a lease already released is refused (ErrFenced: "nothing of
 // the write was applied"), yet the queue path it needs is created first, outside the
 // guard: a write made after the lease ended, applied by the server.
-func TestRevgFencedPutCreatesQueuePath(t *testing.T) {
+func TestFencedPutCreatesNoQueuePath(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.Connect(t, srv.ConnectString())

@@ -64,7 +64,7 @@ func (r *r28Rig) on(op string, f func()) { r.hooks[op].Store(&f) }
 // handled item's removal. It returned only when the clean-up timeout (30 s) ran out:
 // lock() waits for the given-up create (creates.Wait, 30 s) and then unlock() reads the
 // lock node on a fresh 30 s context, both synchronously.
-func TestReview28LockedTakeCancelledOnStalledConnectionReturnsLate(t *testing.T) {
+func TestLockedTakeCancelledOnStalledConnectionReturnsWithItsContext(t *testing.T) {
 	leakcheck.Check(t)
 	for _, held := range []string{"create", "getData"} {
 		t.Run(held, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestReview28LockedTakeCancelledOnStalledConnectionReturnsLate(t *testing.T)
 // could slip through"); without one, between process's GetData and takeDelete
 // (framework.AsRead says the same). doc.go promises neither loss. The request hook makes
 // the moment: the queue is made again as the removal goes out.
-func TestReview28RemovalAfterNameReuseDeletesTheNewItem(t *testing.T) {
+func TestRemovalRacingNameReuseSaysTheItemMayBeGone(t *testing.T) {
 	leakcheck.Check(t)
 	for _, locked := range []bool{true, false} {
 		t.Run(fmt.Sprintf("lockPath=%v", locked), func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestReview28RemovalAfterNameReuseDeletesTheNewItem(t *testing.T) {
 // "safe for concurrent use" allows) share it: the back-off lives in the queue value
 // (base.holdUntil), so one worker's failing item holds every other worker back, up to 5 s
 // per take.
-func TestReview28RequeueBackoffHoldsOtherConsumersOfTheSameQueue(t *testing.T) {
+func TestRequeueBackoffHoldsNoOtherConsumerOfTheSameQueue(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
@@ -200,7 +200,7 @@ func TestReview28RequeueBackoffHoldsOtherConsumersOfTheSameQueue(t *testing.T) {
 // removal (bounded by the clean-up timeout)" (doc.go; 30 s). On a stalled connection it
 // returned after twice that: finish gives up at the clean-up timeout, then gives the item
 // back through unlock, which reads the lock node on a fresh clean-up timeout of its own.
-func TestReview28CancelledRemovalOnStalledConnectionExceedsTheCleanupBound(t *testing.T) {
+func TestCancelledRemovalOnStalledConnectionKeepsTheCleanupBound(t *testing.T) {
 	leakcheck.Check(t)
 	r := newR28Rig(t)
 	ctx := testutil.Context(t, 3*time.Minute)
@@ -234,9 +234,9 @@ func TestReview28CancelledRemovalOnStalledConnectionExceedsTheCleanupBound(t *te
 // IDQueue.Remove (no lock path) "returns how many it removed". Its delete is held in the
 // network, a consumer takes the item meanwhile, the connection drops: the resent delete
 // is answered NoNode (the consumer's doing) and Remove counts the item as removed by it,
-// with no error: a result the server did not give (issue 28's defect 3, seen from
-// Remove). idqueue.go remove counts an ErrUnknownOutcome as removed.
-func TestReview28IDQueueRemoveCountsAResentNoNodeAsRemoved(t *testing.T) {
+// with no error: a result the server did not give (the resent delete of a take, seen
+// from Remove). Remove must not count it.
+func TestIDQueueRemoveDoesNotCountAResentNoNodeAsRemoved(t *testing.T) {
 	leakcheck.Check(t)
 	r := newR28Rig(t)
 	ctx := testutil.Context(t, 2*time.Minute)
