@@ -18,7 +18,7 @@ import (
 // know yet. Attributed at report time, it is counted as naming "no node a put returned":
 // the item's explained duplicate is flagged (1), and the report offsets a duplicate of
 // another item whose node is unknown, hiding it (2).
-func TestQueueCheckerReportBeforePut(t *testing.T) {
+func TestQueueCheckerAttributesReportBeforePut(t *testing.T) {
 	bg := context.Background()
 
 	// (1) A legitimate duplicate flagged.
