@@ -39,10 +39,10 @@ func TestCancelledRegisterHeldPastTheCleanupBoundLeavesNoNode(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second), hook)
 	other := testutil.Connect(t, server.ConnectString())
 	ctx := testutil.Context(t, 90*time.Second)
-	d, err := discovery.New[details](c, "/disc/rev6-held")
+	d, err := discovery.New[details](c, "/disc/cancelled-held")
 	require.NoError(t, err)
 	defer d.Close()
-	_, err = other.Create(ctx, "/disc/rev6-held/svc", nil, framework.WithParents())
+	_, err = other.Create(ctx, "/disc/cancelled-held/svc", nil, framework.WithParents())
 	require.NoError(t, err)
 	_, err = c.Exists(ctx, "/")
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestCancelledRegisterHeldPastTheCleanupBoundLeavesNoNode(t *testing.T) {
 	registered := testutil.Go(rctx, func(ctx context.Context) error { return d.Register(ctx, newInstance(t, "svc", "x", 1)) })
 	// The create was applied on the server (its reply is held).
 	require.Eventually(t, func() bool {
-		st, err := other.Exists(ctx, "/disc/rev6-held/svc/x")
+		st, err := other.Exists(ctx, "/disc/cancelled-held/svc/x")
 		return err == nil && st != nil
 	}, 20*time.Second, 5*time.Millisecond)
 	rcancel()
@@ -70,7 +70,7 @@ func TestCancelledRegisterHeldPastTheCleanupBoundLeavesNoNode(t *testing.T) {
 	_, err = c.Exists(ctx, "/") // behind the held replies
 	require.NoError(t, err)
 	require.NoError(t, other.Sync(ctx, "/"))
-	st, err := other.Exists(ctx, "/disc/rev6-held/svc/x")
+	st, err := other.Exists(ctx, "/disc/cancelled-held/svc/x")
 	require.NoError(t, err)
 	assert.Nil(t, st, "the cancelled Register's ephemeral node is left for the session's life: its cleanup gave up waiting for the create after 10 s")
 	if st != nil {
@@ -89,15 +89,15 @@ func TestRegisterReplacesAnUnreadableNode(t *testing.T) {
 	c := testutil.Connect(t, connect)
 	other := testutil.Connect(t, connect, framework.WithAuth("digest", []byte("java:secret")))
 	ctx := testutil.Context(t, 30*time.Second)
-	d, err := discovery.New[details](c, "/disc/rev6-acl")
+	d, err := discovery.New[details](c, "/disc/cancelled-acl")
 	require.NoError(t, err)
 	defer d.Close()
 	// Another session (a Java service, say, whose client uses CREATOR_ALL_ACL) holds the id.
-	_, err = other.Create(ctx, "/disc/rev6-acl/svc", nil, framework.WithContainerParents())
+	_, err = other.Create(ctx, "/disc/cancelled-acl/svc", nil, framework.WithContainerParents())
 	if err != nil && !errors.Is(err, framework.ErrNodeExists) {
 		require.NoError(t, err)
 	}
-	_, err = other.Create(ctx, "/disc/rev6-acl/svc/x", []byte("{}"), framework.WithMode(framework.Ephemeral),
+	_, err = other.Create(ctx, "/disc/cancelled-acl/svc/x", []byte("{}"), framework.WithMode(framework.Ephemeral),
 		framework.WithNodeACL(zk.AuthACL(zk.PermAll)))
 	require.NoError(t, err)
 
@@ -121,7 +121,7 @@ func TestRegisterReplacesAnUnreadableNode(t *testing.T) {
 func TestReRegisterAfterACancelledRegisterIsNotUndone(t *testing.T) {
 	leakcheck.Check(t)
 	regs := newRegistrations()
-	h := cancelRegisterWithHeldCreate(t, "/disc/rev6-again", discovery.WithRegistrationListener(regs.listen))
+	h := cancelRegisterWithHeldCreate(t, "/disc/cancelled-again", discovery.WithRegistrationListener(regs.listen))
 	c, proxy, d, ctx := h.c, h.proxy, h.d, h.ctx
 
 	before := c.Requests()

@@ -24,19 +24,19 @@ func TestSequentialReRegisteredNameHasOneSequenceNumber(t *testing.T) {
 	c := testutil.Connect(t, connect)
 	other := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
-	d, err := discovery.New[details](c, "/disc/review-seq", discovery.WithRegistrationListener(regs.listen))
+	d, err := discovery.New[details](c, "/disc/register-seq", discovery.WithRegistrationListener(regs.listen))
 	require.NoError(t, err)
 	defer d.Close()
 	inst := newInstance(t, "svc", "seq-", 1, discovery.WithServiceType(discovery.DynamicSequential))
 	require.NoError(t, d.Register(ctx, inst))
 	first := regs.wait(t, 10*time.Second)
-	require.Regexp(t, `^/disc/review-seq/svc/seq-[0-9]{10}$`, first.Path)
+	require.Regexp(t, `^/disc/register-seq/svc/seq-[0-9]{10}$`, first.Path)
 	require.NoError(t, other.Delete(ctx, first.Path))
 	again := regs.wait(t, 10*time.Second)
-	assert.Regexp(t, regexp.MustCompile(`^/disc/review-seq/svc/seq-[0-9]{10}$`), again.Path,
+	assert.Regexp(t, regexp.MustCompile(`^/disc/register-seq/svc/seq-[0-9]{10}$`), again.Path,
 		"the re-registered node is named id + one sequence number")
 	require.NoError(t, d.Close())
-	testutil.RequireNoChildren(t, connect, "/disc/review-seq/svc")
+	testutil.RequireNoChildren(t, connect, "/disc/register-seq/svc")
 }
 
 // A Register that fails (here: its context is already cancelled) must not delete a
@@ -47,10 +47,10 @@ func TestFailedRegisterSparesOthersStaticNode(t *testing.T) {
 	c1 := testutil.Connect(t, connect)
 	c2 := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
-	d1, err := discovery.New[details](c1, "/disc/review-static")
+	d1, err := discovery.New[details](c1, "/disc/register-static")
 	require.NoError(t, err)
 	defer d1.Close()
-	d2, err := discovery.New[details](c2, "/disc/review-static")
+	d2, err := discovery.New[details](c2, "/disc/register-static")
 	require.NoError(t, err)
 	defer d2.Close()
 	inst := newInstance(t, "svc", "s1", 1, discovery.WithServiceType(discovery.Static))
@@ -59,11 +59,11 @@ func TestFailedRegisterSparesOthersStaticNode(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	require.ErrorIs(t, d2.Register(cctx, inst), context.Canceled)
-	st, err := c1.Exists(ctx, "/disc/review-static/svc/s1")
+	st, err := c1.Exists(ctx, "/disc/register-static/svc/s1")
 	require.NoError(t, err)
 	assert.NotNil(t, st, "the failed Register deleted the node registered by the other process")
 	_ = d1.Close()
-	_ = c1.Delete(ctx, "/disc/review-static/svc/s1")
+	_ = c1.Delete(ctx, "/disc/register-static/svc/s1")
 }
 
 // Unregister (or Close) while Register is still creating the node must not panic, and
@@ -80,7 +80,7 @@ func TestUnregisterDuringRegisterLeavesNothing(t *testing.T) {
 			result := make(chan error, 1)
 			inst := newInstance(t, "svc", "r1", 1)
 			first := true
-			d, err := discovery.New[details](c, "/disc/review-race-"+how, discovery.WithRegistrationListener(func(discovery.Registered) {
+			d, err := discovery.New[details](c, "/disc/register-race-"+how, discovery.WithRegistrationListener(func(discovery.Registered) {
 				if !first {
 					return
 				}
@@ -113,7 +113,7 @@ func TestUnregisterDuringRegisterLeavesNothing(t *testing.T) {
 			t.Logf("Register: %v", regErr)
 			require.NoError(t, <-result, "the concurrent %s", how)
 			_ = d.Close()
-			testutil.RequireNoChildren(t, connect, "/disc/review-race-"+how+"/svc")
+			testutil.RequireNoChildren(t, connect, "/disc/register-race-"+how+"/svc")
 		})
 	}
 }
@@ -129,10 +129,10 @@ func TestSequentialSweepSparesOtherRegistry(t *testing.T) {
 	c := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
 	regs1, regs2 := newRegistrations(), newRegistrations()
-	d1, err := discovery.New[details](c, "/disc/review-sweep", discovery.WithRegistrationListener(regs1.listen))
+	d1, err := discovery.New[details](c, "/disc/register-sweep", discovery.WithRegistrationListener(regs1.listen))
 	require.NoError(t, err)
 	defer d1.Close()
-	d2, err := discovery.New[details](c, "/disc/review-sweep", discovery.WithRegistrationListener(regs2.listen))
+	d2, err := discovery.New[details](c, "/disc/register-sweep", discovery.WithRegistrationListener(regs2.listen))
 	require.NoError(t, err)
 	defer d2.Close()
 	require.NoError(t, d1.Register(ctx, newInstance(t, "svc", "w-", 1, discovery.WithServiceType(discovery.DynamicSequential))))
@@ -160,7 +160,7 @@ func TestCancelledUnregisterLeavesNoNode(t *testing.T) {
 	other := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
 	inKeeper, release := make(chan struct{}), make(chan struct{})
-	d, err := discovery.New[details](c, "/disc/review-unreg", discovery.WithRegistrationListener(func(r discovery.Registered) {
+	d, err := discovery.New[details](c, "/disc/register-unreg", discovery.WithRegistrationListener(func(r discovery.Registered) {
 		if r.Again {
 			close(inKeeper)
 			<-release
@@ -170,7 +170,7 @@ func TestCancelledUnregisterLeavesNoNode(t *testing.T) {
 	defer d.Close()
 	inst := newInstance(t, "svc", "st", 1, discovery.WithServiceType(discovery.Static))
 	require.NoError(t, d.Register(ctx, inst))
-	require.NoError(t, other.Delete(ctx, "/disc/review-unreg/svc/st"))
+	require.NoError(t, other.Delete(ctx, "/disc/register-unreg/svc/st"))
 	<-inKeeper
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -180,10 +180,10 @@ func TestCancelledUnregisterLeavesNoNode(t *testing.T) {
 	// Whatever Unregister returned, the registration is forgotten: its node must go
 	// (at the latest by the time Close returned).
 	require.NoError(t, d.Close())
-	st, err := other.Exists(ctx, "/disc/review-unreg/svc/st")
+	st, err := other.Exists(ctx, "/disc/register-unreg/svc/st")
 	require.NoError(t, err)
 	assert.Nil(t, st, "the Static instance's node is left for good")
-	_ = other.Delete(ctx, "/disc/review-unreg/svc/st")
+	_ = other.Delete(ctx, "/disc/register-unreg/svc/st")
 }
 
 // Two registries on two sessions register a Dynamic instance with the same id (a
@@ -199,10 +199,10 @@ func TestSameIDOnTwoSessionsSettlesOnTheLastRegistration(t *testing.T) {
 	c2 := testutil.Connect(t, connect)
 	ctx := testutil.Context(t, 30*time.Second)
 	regs1 := newRegistrations()
-	d1, err := discovery.New[details](c1, "/disc/review-fight", discovery.WithRegistrationListener(regs1.listen))
+	d1, err := discovery.New[details](c1, "/disc/register-fight", discovery.WithRegistrationListener(regs1.listen))
 	require.NoError(t, err)
 	defer d1.Close()
-	d2, err := discovery.New[details](c2, "/disc/review-fight")
+	d2, err := discovery.New[details](c2, "/disc/register-fight")
 	require.NoError(t, err)
 	defer d2.Close()
 	require.NoError(t, d1.Register(ctx, newInstance(t, "svc", "same", 1)))
@@ -215,15 +215,15 @@ func TestSameIDOnTwoSessionsSettlesOnTheLastRegistration(t *testing.T) {
 	// re-registrations in 3 s); how many take-backs happen before it settles depends on
 	// the machine's load (up to 9 seen under stress), so the test checks that it settles.
 	require.Eventually(t, func() bool {
-		_, st, err := c1.GetData(ctx, "/disc/review-fight/svc/same")
+		_, st, err := c1.GetData(ctx, "/disc/register-fight/svc/same")
 		return err == nil && st.EphemeralOwner == c2.SessionID()
 	}, 20*time.Second, 10*time.Millisecond, "the node never settled on the last registration's session")
 	// Settled: d2's Register returned and d1's keeper stands aside; a sync on d1's client
 	// orders its reads after anything it did, and the node is still d2's.
-	require.NoError(t, c1.Sync(ctx, "/disc/review-fight/svc/same"))
+	require.NoError(t, c1.Sync(ctx, "/disc/register-fight/svc/same"))
 	drain := len(regs1.ch)
 	t.Logf("take-backs by the first registry before the node settled: about %d", drain)
-	_, st, err := c1.GetData(ctx, "/disc/review-fight/svc/same")
+	_, st, err := c1.GetData(ctx, "/disc/register-fight/svc/same")
 	require.NoError(t, err)
 	assert.Equal(t, c2.SessionID(), st.EphemeralOwner, "the last registration wins")
 	require.NoError(t, d2.Close())
