@@ -40,7 +40,7 @@ func TestGuardedTransactionUnknownOutcomeTxnErrorIndexesTheCallersOps(t *testing
 		}))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const owner, target = "/revg/owner", "/revg/target"
+	const owner, target = "/guardedtxn/owner", "/guardedtxn/target"
 	_, err := other.Create(ctx, owner, nil, framework.WithParents())
 	require.NoError(t, err)
 	_, err = other.Create(ctx, target, []byte("0"), framework.WithParents())
@@ -91,7 +91,7 @@ func TestGuardedTransactionNotSentIsNotUnknown(t *testing.T) {
 		}
 	}))
 	ctx := testutil.Context(t, 30*time.Second)
-	const owner, target = "/revg/owner2", "/revg/target2"
+	const owner, target = "/guardedtxn/owner2", "/guardedtxn/target2"
 	_, err := c.Create(ctx, owner, nil, framework.WithParents())
 	require.NoError(t, err)
 	_, err = c.Create(ctx, target, []byte("0"), framework.WithParents())
