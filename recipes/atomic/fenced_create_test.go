@@ -27,7 +27,7 @@ func TestFencedCreateMakesNoParentAfterLeaseEnded(t *testing.T) {
 	srv := zktest.NewServer(t)
 	ctx := testutil.Context(t, 30*time.Second)
 	lc := testutil.Connect(t, srv.ConnectString())
-	m, err := mutex.New(lc, "/revg/atomic-lock")
+	m, err := mutex.New(lc, "/fencedcreate/atomic-lock")
 	require.NoError(t, err)
 	lease, err := m.Acquire(ctx)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestFencedCreateMakesNoParentAfterLeaseEnded(t *testing.T) {
 			once.Do(func() { require.NoError(t, lease.Release(context.Background())) })
 		}
 	}))
-	const parent = "/revg/atomic/parent"
+	const parent = "/fencedcreate/atomic/parent"
 	n, err := atomic.NewLong(c, parent+"/counter")
 	require.NoError(t, err)
 	armed.Store(true)

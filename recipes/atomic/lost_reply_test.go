@@ -41,7 +41,7 @@ func TestCompareAndSetAppliedThenDeletedIsNotNothingWritten(t *testing.T) {
 		}))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/counters/review28-applied-then-deleted"
+	const path = "/counters/lostreply-applied-then-deleted"
 
 	n, err := atomic.NewLong(c1, path)
 	require.NoError(t, err)
@@ -114,7 +114,7 @@ func TestIncrementReadBackHonoursContext(t *testing.T) {
 			}
 		}))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/counters/review28-readback"
+	const path = "/counters/lostreply-readback"
 
 	n, err := atomic.NewLong(c1, path)
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func TestPromotedIncrementHonoursContext(t *testing.T) {
 	ctx := testutil.Context(t, 90*time.Second)
 	callCtx, cancelCall := context.WithCancel(ctx)
 	defer cancelCall()
-	const path, lockPath = "/counters/review28-promoted", "/counters/review28-promoted-lock"
+	const path, lockPath = "/counters/lostreply-promoted", "/counters/lostreply-promoted-lock"
 	var (
 		mu       sync.Mutex
 		phase    int // 1: the optimistic setData loses the race; 2: stall at the promoted setData
