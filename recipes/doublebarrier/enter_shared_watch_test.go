@@ -27,7 +27,7 @@ func TestEnterNotInAloneByReadyBeforeItsRead(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
-	const path = "/review28/barrier"
+	const path = "/sharedwatch/barrier"
 	other := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, 2*time.Minute)
 

@@ -27,7 +27,7 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(g.hook), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/jobs/review-ready"
+	const path = "/jobs/readydelete"
 	b := newMember(t, c, path, 1)
 	require.NoError(t, b.Enter(ctx))
 	next := newMember(t, other, path, 1)
