@@ -26,7 +26,7 @@ func TestSelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/leader/review28-selector-close-during-acquire"
+	const path = "/leader/ownership-selector-close-during-acquire"
 	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the lock node's
 	require.NoError(t, err)
 
@@ -84,7 +84,7 @@ func TestLatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
 		}))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 90*time.Second)
-	const path = "/leader/review28-close-during-recreate-bounded"
+	const path = "/leader/ownership-close-during-recreate-bounded"
 	l := startLatch(t, c, path, "a")
 	await(t, l, 20*time.Second, "a leads")
 	first := l.Node()
@@ -122,7 +122,7 @@ func TestLatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 90*time.Second)
-	const path = "/leader/review28-start-given-up"
+	const path = "/leader/ownership-start-given-up"
 	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the latch node's
 	require.NoError(t, err)
 
@@ -181,7 +181,7 @@ func TestLatchStartCleanupHonoursContext(t *testing.T) {
 				cancelStart()
 			}
 		}))
-	const path = "/leader/review28-start-cleanup-ctx"
+	const path = "/leader/ownership-start-cleanup-ctx"
 	_, err := c.Create(ctx, path, nil, framework.WithParents())
 	require.NoError(t, err)
 
@@ -222,7 +222,7 @@ func TestSelectorNodeDeletedEndsLeadership(t *testing.T) {
 	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/leader/review28-selector-node-deleted"
+	const path = "/leader/ownership-selector-node-deleted"
 
 	aCtx := make(chan context.Context, 1)
 	startSelector(t, ca, path, "a", func(ctx context.Context) error {
@@ -263,7 +263,7 @@ func TestTwoInstancesOnOneClientOwnTheirNodes(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
-	const lpath, spath = "/leader/review28-two-latches", "/leader/review28-two-selectors"
+	const lpath, spath = "/leader/ownership-two-latches", "/leader/ownership-two-selectors"
 
 	l1 := startLatch(t, c, lpath, "x")
 	await(t, l1, 20*time.Second, "l1 leads")
@@ -307,7 +307,7 @@ func TestLatchCloseDuringStartWhoseContextEndsLeavesNothing(t *testing.T) {
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/leader/review28-close-during-start-ctx"
+	const path = "/leader/ownership-close-during-start-ctx"
 	_, err := c.Create(ctx, path, nil, framework.WithParents())
 	require.NoError(t, err)
 
