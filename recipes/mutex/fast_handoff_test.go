@@ -28,7 +28,7 @@ func TestFastHandoffWithOwnNodeGoneMakesNoSecondHolder(t *testing.T) {
 	cb := testutil.ConnectFailFast(t, srv.ConnectString())
 	cc := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/handoff"
+	const path = "/fasthandoff"
 	ma, err := mutex.New(ca, path)
 	require.NoError(t, err)
 	mb, err := mutex.New(cb, path)

@@ -27,7 +27,7 @@ func TestGuardAcrossNamespacesNotFencedWhileHeld(t *testing.T) {
 	const target = "/value"
 	_, err := dataC.Create(ctx, target, []byte("0"), framework.WithParents())
 	require.NoError(t, err)
-	m, err := mutex.New(locksC, "/revg/ns-lock")
+	m, err := mutex.New(locksC, "/guardns/ns-lock")
 	require.NoError(t, err)
 	lease, err := m.Acquire(ctx)
 	require.NoError(t, err)

@@ -34,7 +34,7 @@ func TestPipelinedFirstReadOfAnotherSessionsNodeEndsLost(t *testing.T) {
 			}
 		}))
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/firstread"
+	const path = "/pipelined/firstread"
 	m := newMutex(t, c, path)
 	ctx := testutil.Context(t, 60*time.Second)
 	armed.Store(true)

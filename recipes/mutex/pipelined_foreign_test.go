@@ -23,7 +23,7 @@ func TestPipelinedLostReleaseSparesOtherSessionsNode(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/spare"
+	const path = "/pipelined/spare"
 	m := newMutex(t, c, path)
 	ctx := testutil.Context(t, 60*time.Second)
 	l, err := m.Acquire(ctx) // a first acquisition: the lease reads its node (a data watch)

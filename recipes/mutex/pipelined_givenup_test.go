@@ -30,7 +30,7 @@ func TestPipelinedGivenUpAcquisitionLeavesNoWatch(t *testing.T) {
 					}
 				}
 			}))
-			const path = "/review/pipe/givenup"
+			const path = "/pipelined/givenup"
 			m := newMutex(t, c, path)
 			warmPipe(t, c, m)
 			for range 3 {

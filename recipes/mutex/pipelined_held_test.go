@@ -22,7 +22,7 @@ func TestPipelinedTwoMutexesOneClientForeignDeleteEndsLost(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/two"
+	const path = "/pipelined/two"
 	ma, mb := newMutex(t, c, path), newMutex(t, c, path)
 	warmPipe(t, c, ma)
 	warmPipe(t, c, mb)
@@ -48,7 +48,7 @@ func TestPipelinedSessionExpiryWhileHeldEndsLost(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(1500*time.Millisecond))
-	const path = "/review/pipe/expire"
+	const path = "/pipelined/expire"
 	m := newMutex(t, c, path)
 	warmPipe(t, c, m)
 	ctx := testutil.Context(t, 60*time.Second)
@@ -78,7 +78,7 @@ func TestPipelinedParentRemadeWhileDisconnectedEndsLost(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
 		framework.WithErrorPolicy(framework.SessionErrorPolicy))
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/remade"
+	const path = "/pipelined/remade"
 	m := newMutex(t, c, path)
 	warmPipe(t, c, m)
 	ctx := testutil.Context(t, 60*time.Second)

@@ -33,7 +33,7 @@ func TestPipelinedNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
 		mu.Unlock()
 	}))
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/reuse"
+	const path = "/pipelined/reuse"
 	m := newMutex(t, c, path)
 	warmPipe(t, c, m)
 	ctx := testutil.Context(t, 60*time.Second)

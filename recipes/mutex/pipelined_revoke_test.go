@@ -19,7 +19,7 @@ func TestPipelinedRevocableHearsRevocationAndForeignDelete(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	const path = "/review/pipe/revoke"
+	const path = "/pipelined/revoke"
 	heard := make(chan struct{}, 4)
 	m := newMutex(t, c, path, mutex.WithRevocationListener(func(*mutex.Lease) { heard <- struct{}{} }))
 	warmPipe(t, c, m)

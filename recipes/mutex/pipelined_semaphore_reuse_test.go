@@ -20,7 +20,7 @@ func TestPipelinedSemaphoreNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
 	srv := zktest.NewServer(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
-	s, err := semaphore.New(c, "/review/pipe/semreuse", 2)
+	s, err := semaphore.New(c, "/pipelined/semreuse", 2)
 	require.NoError(t, err)
 	ctx := testutil.Context(t, 60*time.Second)
 	// Until the lease holds through its wait's children watch (it did not read its node).
@@ -30,7 +30,7 @@ func TestPipelinedSemaphoreNodeDeletedAndMadeAgainEndsLost(t *testing.T) {
 		l, err = s.Acquire(ctx)
 		require.NoError(t, err)
 		time.Sleep(200 * time.Millisecond)
-		if testutil.ZKWatchers(t, c, l.Node()).Data == 0 && testutil.ZKWatchers(t, c, "/review/pipe/semreuse/leases").Children == 1 {
+		if testutil.ZKWatchers(t, c, l.Node()).Data == 0 && testutil.ZKWatchers(t, c, "/pipelined/semreuse/leases").Children == 1 {
 			break
 		}
 		require.NoError(t, l.Release(ctx))

@@ -31,7 +31,7 @@ func TestReleaseWhoseDeleteReplyWasLostIsNotLost(t *testing.T) {
 		}))
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	m := newMutex(t, c, "/revl/release")
+	m := newMutex(t, c, "/releaselost/release")
 	l, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	gen := c.Generation()
@@ -59,7 +59,7 @@ func TestReleaseWhoseDeleteReplyWasLostIsNotLost(t *testing.T) {
 	}
 	require.Equal(t, gen, c.Generation(), "the same session throughout")
 	require.NoError(t, err, "a release that was ours and applied, of a lease held until then, is reported lost")
-	testutil.RequireNoChildren(t, srv.ConnectString(), "/revl/release")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/releaselost/release")
 }
 
 // The lease's node was deleted by someone else while held (another process then took the
@@ -76,12 +76,12 @@ func TestResentDeleteNoNodeAfterForeignDeleteIsNotARelease(t *testing.T) {
 		framework.WithErrorPolicy(framework.SessionErrorPolicy))
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	m := newMutex(t, c, "/revl/resent")
+	m := newMutex(t, c, "/releaselost/resent")
 	l, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	gen := c.Generation()
 	require.NoError(t, admin.Delete(ctx, l.Node())) // someone else deletes the holder's node
-	other, err := newMutex(t, admin, "/revl/resent").Acquire(ctx)
+	other, err := newMutex(t, admin, "/releaselost/resent").Acquire(ctx)
 	require.NoError(t, err) // and another process takes the lock meanwhile
 	require.NoError(t, other.Release(ctx))
 	proxy.HoldReplies()
@@ -112,5 +112,5 @@ func TestResentDeleteNoNodeAfterForeignDeleteIsNotARelease(t *testing.T) {
 	}
 	require.Equal(t, gen, c.Generation(), "the same session throughout")
 	require.Error(t, err, "a release that deleted nothing, of a node someone else deleted (and another then held the lock), is reported released")
-	testutil.RequireNoChildren(t, srv.ConnectString(), "/revl/resent")
+	testutil.RequireNoChildren(t, srv.ConnectString(), "/releaselost/resent")
 }
