@@ -34,7 +34,7 @@ func TestGivenUpItemRemovedMeanwhileNotReportedDeadLettered(t *testing.T) {
 			c := testutil.ConnectFailFast(t, srv.ConnectString())
 			peer := testutil.Connect(t, srv.ConnectString())
 			ctx := testutil.Context(t, time.Minute)
-			base := uniq("/revq-gone")
+			base := uniq("/dead-gone")
 			t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
 			opts := []queue.Option{queue.WithLockPath(base + "/locks")}
 			if mode == "dead-letter" {
@@ -77,7 +77,7 @@ func TestJSONNullNotTakenForAZeroItem(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
-	path := uniq("/revq-json") + "/q"
+	path := uniq("/dead-json") + "/q"
 	t.Cleanup(func() { _ = c.Delete(context.Background(), path, framework.WithChildren()) })
 	raw, err := queue.New(c, path, queue.String{})
 	require.NoError(t, err)
@@ -140,7 +140,7 @@ func TestMoveResentInNewSessionSparesOthersLock(t *testing.T) {
 		}))
 	b := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 2*time.Minute)
-	base := uniq("/revq-newsession")
+	base := uniq("/dead-newsession")
 	t.Cleanup(func() { _ = b.Delete(context.Background(), base, framework.WithChildren()) })
 	opts := []queue.Option{queue.WithLockPath(base + "/locks"), queue.WithMaxAttempts(1),
 		queue.WithDeadLetterPath(base + "/dead")}
@@ -207,7 +207,7 @@ func TestMoveAppliedAnswerLostWithSessionNotReportedLeftInQueue(t *testing.T) {
 		}))
 	peer := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, 2*time.Minute)
-	base := uniq("/revq-lostanswer")
+	base := uniq("/dead-lostanswer")
 	t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.New(a, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"),
 		queue.WithMaxAttempts(1), queue.WithDeadLetterPath(base+"/dead"))
@@ -257,7 +257,7 @@ func TestIDRemoveWithLockDoesNotCountAnItemRemovedByAnother(t *testing.T) {
 	}))
 	peer := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := uniq("/revq-idremove")
+	base := uniq("/dead-idremove")
 	t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.NewID(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
 	require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestLargestItemCanBeDeadLettered(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 2*time.Minute)
-	base := uniq("/revq-large")
+	base := uniq("/dead-large")
 	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"),
 		queue.WithMaxAttempts(1), queue.WithDeadLetterPath(base+"/dead"))

@@ -31,7 +31,7 @@ type takeRig struct {
 func newTakeRig(t *testing.T, opts ...framework.Option) *takeRig {
 	t.Helper()
 	srv := server(t)
-	r := &takeRig{proxy: zktest.NewProxy(t, srv.ConnectString()), base: fmt.Sprintf("/issue28/%d", time.Now().UnixNano())}
+	r := &takeRig{proxy: zktest.NewProxy(t, srv.ConnectString()), base: fmt.Sprintf("/delivery/%d", time.Now().UnixNano())}
 	all := append([]framework.Option{
 		framework.WithDialer(r.proxy.Dialer()),
 		framework.WithSessionTimeout(30 * time.Second), // replies held for a while: no read timeout meanwhile
@@ -254,7 +254,7 @@ func TestMaxItemsPutMakesThePathAgain(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := fmt.Sprintf("/issue28max/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/deliverymax/%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
 	for _, opts := range [][]queue.Option{nil, {queue.WithMaxItems(5)}} {
 		q, err := queue.New(c, base+"/q", queue.String{}, opts...)
@@ -278,7 +278,7 @@ func TestPriorityConsumeSeesNewItems(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := fmt.Sprintf("/issue28prio/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/deliveryprio/%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.NewPriority(c, base+"/q", queue.String{})
 	require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestRemovalSparesANewItemAtTheSameName(t *testing.T) {
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	peer := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := fmt.Sprintf("/issue28reuse/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/deliveryreuse/%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = peer.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
 	require.NoError(t, err)
@@ -351,7 +351,7 @@ func TestRequeueBacksOff(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := fmt.Sprintf("/issue28requeue/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/deliveryrequeue/%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
 	require.NoError(t, err)

@@ -21,15 +21,15 @@ func TestFencedPutCreatesNoQueuePath(t *testing.T) {
 	srv := server(t)
 	c := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
-	const path = "/revg/fenced/queue"
-	m, err := mutex.New(c, "/revg/fenced-lock")
+	const path = "/fencedput/fenced/queue"
+	m, err := mutex.New(c, "/fencedput/fenced-lock")
 	require.NoError(t, err)
 	lease, err := m.Acquire(ctx)
 	require.NoError(t, err)
 	g, err := lease.Guard(ctx)
 	require.NoError(t, err)
 	require.NoError(t, lease.Release(ctx))
-	t.Cleanup(func() { _ = c.Delete(ctx, "/revg/fenced", framework.WithChildren()) })
+	t.Cleanup(func() { _ = c.Delete(ctx, "/fencedput/fenced", framework.WithChildren()) })
 
 	q, err := queue.New(c, path, queue.Bytes{})
 	require.NoError(t, err)

@@ -30,7 +30,7 @@ func TestSameSessionConsumerSparesSiblingsLock(t *testing.T) {
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path, locks = "/rev2same/q", "/rev2same/locks"
+	const path, locks = "/lockedsame/q", "/lockedsame/locks"
 
 	raw, err := queue.New(c, path, queue.Bytes{})
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestSameSessionConsumerSparesSiblingsLock(t *testing.T) {
 	_ = testutil.Result(t, aDone, 30*time.Second, "A's ConsumeOne")
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	_ = other.Delete(dctx, "/rev2same", framework.WithChildren())
+	_ = other.Delete(dctx, "/lockedsame", framework.WithChildren())
 }
 
 // finish does not retry its removal transaction in a tight loop on an error that is not a
@@ -98,7 +98,7 @@ func TestFinishDoesNotSpinOnPermanentError(t *testing.T) {
 		}
 	}))
 	ctx := testutil.Context(t, 90*time.Second)
-	const path, locks = "/rev2spin/q", "/rev2spin/locks"
+	const path, locks = "/lockedspin/q", "/lockedspin/locks"
 	q, err := queue.New(c, path, queue.String{}, queue.WithLockPath(locks))
 	require.NoError(t, err)
 	node, err := q.Put(ctx, "x")
@@ -112,7 +112,7 @@ func TestFinishDoesNotSpinOnPermanentError(t *testing.T) {
 	assert.Empty(t, testutil.Children(t, srv.ConnectString(), locks), "the lock node is given back")
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	_ = c.Delete(dctx, "/rev2spin", framework.WithChildren())
+	_ = c.Delete(dctx, "/lockedspin", framework.WithChildren())
 }
 
 // BadItemError's doc promises that ConsumeOne returns a bad item it skipped "as
@@ -123,10 +123,10 @@ func TestConsumeOneReportsBadItem(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
-	junk, err := c.Create(ctx, "/rev2bad/q/queue-", []byte("not an item"),
+	junk, err := c.Create(ctx, "/lockedbad/q/queue-", []byte("not an item"),
 		framework.WithMode(framework.PersistentSequential), framework.WithParents())
 	require.NoError(t, err)
-	q, err := queue.New(c, "/rev2bad/q", queue.String{})
+	q, err := queue.New(c, "/lockedbad/q", queue.String{})
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	err = q.ConsumeOne(short, func(context.Context, string) error { return nil })
@@ -136,7 +136,7 @@ func TestConsumeOneReportsBadItem(t *testing.T) {
 	if assert.ErrorAs(t, err, &be, "ConsumeOne names the bad node it skipped") {
 		assert.Equal(t, junk, be.Path)
 	}
-	_ = c.Delete(ctx, "/rev2bad", framework.WithChildren())
+	_ = c.Delete(ctx, "/lockedbad", framework.WithChildren())
 }
 
 // A waiting consumer hears the death of the holder of any item it passed over, not only
@@ -147,7 +147,7 @@ func TestConsumeOneReportsBadItem(t *testing.T) {
 func TestWaitingConsumerHearsLaterHolderDeath(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
-	const path, locks = "/rev2wake/q", "/rev2wake/locks"
+	const path, locks = "/lockedwake/q", "/lockedwake/locks"
 	ctx := testutil.Context(t, 90*time.Second)
 	p := testutil.ConnectFailFast(t, srv.ConnectString())
 	qp, err := queue.New(p, path, queue.String{}, queue.WithLockPath(locks))
@@ -210,5 +210,5 @@ func TestWaitingConsumerHearsLaterHolderDeath(t *testing.T) {
 	_ = testutil.Result(t, cDone, 30*time.Second, "C")
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	_ = p.Delete(dctx, "/rev2wake", framework.WithChildren())
+	_ = p.Delete(dctx, "/lockedwake", framework.WithChildren())
 }

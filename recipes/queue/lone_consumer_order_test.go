@@ -26,7 +26,7 @@ func TestLoneIDConsumerKeepsOrderAcrossRemove(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	q, err := queue.NewID(c, "/rev5remove/q", queue.String{})
+	q, err := queue.NewID(c, "/loneorderremove/q", queue.String{})
 	require.NoError(t, err)
 	for round := range 24 {
 		for _, id := range []string{"a", "b", "c", "d"} {
@@ -41,9 +41,9 @@ func TestLoneIDConsumerKeepsOrderAcrossRemove(t *testing.T) {
 		require.Equal(t, []string{fmt.Sprint("a", round), fmt.Sprint("c", round), fmt.Sprint("d", round)}, got,
 			"round %d: a lone consumer's order after a Remove", round)
 	}
-	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/rev5remove/q"))
+	assert.Empty(t, testutil.Children(t, srv.ConnectString(), "/loneorderremove/q"))
 	// Containers: the server may have reaped the emptied paths already.
-	if err := c.Delete(ctx, "/rev5remove", framework.WithChildren()); !errors.Is(err, framework.ErrNoNode) {
+	if err := c.Delete(ctx, "/loneorderremove", framework.WithChildren()); !errors.Is(err, framework.ErrNoNode) {
 		require.NoError(t, err)
 	}
 }
@@ -58,7 +58,7 @@ func TestConsumeOneAfterQueueRecreated(t *testing.T) {
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	admin := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 30*time.Second)
-	q, err := queue.New(c, "/rev5recreate/q", queue.String{})
+	q, err := queue.New(c, "/loneorderrecreate/q", queue.String{})
 	require.NoError(t, err)
 	for i := range 3 {
 		_, err := q.Put(ctx, fmt.Sprint("a", i))
@@ -67,14 +67,14 @@ func TestConsumeOneAfterQueueRecreated(t *testing.T) {
 	assert.Equal(t, []string{"a0"}, consumeN(t, ctx, q.ConsumeOne, 1)) // keeps queue-..01, ..02
 
 	// The queue is reset (an operator, a test's clean-up, a redeploy): a1 and a2 are gone.
-	require.NoError(t, admin.Delete(ctx, "/rev5recreate/q", framework.WithChildren()))
+	require.NoError(t, admin.Delete(ctx, "/loneorderrecreate/q", framework.WithChildren()))
 	for i := range 3 {
 		_, err := q.Put(ctx, fmt.Sprint("b", i))
 		require.NoError(t, err)
 	}
 	assert.Equal(t, []string{"b0", "b1", "b2"}, consumeN(t, ctx, q.ConsumeOne, 3), "a lone consumer's order")
 	// Containers: the server may have reaped the emptied paths already.
-	if err := admin.Delete(ctx, "/rev5recreate", framework.WithChildren()); !errors.Is(err, framework.ErrNoNode) {
+	if err := admin.Delete(ctx, "/loneorderrecreate", framework.WithChildren()); !errors.Is(err, framework.ErrNoNode) {
 		require.NoError(t, err)
 	}
 }

@@ -31,7 +31,7 @@ func newR28Rig(t *testing.T, opts ...framework.Option) *r28Rig {
 	srv := server(t)
 	r := &r28Rig{
 		proxy: zktest.NewProxy(t, srv.ConnectString()),
-		base:  fmt.Sprintf("/review28/%d", time.Now().UnixNano()),
+		base:  fmt.Sprintf("/removal/%d", time.Now().UnixNano()),
 		hooks: map[string]*atomic.Pointer[func()]{},
 	}
 	for _, op := range []string{"create", "getData", "delete", "multi", "exists"} {
@@ -172,7 +172,7 @@ func TestRequeueBackoffHoldsNoOtherConsumerOfTheSameQueue(t *testing.T) {
 	srv := server(t)
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, time.Minute)
-	base := fmt.Sprintf("/review28backoff/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/removalbackoff/%d", time.Now().UnixNano())
 	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
 	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
 	require.NoError(t, err)

@@ -38,7 +38,7 @@ func TestCancelledLockCreateLeavesNoLockNode(t *testing.T) {
 	victim := testutil.ConnectFailFast(t, srv.ConnectString(), hook)
 	peer := testutil.Connect(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	base := fmt.Sprintf("/rev6lock/%d", time.Now().UnixNano())
+	base := fmt.Sprintf("/takeracelock/%d", time.Now().UnixNano())
 	qp, lp := base+"/q", base+"/l"
 	vq, err := queue.New(victim, qp, queue.String{}, queue.WithLockPath(lp))
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestLoneIDConsumerKeepsOrderWhenRemoveWinsItsDelete(t *testing.T) {
 	leakcheck.Check(t)
 	srv := server(t)
 	peer := testutil.Connect(t, srv.ConnectString())
-	base := fmt.Sprintf("/rev6order/%d/q", time.Now().UnixNano())
+	base := fmt.Sprintf("/takeraceorder/%d/q", time.Now().UnixNano())
 	remover, err := queue.NewID(peer, base, queue.String{})
 	require.NoError(t, err)
 	var removeNow atomic.Pointer[string]
