@@ -28,7 +28,7 @@ func TestTrySetAppliedThenDeletedIsNotAConflict(t *testing.T) {
 	c1 := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/fleet/review28-applied-then-deleted"
+	const path = "/fleet/outcome-applied-then-deleted"
 
 	a := start(t, c1, path, 5)
 	prev, err := a.Get()
@@ -81,7 +81,7 @@ func TestSecondStartIsNotErrClosed(t *testing.T) {
 		}
 	}))
 	ctx := testutil.Context(t, 60*time.Second)
-	sc, err := sharedcount.New(c, "/fleet/review28-double-start", 1)
+	sc, err := sharedcount.New(c, "/fleet/outcome-double-start", 1)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sc.Close() })
 	first := testutil.Go(ctx, sc.Start)
@@ -108,7 +108,7 @@ func TestTwoValuesOnOneClientAreIndependent(t *testing.T) {
 	c := testutil.ConnectFailFast(t, srv.ConnectString())
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/fleet/review28-two-values"
+	const path = "/fleet/outcome-two-values"
 	a := start(t, c, path, 1)
 	b := start(t, c, path, 1)
 	pa, err := a.Get()
