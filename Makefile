@@ -85,7 +85,7 @@ demo: deps-base
 
 bench: deps
 	@if [ -d cmd/zkbench ]; then $(GO) run ./cmd/zkbench --standard; \
-	else echo "bench: cmd/zkbench is not written yet (issue 8)"; exit 1; fi
+	else echo "bench: cmd/zkbench is missing"; exit 1; fi
 
 # soak runs every callback scenario under every fault, cancellation fuzzing for a quarter of
 # $(SOAK), service discovery under every fault, then random scenario x fault rounds on a

@@ -13,7 +13,7 @@ import (
 	"unicode"
 )
 
-// readmeMaxLines is the README's bound (issue 29): past it, move text into docs/.
+// readmeMaxLines is the README's bound: past it, move text into docs/.
 const readmeMaxLines = 300
 
 // docFiles are the Markdown files whose links are checked: the README and docs/*.md.

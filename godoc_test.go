@@ -1,6 +1,6 @@
 package zoocurator_test
 
-// A user's go doc shows the methods they call on the type they hold (issue 29): no exported
+// A user's go doc shows the methods they call on the type they hold: no exported
 // type of the module embeds an unexported one, whose methods go doc would show on a type
 // the user cannot name.
 

@@ -14,7 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// A listener may close its own cache (issue 17.3: callbacks that call back in): Close
+// A listener may close its own cache (a callback that calls back in): Close
 // returns there without waiting for the listener's own goroutine, and a Close from
 // elsewhere still waits for every goroutine of the cache.
 func TestCloseFromOwnListener(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// scaleNodes is the size of the tree the scale tests cache (issue 30). The fast profile
-// runs them on a small tree; make soak runs them on the issue's 100 101 nodes
+// scaleNodes is the size of the tree the scale tests cache. The fast profile
+// runs them on a small tree; make soak runs them on 100 101 nodes
 // (-args -scale.nodes=100101), which takes several minutes.
 var scaleNodes = flag.Int("scale.nodes", 1101, "nodes of the tree TestCuratorCacheAtScale* caches (make soak: 100101)")
 

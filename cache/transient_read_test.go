@@ -59,7 +59,7 @@ func (l *eventLog) beforeInitialized() []cache.Event {
 // drops while they are on their way, and the client's retry policy makes no second
 // attempt), and the server stays out of reach for a while; then the children can be read
 // again. The first build must neither drop them nor post Initialized without them: it
-// waits, reads them once it can, and only then reports Initialized (issue 15.5, the
+// waits, reads them once it can, and only then reports Initialized (the
 // transient case; the permanent one is TestInitializedReportsUnreadableChild).
 func TestInitializedWaitsForChildAfterTransientReadFailure(t *testing.T) {
 	leakcheck.Check(t)

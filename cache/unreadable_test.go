@@ -31,7 +31,7 @@ func untilInitialized(t *testing.T, r *recorder) []cache.Event {
 
 // A child the cache's client may not read (its ACL says so: NoAuth) does not go missing
 // silently from the first build: Initialized comes once every child was read or reported
-// Unreadable with its error, and the child is read once it can be (issue 15.5).
+// Unreadable with its error, and the child is read once it can be.
 func TestInitializedReportsUnreadableChild(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

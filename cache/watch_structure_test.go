@@ -15,7 +15,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// TestCacheWatchStructure (issue 30): a cache holds one client watch per node and kind
+// TestCacheWatchStructure: a cache holds one client watch per node and kind
 // (data, children), shared with another cache of the same client rather than doubled,
 // and waits on them without a goroutine per some number of watches: the client tells the
 // cache when one fires. Each cache hears a change once.

@@ -14,7 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Issue 32: the client gives its session up (a simulated Lost: cut off longer than it
+// The client gives its session up (a simulated Lost: cut off longer than it
 // may assume the session lives) while the server still holds that session (here: for
 // 40 s; after a lost quorum or a paused leader, the server re-arms every session's
 // timeout). The instance's node is then this registration's own dead generation: once

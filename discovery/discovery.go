@@ -178,8 +178,8 @@ type registration[T any] struct {
 	created int    // creations so far
 	// czxid identifies the node this registration made: 0 while not known (then the
 	// token tells). Ownership is per registration, not per session: two registrations on
-	// one client share the session (issue 28, 13), and a node this registration made
-	// under an earlier session of ours is still its own (issue 32).
+	// one client share the session, and a node this registration made
+	// under an earlier session of ours is still its own.
 	czxid int64
 	// sent is set once a create (or a replacement) was sent: only then may a node of
 	// this registration exist.

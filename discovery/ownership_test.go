@@ -53,7 +53,7 @@ func (p gatedPayload) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct{ N int }{p.N})
 }
 
-// Issue 28, defect 11: an Update that looked its registration up before an Unregister
+// An Update that looked its registration up before an Unregister
 // (or Close) forgot it, and writes while the Unregister deletes (here: between the
 // delete's read of the node and its delete), must not leave the Static node there for
 // good (the delete failed with BadVersion, and nothing keeps the node any more).
@@ -111,7 +111,7 @@ func TestUpdateRacingUnregisterLeavesNoNode(t *testing.T) {
 	}
 }
 
-// Issue 28, defect 12: once another registration of the id (another process) has taken
+// Once another registration of the id (another process) has taken
 // the node (the last registration wins), an Update of ours must not write into its node.
 func TestUpdateDoesNotWriteAnotherRegistrationsNode(t *testing.T) {
 	leakcheck.Check(t)
@@ -148,7 +148,7 @@ func TestUpdateDoesNotWriteAnotherRegistrationsNode(t *testing.T) {
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
 
-// Issue 28, defect 13: two registries on one client (one session), the same id: the
+// Two registries on one client (one session), the same id: the
 // second Register replaces the node as Register's doc says (Curator's last registration
 // wins); ownership is per instance, so closing the first leaves the second's node.
 func TestTwoRegistriesOneClientSameID(t *testing.T) {
@@ -185,7 +185,7 @@ func TestTwoRegistriesOneClientSameID(t *testing.T) {
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
 
-// Issue 28, defect 15: a node Curator wrote with &, < and > in its strings is what Go
+// A node Curator wrote with &, < and > in its strings is what Go
 // writes for the same instance, byte for byte (Go's encoding/json escapes them by
 // default; Jackson does not).
 func TestInteropHTMLCharactersAsJacksonWritesThem(t *testing.T) {
@@ -211,7 +211,7 @@ func TestInteropHTMLCharactersAsJacksonWritesThem(t *testing.T) {
 	testutil.RequireNoChildren(t, connect, base+"/svc")
 }
 
-// Issue 32: a node replaced in one transaction (here: by a second registration of the
+// A node replaced in one transaction (here: by a second registration of the
 // id, which takes the path as Curator's last registration does; the dead-generation
 // replacement is the same transaction) is never missing from a cache: the cache hears
 // its removal and then the new node's addition, and must not drop the instance in
@@ -272,7 +272,7 @@ func TestReplacedNodeNeverMissingFromCache(t *testing.T) {
 	require.NoError(t, sc.Close())
 }
 
-// Issue 28, defect 12 (the other half): a version is not an identity. Between Update's
+// A version is not an identity. Between Update's
 // read of its node and its write, the node is deleted and made again by someone else (at
 // version 0, as ours was): the versioned write lands on that node. ZooKeeper cannot take
 // it back; Update must say so (the returned Stat's czxid is not its node's), never nil.

@@ -16,7 +16,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Issue 28, defect 14: the staleness bound the package doc states. The provider's client
+// The staleness bound the package doc states. The provider's client
 // is stalled (it hears nothing, and is told nothing) and an instance is deleted at once:
 // the provider hands it out until its client reports Lost, which it does a session
 // timeout after it noticed the silence, and it notices the silence 2/3 of the session

@@ -175,8 +175,8 @@ func (h *handshakeConn) Read(b []byte) (int, error) {
 // the handshake. A new session is held for newSessionHold only: go-zookeeper has no
 // watches to set again for it (a fresh client has none yet; an expired session's ended
 // with it), and sends no request to wait for, while the client may already be arming a
-// watch whose reply is the one held (issue 28.18: a fresh client's first watched read
-// took 5 s).
+// watch whose reply is the one held (a fresh client's first watched read
+// would wait 5 s).
 func (h *handshakeConn) gate() {
 	h.mu.Lock()
 	if !h.done || h.gated {

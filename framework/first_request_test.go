@@ -73,7 +73,7 @@ func (l *lateReceiveConn) SetReadDeadline(t time.Time) error {
 	return l.Conn.SetReadDeadline(t)
 }
 
-// A fresh client's first request is answered at once, watched or not (issue 28.18). The
+// A fresh client's first request is answered at once, watched or not. The
 // watched read of a brand-new session used to wait 5 s (half of go-zookeeper's read
 // deadline at most) whenever the receive loop started reading after the watch was
 // registered: the reconnect gate held the reply for a set-watches request, which a new

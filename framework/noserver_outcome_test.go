@@ -18,10 +18,10 @@ import (
 
 // ErrNoServer means that go-zookeeper gave the request up before sending it (it found no
 // server to send it to): a write sent again after it meets no attempt of its own, and its
-// answer is the server's plain answer, not an unknown outcome (issue 28.19, the suspicion
-// beside it). The create is queued while the client is disconnected and the server
-// refuses connections, so go-zookeeper fails it with ErrNoServer; its retry, once the
-// server is back, finds the node that another client made before.
+// answer is the server's plain answer, not an unknown outcome. The create is queued
+// while the client is disconnected and the server refuses connections, so go-zookeeper
+// fails it with ErrNoServer; its retry, once the server is back, finds the node that
+// another client made before.
 func TestWriteAfterNoServerIsNotUnknownOutcome(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Which failed attempts make a write sent again meet a possible attempt of its own
-// (issue 28.19): a connection loss and a context that ended while the request was in
+// Which failed attempts make a write sent again meet a possible attempt of its own:
+// a connection loss and a context that ended while the request was in
 // flight may have let it through; ErrNoServer (go-zookeeper never sent it) and a
 // SessionMoved answer (the server refused it: ZooKeeper turns a request of a moved
 // session into an error, it applies nothing) did not.

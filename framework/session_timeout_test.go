@@ -49,7 +49,7 @@ func (h recordHandler) timeoutWarnings() []map[string]any {
 
 // TestNegotiatedSessionTimeoutWarns: a session timeout the server changed is logged at
 // Warn with both values (the test server's bounds are 400 ms, 2×tickTime, and 120 s);
-// one it granted as asked is not logged (issue 29: asking for 100 ms silently gave more).
+// one it granted as asked is not logged (asking for 100 ms must not silently give more).
 func TestNegotiatedSessionTimeoutWarns(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -144,7 +144,7 @@ func connectRequest(sid uint64) []byte {
 
 // The connection of a new session (its connect request carries session id 0) is never
 // held, whatever the client believes of its watches: go-zookeeper sends no set-watches
-// request for it (issue 28.18). A session that goes on is held.
+// request for it. A session that goes on is held.
 func TestGateNeverHoldsNewSession(t *testing.T) {
 	for _, sid := range []uint64{0, 0x1234} {
 		client, server := net.Pipe()

@@ -14,7 +14,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// An event fires only the watches set before it (issue 28.19). A data watch is set; the
+// An event fires only the watches set before it. A data watch is set; the
 // node changes, and the event for it is held in the network while an exists watch on the
 // node is being set: the server answers the exists read after the change (its Stat shows
 // it) and sets a new watch. The held event then fires the old data watch, never the new

@@ -55,7 +55,7 @@ func (h *handlerRecorder) wait(t *testing.T) {
 	}
 }
 
-// A Watch's handlers (issue 30) are told once when it fires, after Done is closed, with
+// A Watch's handlers are told once when it fires, after Done is closed, with
 // the event Event returns; a handler given after it fired is told at once; a handler
 // withdrawn is not told; callers sharing the client's one watch share its handlers.
 func TestWatchHandlers(t *testing.T) {

@@ -403,7 +403,7 @@ func kindsFired(t zk.EventType) []watchKind {
 // request was answered before it (see armed); it runs on go-zookeeper's receive loop,
 // before go-zookeeper delivers ev to its own watch channels, and tells their handlers
 // there. A watch whose request is still in flight is only marked pending: the event may
-// be for a change its own read saw (issue 28.19).
+// be for a change its own read saw.
 func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	kinds := kindsFired(ev.Type)
 	if len(kinds) == 0 {
@@ -519,7 +519,7 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 			// It fired while our read was in flight, maybe for a change the read saw: the
 			// server sends an event before the reply of a read that follows the change, and
 			// notify fires w on the receive loop before that reply reaches us. Set a new
-			// watch and read again (issue 28.19, for a caller that shares the watch).
+			// watch and read again (for a caller that shares the watch).
 			continue
 		}
 		return v, w, nil

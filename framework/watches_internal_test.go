@@ -12,7 +12,7 @@ type countHandler struct{ n int }
 
 func (h *countHandler) WatchFired(*Watch, Event) { h.n++ }
 
-// TestWatchRegistryFootprint (issue 30): a Watch a cache holds for each node and kind is
+// TestWatchRegistryFootprint: a Watch a cache holds for each node and kind is
 // small (what only some need lives in watchExtra, made by the first that does), and the
 // registry drops a connection's maps once its watches fired, so that a replaced
 // connection holds nothing.

@@ -21,7 +21,7 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
 
-// Callbacks that call back in (issue 17, item 3): state listeners, revocation listeners,
+// Callbacks that call back in: state listeners, revocation listeners,
 // leader listeners and selector functions, cache and count listeners that Close,
 // Release, Revoke or start new acquisitions from inside the callback, under faults.
 // Nothing may hang: a watchdog fails the round with every goroutine's stack when it has

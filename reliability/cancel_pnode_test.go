@@ -238,7 +238,7 @@ func (o *ownership) check(ctx context.Context) error {
 }
 
 // The negative control of the ownership checker: the node deleted (as a second instance's
-// Close did before issue 28's fix) and made again by its Node, the checker fails; left
+// Close must not do) and made again by its Node, the checker fails; left
 // alone, it passes.
 func TestOwnershipCheckerControl(t *testing.T) {
 	healthy(t)

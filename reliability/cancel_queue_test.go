@@ -10,7 +10,7 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
-// The cancellation fuzzer's takes that remove an item before they deliver it (issue 28):
+// The cancellation fuzzer's takes that remove an item before they deliver it:
 // SimpleQueue's Take, Poll and Remove, and ConsumeOne without a lock path. (ConsumeOne
 // with a lock path is queue-consume-one-free.) Their checker asserts conservation, not
 // only that nothing is left: takeConservation.

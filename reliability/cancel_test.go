@@ -21,7 +21,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Cancellation fuzzing (issue 17, item 2): every blocking call of the framework and of
+// Cancellation fuzzing: every blocking call of the framework and of
 // the recipes, its context cancelled at a seeded-random moment — before the call, as
 // the k-th request goes out, while a request is held in the proxy before the server
 // sees it, while the server has applied it and its reply is held, after the connection
@@ -324,7 +324,7 @@ wait:
 		}()
 	}
 	if knownBugs && latency > slowCancel {
-		// Known defect (issue 17.2 report): a cancelled lock, semaphore or multi-lock
+		// Known defect: a cancelled lock, semaphore or multi-lock
 		// acquire or double barrier Enter whose connection is stalled waits for its
 		// cleanup's own timeout (10 s per cleanup step) before it returns.
 		t.Errorf("a cancelled %s returned %v after the cancel (%s)", op.name, latency, what)

@@ -15,7 +15,7 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
 
-// Versioned updates in the cancellation fuzzer (issue 28): the shared count's TrySet and
+// Versioned updates in the cancellation fuzzer: the shared count's TrySet and
 // the atomic counter's increment, each cancelled at the fuzzer's moments, one of them on a
 // node the peer deletes and makes again between the victim's read and its write. Their
 // checker asserts conservation, not only "no leftover": a versioned update that reported
@@ -280,7 +280,7 @@ func TestVersionedWriteCheckerControls(t *testing.T) {
 		bad  bool
 	}{
 		{"success applied to the node read", same, applied, false},
-		{"success on a node made again (issue 28.16/17)", madeAgain, appliedAgain, true},
+		{"success on a node made again", madeAgain, appliedAgain, true},
 		{"success that wrote nothing", same, read, true},
 		{"success that wrote twice", same, nodeState{data: ours, czxid: 0x10, version: 5}, true},
 		{"success that wrote other data", same, nodeState{data: []byte{7}, czxid: 0x10, version: 4}, true},

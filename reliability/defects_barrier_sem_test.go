@@ -18,8 +18,8 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Issue 15.8 (double barrier: a delete whose outcome is unknown must not remove the next
-// round's member node or ready) and issue 16.5 (semaphore: the lease node must be created
+// The double barrier's defects (a delete whose outcome is unknown must not remove the
+// next round's member node or ready) and the semaphore's (the lease node must be created
 // in the inner lock's session), replayed as defects (see defects_test.go). Each needs a
 // fault at one request of the victim: bsTrigger, a request hook of the victim's client,
 // runs the fault (a proxy stall) right before that request is sent, so the request is the
@@ -321,7 +321,7 @@ func bsReadyDeleteDelayed(t *testing.T, w *defectWorld) {
 
 func init() {
 	defects = append(defects,
-		defect{name: "15.8-queued-member-delete-spares-next-enter", fix: "610d0c4", run: func(t *testing.T, w *defectWorld) {
+		defect{name: "queued-member-delete-spares-next-enter", fix: "610d0c4", run: func(t *testing.T, w *defectWorld) {
 			// Fails on 2a20620 (610d0c4^^: the recipe before the fix; 610d0c4^ adds only
 			// its test): "the node /rel/TestDefectsReplayed_15.8-queued-member-delete-
 			// spares-next-enter-1/db/164b4f58-d423-47b7-b7bb-d29ab58c1029 of the member's
@@ -377,7 +377,7 @@ func init() {
 			}
 			w.checkClean(p)
 		}},
-		defect{name: "15.8-queued-ready-delete-spares-next-round", fix: "610d0c4 (reworked in 3404a00, a31c140, 008ad68)", run: func(t *testing.T, w *defectWorld) {
+		defect{name: "queued-ready-delete-spares-next-round", fix: "610d0c4 (reworked in 3404a00, a31c140, 008ad68)", run: func(t *testing.T, w *defectWorld) {
 			// Fails on 2a20620 (610d0c4^^): "the next round's ready (czxid 4294967339) was
 			// deleted by the victim's delete of the round before"; passes on f5c32a9.
 			// The last member's delete of ready (one transaction with its node) is held in
@@ -398,7 +398,7 @@ func init() {
 			w.proxy.Heal()
 			bsCheckNextReady(t, w, vc, p, next, czxid)
 		}},
-		defect{name: "15.8-ready-delete-resent-spares-next-round", fix: "a0a556d", run: func(t *testing.T, w *defectWorld) {
+		defect{name: "ready-delete-resent-spares-next-round", fix: "a0a556d", run: func(t *testing.T, w *defectWorld) {
 			// Fails on f5c32a9 (a0a556d^): "the next round's ready (czxid 4294967395) was
 			// deleted by the victim's delete of the round before".
 			// The last member's delete of ready (one transaction with its node) is held in
@@ -426,8 +426,8 @@ func init() {
 			}
 			bsCheckNextReady(t, w, vc, p, next, czxid)
 		}},
-		defect{name: "15.8-ready-delete-delayed-spares-next-round", fix: "008ad68", run: bsReadyDeleteDelayed},
-		defect{name: "16.5-lease-node-in-inner-lock-session", fix: "522ba3e", run: bsLeaseNodeInInnerLockSession},
+		defect{name: "ready-delete-delayed-spares-next-round", fix: "008ad68", run: bsReadyDeleteDelayed},
+		defect{name: "lease-node-in-inner-lock-session", fix: "522ba3e", run: bsLeaseNodeInInnerLockSession},
 	)
 }
 

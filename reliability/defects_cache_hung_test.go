@@ -20,11 +20,11 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Defects 15.5 (a cache's first build finishes without a child) and 15.6 (a hung server
-// costs the session), replayed like the entries of defects_test.go. Each was shown to fail
+// Two defects, a cache's first build that finishes without a child and a hung server
+// that costs the session, replayed like the entries of defects_test.go. Each was shown to fail
 // on the tree before its fix and to pass on the fix, with defects_test.go's table (without
-// its entries, which need newer helpers) and the scenarios of that tree's defect: the 15.6
-// one on 7dad823^ has no cache.Unreadable; 703111a^ (a069b58, on another branch) has no
+// its entries, which need newer helpers) and the scenarios of that tree's defect: the hung
+// server's on 7dad823^ has no cache.Unreadable; 703111a^ (a069b58, on another branch) has no
 // Proxy.Accepted and no Proxy.Refuse, so Refuse (116c356, the same logic) was added to its
 // zktest for the proof.
 func init() {
@@ -34,15 +34,15 @@ func init() {
 		// [CONNECTION_SUSPENDED]" (and the same for b and c; before the heal: 1 failed pass,
 		// events [CONNECTION_SUSPENDED, INITIALIZED]). On 703111a: 2 failed passes before
 		// the heal, then all three added, then Initialized (3.6 s).
-		defect{name: "15.5-cache-initialized-after-transient-read-failure", fix: "703111a", run: replayTransientChildRead},
+		defect{name: "cache-initialized-after-transient-read-failure", fix: "703111a", run: replayTransientChildRead},
 		// fix 703111a. On 703111a^: "Initialized came with .../acl/b neither cached nor
 		// reported Unreadable; events before it: [NODE_ADDED .../acl, NODE_ADDED .../acl/a,
 		// NODE_ADDED .../acl/c]". Passes on 703111a (0.5 s).
-		defect{name: "15.5-cache-initialized-reports-noauth-child", fix: "703111a", run: replayNoAuthChild},
+		defect{name: "cache-initialized-reports-noauth-child", fix: "703111a", run: replayNoAuthChild},
 		// fix 7dad823. On 7dad823^: "the client reported Lost although two members were
 		// healthy: it stayed on the hung member past its 12s session; states [SUSPENDED
 		// LOST]" (13 s). On 7dad823: Reconnected 2.01 s after the drop, same session (2.3 s).
-		defect{name: "15.6-hung-next-server-costs-the-session", fix: "7dad823", run: replayHungNextServer},
+		defect{name: "hung-next-server-keeps-the-session", fix: "7dad823", run: replayHungNextServer},
 	)
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Defects of issues 15 and 16, replayed through the reliability machinery: a victim
+// Fixed defects, replayed through the reliability machinery: a victim
 // behind a fault proxy, a peer connected directly, the fault (a stall, a drop, a peer's
 // write) or the cancellation at the moment that matters, and the checkers (the peer's
 // nodes untouched, overlap, nothing left behind). Each failed on the code before its fix
@@ -27,7 +27,7 @@ import (
 
 // defect is one replayed defect.
 type defect struct {
-	name string // issue.item and what went wrong
+	name string // the scenario and what it checks
 	fix  string // the commit that fixed it
 	run  func(t *testing.T, w *defectWorld)
 }
@@ -70,7 +70,7 @@ func (w *defectWorld) exists(p string) bool {
 }
 
 var defects = []defect{
-	{name: "15.1-close-from-state-listener", fix: "cb50bb2", run: func(t *testing.T, w *defectWorld) {
+	{name: "close-from-state-listener", fix: "cb50bb2", run: func(t *testing.T, w *defectWorld) {
 		// The usual "on Suspended, shut down" listener: its Close must return.
 		closed := make(chan error, 1)
 		var once sync.Once
@@ -88,7 +88,7 @@ var defects = []defect{
 			t.Fatal("Close from the state listener did not return within 60 s")
 		}
 	}},
-	{name: "15.2-late-create-of-cancelled-barrier-set", fix: "053c143", run: func(t *testing.T, w *defectWorld) {
+	{name: "late-create-of-cancelled-barrier-set", fix: "053c143", run: func(t *testing.T, w *defectWorld) {
 		// Set times out while its create is held; the create lands after the heal and a
 		// second Set relies on it: the late reply must not make the framework delete it.
 		p := w.base + "/b"
@@ -109,7 +109,7 @@ var defects = []defect{
 		assert.True(t, w.exists(p), "the barrier %s set by the second Set is gone: the first Set's late create was undone", p)
 		require.NoError(t, b.Remove(w.ctx))
 	}},
-	{name: "15.3-guaranteed-delete-told-not-empty", fix: "495c479", run: func(t *testing.T, w *defectWorld) {
+	{name: "guaranteed-delete-told-not-empty", fix: "495c479", run: func(t *testing.T, w *defectWorld) {
 		// A guaranteed delete told NotEmpty returns the error and queues nothing: the node
 		// must survive someone else emptying it.
 		p := w.base + "/ne"
@@ -122,7 +122,7 @@ var defects = []defect{
 		assert.True(t, w.exists(p), "%s was deleted in the background after its delete was refused (NotEmpty)", p)
 		require.NoError(t, w.peer().Delete(w.ctx, p))
 	}},
-	{name: "15.4-versioned-guaranteed-delete-stays-versioned", fix: "495c479", run: func(t *testing.T, w *defectWorld) {
+	{name: "versioned-guaranteed-delete-stays-versioned", fix: "495c479", run: func(t *testing.T, w *defectWorld) {
 		// Delete(version 0, guaranteed) is cancelled while stalled (so it goes to the
 		// background); the peer writes (version 1) meanwhile: the delete must not land.
 		p := w.base + "/v"
@@ -140,7 +140,7 @@ var defects = []defect{
 		assert.True(t, w.exists(p), "%s (version 1) was deleted by a guaranteed delete of version 0", p)
 		require.NoError(t, w.peer().Delete(w.ctx, p))
 	}},
-	{name: "15.7-simulated-lost-ends-the-session", fix: "3069274", run: func(t *testing.T, w *defectWorld) {
+	{name: "simulated-lost-ends-the-session", fix: "3069274", run: func(t *testing.T, w *defectWorld) {
 		// A holder whose client says Lost (simulated expiry at 30 % of a 10 s session, so
 		// the server still holds the session when the stall heals) and that does not
 		// release must not keep everyone else out: Lost ends that session, and with it the
@@ -191,7 +191,7 @@ var defects = []defect{
 		assert.Zero(t, violations, "overlap: %d of %d entries", violations, entries)
 		w.checkClean(p)
 	}},
-	{name: "16.1-lease-context-is-no-identity", fix: "5534308", run: func(t *testing.T, w *defectWorld) {
+	{name: "lease-context-is-no-identity", fix: "5534308", run: func(t *testing.T, w *defectWorld) {
 		// A holder hands its lease context to four workers (errgroup style); none of them
 		// may get in while it holds the lock (overlap checker).
 		p := w.base + "/m"
@@ -228,7 +228,7 @@ var defects = []defect{
 		assert.Zero(t, violations, "overlap: %d of %d entries found the lock held by the lease whose context they had", violations, entries)
 		w.checkClean(p)
 	}},
-	{name: "16.2-token-after-release", fix: "ba55ef9", run: func(t *testing.T, w *defectWorld) {
+	{name: "token-after-release", fix: "ba55ef9", run: func(t *testing.T, w *defectWorld) {
 		// A released lease must not hand out a fencing token: the fenced store would take a
 		// write from a process that no longer holds the lock, as long as no newer token came.
 		p := w.base + "/m"
@@ -248,7 +248,7 @@ var defects = []defect{
 		}
 		w.checkClean(p)
 	}},
-	{name: "16.3-revocable-lease-node-deleted", fix: "0f28401", run: func(t *testing.T, w *defectWorld) {
+	{name: "revocable-lease-node-deleted", fix: "0f28401", run: func(t *testing.T, w *defectWorld) {
 		// Someone deletes a revocable lease's node: the lease must end (Done), so that its
 		// holder stops before the next holder (who gets in at once) writes.
 		p := w.base + "/m"
@@ -266,7 +266,7 @@ var defects = []defect{
 		assert.Error(t, err, "Release of a lease whose node someone else deleted")
 		w.checkClean(p)
 	}},
-	{name: "16.4-lease-context-says-why", fix: "6b457ed", run: func(t *testing.T, w *defectWorld) {
+	{name: "lease-context-says-why", fix: "6b457ed", run: func(t *testing.T, w *defectWorld) {
 		// A lease context ends at once when the lease has ended, with a cause that says why
 		// (not a bare context.Canceled).
 		p := w.base + "/m"
@@ -285,8 +285,8 @@ var defects = []defect{
 	}},
 }
 
-// TestDefectsReplayed replays each defect of issues 15 and 16 that the reliability
-// machinery can express (see defects).
+// TestDefectsReplayed replays each fixed defect that the reliability machinery can
+// express (see defects).
 func TestDefectsReplayed(t *testing.T) {
 	for _, d := range defects {
 		t.Run(d.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Issue 15.10, watches pile up: go-zookeeper cannot remove a watch, and Barrier.Wait and
+// Watches pile up: go-zookeeper cannot remove a watch, and Barrier.Wait and
 // the double barrier's Enter registered a new go-zookeeper watcher on every call, so
 // waiters polling with contexts that end while the barrier stayed shut left one channel per
 // call behind (and a reconnect made every parked waiter look again and add one more).
@@ -39,7 +39,7 @@ import (
 // Fixed, every round shows 1+1; the server holds one watch per path either way.
 
 func init() {
-	defects = append(defects, defect{name: "15.10-polled-waits-pile-up-watches", fix: "93bc470", run: replayWatchPileUp})
+	defects = append(defects, defect{name: "polled-waits-leave-no-watches-behind", fix: "93bc470", run: replayWatchPileUp})
 }
 
 const (

@@ -252,7 +252,7 @@ func runDiscovery(t *testing.T, f fault) discoveryOutcome {
 	}
 	// Once the victim's client has its session (a new one if it gave the old up), the
 	// node is that session's: the registry replaces its node of a session given up at
-	// once (issue 32), it does not wait for the server to expire that session. The
+	// once, it does not wait for the server to expire that session. The
 	// bound is slack for a loaded machine, not the time the replacement takes.
 	var vst *zk.Stat
 	if !assert.Eventually(t, func() bool {

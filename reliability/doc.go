@@ -26,8 +26,8 @@
 //
 // TestUnderFaults runs every registered scenario under each fault, the scenarios of one
 // fault at the same time, each in its own world; a fault of the whole ensemble is injected
-// once for all of them (batch_test.go). TestDefectsReplayed replays the defects of issues
-// 15 and 16 that the machinery can express; each failed before its fix.
+// once for all of them (batch_test.go). TestDefectsReplayed replays fixed defects that
+// the machinery can express; each failed before its fix.
 //
 // `go test ./reliability` runs the fast profile (part of `make test`); `make soak` runs
 // random scenario × fault rounds for as long as asked (-soak=30m) and prints the counts

@@ -31,7 +31,7 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/sharedcount"
 )
 
-// The scenario family of issue 28: every recipe that owns or consumes nodes, run
+// The ownership scenario family: every recipe that owns or consumes nodes, run
 //
 //   - twice on one client (two instances share a session, so ephemeralOwner cannot tell
 //     their nodes apart): the second never takes the first's node for its own, each

@@ -15,7 +15,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Partitions between servers (issue 17 item 4): the shared ensemble routes its peer
+// Partitions between servers: the shared ensemble routes its peer
 // traffic through zktest's fault proxies (see TestMain), so a fault can cut members off
 // from each other while every client port stays reachable.
 

@@ -31,7 +31,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// The rolling restart of issue 31: every member of the 3-member ensemble is stopped
+// The rolling restart: every member of the 3-member ensemble is stopped
 // (SIGTERM, as an operator or Kubernetes does), left down for rollingDown, started again
 // and waited for until it has rejoined the quorum (zktest's WaitRejoined) — the followers
 // first and the leader last, as in a rolling upgrade — while every recipe runs on three
@@ -71,7 +71,7 @@ const rollingSteady = 2 * time.Second
 // A member whose Leave hears of the end of its round only after the other members have
 // entered the next one (its connection was down meanwhile) takes the next round's member
 // nodes for its own round's and waits for them until this timeout: it then enters the
-// next round, which lets everyone through (see the report of issue 31's rolling restart).
+// next round, which lets everyone through.
 const rollingBarrierTimeout = 10 * time.Second
 
 // rollingSample is the period of the samplers.
@@ -356,8 +356,8 @@ func TestRollingRestart(t *testing.T) {
 	// client of its own (one behind the victim's proxy with the victim's 2 s session, two
 	// direct), closed before the cleanliness check: an Enter that fails (its deadline, or
 	// the end of the scenario) leaves its exists watch on <path>/ready registered until a
-	// ready is made again or the session ends (a defect of the recipe, reported with
-	// issue 31's rolling restart). Its nodes are checked while the sessions live.
+	// ready is made again or the session ends (a defect of the recipe). Its
+	// nodes are checked while the sessions live.
 	dbPath := base + "/db"
 	dbS := r.stream("double barrier", "enter and leave")
 	dbClients := []*framework.Client{

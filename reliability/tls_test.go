@@ -21,7 +21,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Every recipe over TLS (issue 31): the clients of these scenarios speak TLS, with a
+// Every recipe over TLS: the clients of these scenarios speak TLS, with a
 // client certificate, to the secure client port of a server that requires one (a
 // standalone server: zktest.NewTLSServer). The lock recipes (every kind of the family's
 // famLocks) hold while a contender on another client waits, and the contender gets in

@@ -19,7 +19,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// The cache-init workload (issue 30): a tree of --nodes nodes under the base path (the
+// The cache-init workload: a tree of --nodes nodes under the base path (the
 // base itself, cacheInitParents parents <base>/pNNNN, the rest spread evenly over them as
 // <base>/pNNNN/cNNNNNN, cacheInitDataBytes bytes of data each) is built first, unmeasured;
 // then one session's CuratorCache of the base is started and the time to Initialized

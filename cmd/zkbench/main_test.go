@@ -299,7 +299,7 @@ func TestStandardSet(t *testing.T) {
 }
 
 // TestPrintTable: the side-by-side table shows each shape on each implementation, the
-// ratios to Curator and to the write floor, and whether issue 21's targets are met.
+// ratios to Curator and to the write floor, and whether the targets are met.
 func TestPrintTable(t *testing.T) {
 	res := map[runKey]result{}
 	for _, s := range standardSet {

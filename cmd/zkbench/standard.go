@@ -30,7 +30,7 @@ var (
 
 // standardSet is what `make bench` runs, side by side on one server: the physical limit
 // (write) and the protocol floor, then each recipe on zoocurator and Curator 5.4 (and the
-// mutex on go-zookeeper's lock), in the shapes the targets of issues 8 and 21 name.
+// mutex on go-zookeeper's lock), in the shapes the performance targets name (docs/performance.md).
 var standardSet = []stdEntry{
 	{"write 1x1", "write", 1, 1, 1, refOnly},
 	{"floor 1x1", "floor", 1, 1, 1, refOnly},
@@ -52,13 +52,13 @@ var standardSet = []stdEntry{
 	{"queue-take 2x2", "queue-take", 2, 2, 1, both},
 }
 
-// vsCurator are issue 21's targets: zoocurator's ops/s at least this many times Curator's.
+// vsCurator are the targets against Curator: zoocurator's ops/s at least this many times Curator's.
 var vsCurator = map[string]float64{
 	"mutex 1x1": 1.5, "semmutex 4x2": 2, "semaphore 4x2": 2, "multilock 1x1": 2,
 	"rwread 4x2": 2, "rwmixed 4x2": 2, "doublebarrier 4x2": 2, "counter-inc 1x1": 2, "counter-inc 4x2": 2,
 }
 
-// vsWrite are issue 21's targets against the physical limit: zoocurator's ops/s at least
+// vsWrite are the targets against the physical limit: zoocurator's ops/s at least
 // this fraction of write 1x1's.
 var vsWrite = map[string]float64{"mutex 4x2": 0.85}
 
@@ -184,12 +184,12 @@ func printTable(w io.Writer, res map[runKey]result, repeat int) {
 	tw.Flush()
 
 	// Side by side: each shape's ops/s on each implementation, zoocurator's ratio to
-	// Curator's and to the physical limit (write 1x1), and issue 21's target.
+	// Curator's and to the physical limit (write 1x1), and the target.
 	writeRate := res[runKey{"write 1x1", implGoZK}].OpsPerS
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "side by side, ops/s (physical limit: write 1x1 = %.0f ops/s, one committed write per op)\n", writeRate)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tzoocurator\tcurator\tgo-zookeeper\tvs curator\tvs write 1x1\ttarget (issue 21)\t")
+	fmt.Fprintln(tw, "run\tzoocurator\tcurator\tgo-zookeeper\tvs curator\tvs write 1x1\ttarget\t")
 	for _, s := range standardSet {
 		if !slices.Contains(s.impls, implOurs) {
 			continue
@@ -224,7 +224,7 @@ func printTable(w io.Writer, res map[runKey]result, repeat int) {
 	ours := func(label string) result { return res[runKey{label, implOurs}] }
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target (issue 8)\tmeasured\twanted\t")
+	fmt.Fprintln(tw, "mutex target\tmeasured\twanted\t")
 	ratio := func(a, b result) float64 { return a.OpsPerS / b.OpsPerS }
 	row := func(name, measured, wanted string, met bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, measured, wanted, metText(met))
@@ -254,7 +254,7 @@ func printTable(w io.Writer, res map[runKey]result, repeat int) {
 	}
 	tw.Flush()
 
-	// Issue 8 asks for no request the algorithm does not need, so each other recipe is
+	// A recipe sends no request its algorithm does not need, so each other recipe is
 	// shown with its requests by kind (the package docs justify them), and its speed next
 	// to the mutex's on the same shape.
 	fmt.Fprintln(w)

@@ -418,7 +418,7 @@ func TestLockRevoke(t *testing.T) {
 }
 
 // TestSemaphoreRevoke: a semaphore run --revocable holder is stopped (exit 70) when its
-// lease node is revoked; one without --revocable is not (issue 16.7).
+// lease node is revoked; one without --revocable is not.
 func TestSemaphoreRevoke(t *testing.T) {
 	srv := zktest.NewServer(t)
 	dir := t.TempDir()

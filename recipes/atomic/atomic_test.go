@@ -308,7 +308,7 @@ func TestUnknownOutcomeConnectionLostInFlight(t *testing.T) {
 	r, err := l.Increment(ctx)
 	proxy.Heal()
 	require.ErrorIs(t, err, atomic.ErrUnknownOutcome, "result %+v", r)
-	assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "one meaning, one errors.Is (issue 29)")
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "one meaning, one errors.Is")
 	assert.False(t, r.Succeeded)
 	assert.Equal(t, int64(5), r.Pre)
 	assert.Equal(t, int64(6), r.Post)

@@ -45,7 +45,7 @@ func (g *setDataGate) hook(op string) {
 	}
 }
 
-// A version is not an identity (issue 28.17): between an increment's read (5, version 0)
+// A version is not an identity: between an increment's read (5, version 0)
 // and its versioned setData, the counter node is deleted and made again at 0 (version 0
 // too). The setData is applied to the new node: the reset is lost, and "Pre 5, Post 6" is
 // a result the server never gave. The increment must report that, never a result.
@@ -107,7 +107,7 @@ func TestIncrementOnNodeMadeAgainIsNotAResult(t *testing.T) {
 	assert.Equal(t, 1, got.r.Stats.OptimisticTries, "not tried again")
 }
 
-// Issue 29: atomic's unknown outcome and the framework's are one meaning, one errors.Is.
+// Atomic's unknown outcome and the framework's are one meaning, one errors.Is.
 func TestUnknownOutcomeIsTheFrameworks(t *testing.T) {
 	assert.ErrorIs(t, atomic.ErrUnknownOutcome, framework.ErrUnknownOutcome)
 	assert.ErrorIs(t, framework.ErrUnknownOutcome, atomic.ErrUnknownOutcome)

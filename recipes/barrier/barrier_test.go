@@ -330,7 +330,7 @@ func TestErrorsWrap(t *testing.T) {
 }
 
 // Polling Wait with short contexts while the barrier stays set adds no watch: every call
-// shares the one data watch the client holds on the barrier node (issue 15.10).
+// shares the one data watch the client holds on the barrier node.
 func TestPollingWaitSharesOneWatch(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -13,7 +13,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// A waiter whose server lags never passes a barrier that is set (issue 28.25; REFERENCE.md:
+// A waiter whose server lags never passes a barrier that is set (REFERENCE.md:
 // "A release or an admission never rests on a stale read"). The waiter's server, a
 // follower, is cut off from its peers; the barrier is set through the leader, which
 // commits it with the other follower. Until the cut-off follower notices the silence

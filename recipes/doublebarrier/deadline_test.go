@@ -17,7 +17,7 @@ import (
 )
 
 // An Enter returns by its deadline also when its listing failed with a connection loss
-// while its context was still alive (issue 28.23): the delete of its member node is
+// while its context was still alive: the delete of its member node is
 // bounded by the caller's context and goes on in the background, rather than run on a
 // detached context for up to 10 s. The connection is cut (and new ones refused) when
 // Enter lists the members, and the client notices before the listing is sent; the client

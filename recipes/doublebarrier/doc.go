@@ -90,6 +90,6 @@
 // deletes its own node; the last member deletes its node and ready in one transaction (one
 // request). Only the fallback (no member node left, ready still listed) reads ready's Stat
 // to check its czxid and deletes it. Curator's members all try to delete ready. It was
-// about 8.6 before the two syncs (issue 28.24), and about 10.3 while every member whose
+// about 8.6 before the two syncs, and about 10.3 while every member whose
 // last listing still showed ready deleted it, after the read.
 package doublebarrier

@@ -13,8 +13,8 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// An Enter on a server that lags does not go in by the last round's ready (issue 28.24;
-// REFERENCE.md: "A release or an admission never rests on a stale read"). A round of two
+// An Enter on a server that lags does not go in by the last round's ready
+// (REFERENCE.md: "A release or an admission never rests on a stale read"). A round of two
 // members ends through the leader while member W's server, a follower, is cut off from
 // its peers: that follower still shows the round's ready. W's Enter must not take it for
 // this round's: it syncs first (which the cut-off follower answers only once it is back

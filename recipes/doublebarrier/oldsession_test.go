@@ -16,7 +16,7 @@ import (
 // its old session is still on the server (the client ended that session itself: a
 // simulated Lost, its close never reached the server). Enter must take the old node for
 // what it is, another session's, replace it with one of the new session, and get in when
-// the barrier opens, not wait forever (issue 15.9: ensureOurs compares the node's owner
+// the barrier opens, not wait forever (ensureOurs compares the node's owner
 // with Client.SessionID, which was suspected to lag go-zookeeper's own session).
 func TestEnterReplacesOldSessionNode(t *testing.T) {
 	leakcheck.Check(t)

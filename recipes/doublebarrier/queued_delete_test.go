@@ -85,7 +85,7 @@ func (g *gate) hook(op string) {
 // A member's Leave hands the delete of its node to the client's guaranteed-delete worker
 // (the request was in flight when Leave's context ended: its outcome is unknown). The
 // member's next Enter must not lose its node to that queued job when the job runs after
-// it (issue 15.8).
+// it.
 func TestQueuedDeleteSparesNextEnter(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -159,7 +159,7 @@ func waitGone(ctx context.Context, t *testing.T, c *framework.Client, p string) 
 
 // The last member to leave deletes ready; when that delete's outcome is unknown (the
 // request was in flight when Leave's context ended), whatever keeps trying must not
-// delete the ready node of the next round (issue 15.8).
+// delete the ready node of the next round.
 func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -203,7 +203,7 @@ func TestQueuedReadyDeleteSparesNextRound(t *testing.T) {
 
 // When the last member's delete of ready (with its node, in one transaction) never
 // reaches the server (the connection drops with the request held, Leave's context ended),
-// the background retry deletes both: nothing is left (issue 15.8).
+// the background retry deletes both: nothing is left.
 func TestQueuedReadyDeleteRemovesThisRound(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -15,7 +15,7 @@ import (
 )
 
 // A member whose create of ready was applied is in, even when its context ends before
-// the reply (issue 28.22; REFERENCE.md: "A write that opens something for others is ours
+// the reply (REFERENCE.md: "A write that opens something for others is ours
 // once applied"). With memberQty 2, B waits; A comes second and creates ready, whose
 // reply the proxy holds (the server applied it); A's context then ends. B goes in by A's
 // ready. A must not report failure and withdraw its member node: B would be inside alone.

@@ -27,7 +27,7 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(g.hook), framework.WithRetryPolicy(testutil.FastRetry(t)))
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 60*time.Second)
-	const path = "/jobs/review-ready"
+	const path = "/jobs/readydelete"
 	b := newMember(t, c, path, 1)
 	require.NoError(t, b.Enter(ctx))
 	next := newMember(t, other, path, 1)
@@ -55,7 +55,7 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 // the same connection: not lost, not resent). Meanwhile the other member (P) does
 // whatever its Leave does, and a member of a next round (N, quantity 1) enters: if it
 // finds no ready, it makes its own. Whatever ready N's round made must survive V's
-// request when it lands (issue 15.8: a delete at version 0 cannot tell two rounds'
+// request when it lands (a delete at version 0 cannot tell two rounds'
 // ready apart). With the delete of ready in one transaction with V's own node, the ready
 // present while V's node exists is the round's own: N then joins the round instead.
 func TestLeaveReadyDeleteDelayedSparesNextRound(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestTermContextCause: a term context says why it ended (ErrLeadershipLost), and on an
-// ended term it is cancelled at once (issue 16.4).
+// ended term it is cancelled at once.
 func TestTermContextCause(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -36,7 +36,7 @@ func TestTermContextCause(t *testing.T) {
 
 // TestSelectorDropsCallersLease: a selector started with a lease context keeps no lease
 // value of it: its function contends for that lock like anyone else (ErrLocked while the
-// holder holds it), it is not refused as the holder (issue 16.1).
+// holder holds it), it is not refused as the holder.
 func TestSelectorDropsCallersLease(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestLatchCloseFromListener: "on leadership, shut down" — Latch.Close called from a
-// latch listener returns (issue 15.1).
+// latch listener returns.
 func TestLatchCloseFromListener(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -39,7 +39,7 @@ func TestLatchCloseFromListener(t *testing.T) {
 }
 
 // TestSelectorCloseFromFunction: Selector.Close called from the selector's function
-// returns (issue 15.1).
+// returns.
 func TestSelectorCloseFromFunction(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -63,7 +63,7 @@ func TestSelectorCloseFromFunction(t *testing.T) {
 }
 
 // TestLatchSecondCloseWaitsForListener: a Close from outside waits for the listener
-// goroutine even when a listener's own Close came first (review of issue 15.1): the
+// goroutine even when a listener's own Close came first: the
 // listener closes the latch and then keeps running; an outside Close must not return
 // before it ends.
 func TestLatchSecondCloseWaitsForListener(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 // TestTermContextEndsBeforeListener: when a listener hears that leadership is gone, every
 // context of the ended term (the task's) is already cancelled, so a task that checks its
-// context cannot run once more after the listener was told (issue 16.7). The term ends
+// context cannot run once more after the listener was told. The term ends
 // twice: its node is deleted from another client, and the latch is closed with
 // CloseNotifyLeader. The listener looks at the contexts without waiting.
 func TestTermContextEndsBeforeListener(t *testing.T) {

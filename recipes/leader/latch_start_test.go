@@ -16,7 +16,7 @@ import (
 )
 
 // Latch.Close while Start's create is in flight (applied by the server, its reply held)
-// must not return with the latch node still there (issue 28.21): it waits for Start to
+// must not return with the latch node still there: it waits for Start to
 // resolve (Start then deletes the node it made) or leaves nothing in some other way.
 func TestLatchCloseDuringStartLeavesNothing(t *testing.T) {
 	leakcheck.Check(t)
@@ -61,7 +61,7 @@ func TestLatchCloseDuringStartLeavesNothing(t *testing.T) {
 	require.NoError(t, l.Close(), "Close again")
 }
 
-// Close's wait for an in-flight Start is bounded (issue 28.21): with the create's reply
+// Close's wait for an in-flight Start is bounded: with the create's reply
 // held for good, Close returns after its clean-up bound (10 s) with an error saying the
 // create did not resolve; once the reply comes, the node it made is deleted.
 func TestLatchCloseDuringStartIsBounded(t *testing.T) {

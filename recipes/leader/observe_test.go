@@ -46,8 +46,7 @@ func closes(t testing.TB, ch <-chan leader.Participant, d time.Duration) {
 }
 
 // TestObserveLatch: an observer that takes no part hears who leads a latch election, Go
-// and Curator participants alike, each change once, and nobody when the last one leaves
-// (issue 16.7).
+// and Curator participants alike, each change once, and nobody when the last one leaves.
 func TestObserveLatch(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -169,7 +168,7 @@ func TestObserveArguments(t *testing.T) {
 
 // TestObserveClosedClient: observing with a closed client fails at once with an error
 // matching framework.ErrClosed (and leader.ErrClosed), not with a channel that closes
-// without a word (issue 29).
+// without a word.
 func TestObserveClosedClient(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -16,7 +16,7 @@ import (
 )
 
 // A Requeue made after the leadership function returned, while the selector gives its
-// node up, either takes effect or fails (issue 28.20): here the selector is alone, so
+// node up, either takes effect or fails: here the selector is alone, so
 // taking effect means it leads again. The moment is made deterministic by holding the
 // selector's goroutine in a request observer right after its release's delete was
 // answered (the observer runs on the caller's goroutine).

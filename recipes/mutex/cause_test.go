@@ -15,7 +15,7 @@ import (
 )
 
 // TestLeaseContextCause: a lease context says why it ended (ErrReleased, ErrLeaseLost),
-// and on an ended lease it is cancelled at once (issue 16.4).
+// and on an ended lease it is cancelled at once.
 func TestLeaseContextCause(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -36,8 +36,7 @@ func curatorDefaultData(t *testing.T) string {
 }
 
 // TestDefaultNodeDataIsCuratorsDefault: lock nodes carry the host's address, as Curator's
-// do by default, so that Go and Java holders look alike; WithNodeData overrides it
-// (issue 14.9).
+// do by default, so that Go and Java holders look alike; WithNodeData overrides it.
 func TestDefaultNodeDataIsCuratorsDefault(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -20,7 +20,7 @@ import (
 // TestContextDoesNotLetWorkersIn: a holder hands its lease context to four worker
 // goroutines (errgroup style). None of them may get into the critical section while the
 // holder holds the lock: a context travels to every goroutine, it is not the holder's
-// identity (issue 16.1).
+// identity.
 func TestContextDoesNotLetWorkersIn(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -74,7 +74,7 @@ func TestContextDoesNotLetWorkersIn(t *testing.T) {
 
 // TestReenterThroughTheLease: re-entry goes through the lease: each counted lease is
 // released once and the node goes with the last release. A context carrying an ended
-// lease is ignored (issue 16.1).
+// lease is ignored.
 func TestReenterThroughTheLease(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -16,7 +16,7 @@ import (
 )
 
 // TestTokenAfterReleaseFails: once Done is closed, Token fails with ErrLeaseLost, even
-// when the czxid was read (cached) before the release (issue 16.2).
+// when the czxid was read (cached) before the release.
 func TestTokenAfterReleaseFails(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -35,7 +35,7 @@ func TestTokenAfterReleaseFails(t *testing.T) {
 }
 
 // TestErrorTextsNameThePath: a failed release names the node once; acquiring on a closed
-// client names the lock's path, not a node name that never exists (issue 14.8).
+// client names the lock's path, not a node name that never exists.
 func TestErrorTextsNameThePath(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -55,8 +55,7 @@ func TestErrorTextsNameThePath(t *testing.T) {
 }
 
 // TestRevocableLeaseSeesItsNodeDeleted: another client deletes a revocable lease's node
-// and takes the lock; the lease's Done closes and its Release reports ErrLeaseLost
-// (issue 16.3).
+// and takes the lock; the lease's Done closes and its Release reports ErrLeaseLost.
 func TestRevocableLeaseSeesItsNodeDeleted(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -60,7 +60,7 @@ func nodesWith(t *testing.T, c *framework.Client, p string, data []byte) []strin
 	return out
 }
 
-// Issue 28 (also): an item whose handler always fails is requeued forever. With
+// An item whose handler always fails is not requeued forever. With
 // WithMaxAttempts(3) and WithDeadLetterPath, the consumer runs it three times, then moves
 // it (same bytes, its name prefix kept) to the dead-letter path, which is a queue of the
 // same kind, and goes on with the other items. The listener hears of the move.

@@ -16,8 +16,8 @@ import (
 	"github.com/zoocurator/zoocurator/recipes/queue"
 )
 
-// Issue 28 (also): a killed consumer's item under a backlog was redone only after 8 s
-// (4 s session), behind newer items. A consumer with a lock path that passed over an
+// A killed consumer's item under a backlog is redone as soon as its lock node goes, not
+// behind newer items. A consumer with a lock path that passed over an
 // item because another consumer held its lock node watches that node; when it goes (the
 // holder finished, or died and its session ended), the item is the next one the
 // consumer takes, before the rest of a backlog listed earlier: Consume lists again after

@@ -19,7 +19,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Issue 15.10's pile-up, suspected by a review in the locked queue: while one consumer
+// Watches piling up in the locked queue: while one consumer
 // holds an item for long, every pass of every other consumer finds the item's lock node
 // taken and watches it (getData), and the queue's children (getChildren). go-zookeeper
 // cannot remove a watch, so a new watcher per pass or per ConsumeOne would grow with the

@@ -15,7 +15,7 @@ import (
 )
 
 // TestReentryAndDowngradeThroughTheLease: a context carrying a live lease lets nobody in
-// (ErrAlreadyHeld); re-entry and downgrade go through the lease (issue 16.1).
+// (ErrAlreadyHeld); re-entry and downgrade go through the lease.
 func TestReentryAndDowngradeThroughTheLease(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -273,7 +273,7 @@ func TestWriterSessionLost(t *testing.T) {
 	require.NotNil(t, l)
 	assert.Greater(t, testutil.Token(l), tokenW)
 	_, err = w.Token(ctx)
-	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "a lost lease answers no token (issue 16.2)")
+	assert.ErrorIs(t, err, rwlock.ErrLeaseLost, "a lost lease answers no token")
 	proxy.Heal()
 	assert.ErrorIs(t, w.Release(ctx), rwlock.ErrLeaseLost)
 	require.NoError(t, l.Release(ctx))

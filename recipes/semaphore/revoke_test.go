@@ -16,7 +16,7 @@ import (
 
 // TestRevocableLease: a lease holder asked to let go (__REVOKE__ written into its lease
 // node by another client) hears it and releases that lease; a waiter gets it; the
-// holder's other lease is not touched (CURATOR-650, issue 16.7).
+// holder's other lease is not touched (CURATOR-650).
 func TestRevocableLease(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

@@ -18,7 +18,7 @@ import (
 // takes the inner lock and queues a lease node behind the holder (C). A must not create
 // its lease node now (in the new session, unserialised): it must take the inner lock
 // again. Otherwise, with max 1, A's and B's lease nodes wait on each other forever once C
-// releases (issue 16.5).
+// releases.
 func TestLeaseNodeInInnerLockSession(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

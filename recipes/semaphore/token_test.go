@@ -14,7 +14,7 @@ import (
 )
 
 // TestTokenAfterReleaseFails: once Done is closed, Token fails with ErrLeaseLost, even
-// when the czxid was read before the release (issue 16.2).
+// when the czxid was read before the release.
 func TestTokenAfterReleaseFails(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)

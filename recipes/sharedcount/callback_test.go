@@ -15,7 +15,7 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// A listener that calls back in (issue 17.3): it sets the count and then closes it, from
+// A listener that calls back in: it sets the count and then closes it, from
 // inside the listener. Listeners are called one at a time on a goroutine of the library,
 // so the Set does not call the listener again underneath itself, and Close returns
 // there instead of waiting for the goroutine it runs on.

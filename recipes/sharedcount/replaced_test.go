@@ -45,7 +45,7 @@ func (g *setDataGate) hook(op string) {
 	}
 }
 
-// A version is not an identity (issue 28.16): between the cache's read and TrySet's
+// A version is not an identity: between the cache's read and TrySet's
 // versioned setData, another participant deletes the count node and makes it again with
 // its own value, at version 0 like the node read. The setData (version 0) is applied to
 // the new node: ZooKeeper cannot refuse it. TrySet must not report that as a success

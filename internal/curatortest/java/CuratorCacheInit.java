@@ -1,6 +1,6 @@
 /*
  * CuratorCacheInit measures the start of one Apache Curator 5.4 CuratorCache on a tree that
- * is already there (zkbench's cache-init workload, issue 30). It only uses Curator's public
+ * is already there (zkbench's cache-init workload). It only uses Curator's public
  * API.
  *
  * Usage: java -cp <classes>:<curator jars> CuratorCacheInit <connectString> <sessionTimeoutMs> <basePath>

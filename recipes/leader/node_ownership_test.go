@@ -1,0 +1,347 @@
+package leader_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/leader"
+	"github.com/zoocurator/zoocurator/zktest"
+)
+
+// Selector.Close while the selector's lock node is being created (the create applied by
+// the server, its reply held) must not return with the node still there: Close's doc says
+// it waits "for the node to be deleted". The Latch waits so; the Selector takes its node
+// through mutex.Acquire, whose create is given up when Close cancels the run context,
+// and Close must still wait for that node to go.
+func TestSelectorCloseDuringAcquireLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/ownership-selector-close-during-acquire"
+	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the lock node's
+	require.NoError(t, err)
+
+	s, err := leader.NewSelector(c, path, "a", func(ctx context.Context) error { <-ctx.Done(); return nil })
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	require.NoError(t, s.Start(context.Background()))
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "the selector's create did not reach the server")
+
+	closed := testutil.Go(ctx, func(context.Context) error { return s.Close() })
+	var closeErr error
+	returned := false
+	select {
+	case closeErr = <-closed:
+		returned = true
+	case <-time.After(time.Second): // Close waits for the create: let its reply through
+	}
+	if returned {
+		left := testutil.Children(t, srv.ConnectString(), path)
+		proxy.Heal()
+		require.Empty(t, left, "Close returned (%v) while the selector's lock node (create applied, reply held) is still there", closeErr)
+	} else {
+		proxy.Heal()
+		closeErr = testutil.Result(t, closed, 30*time.Second, "Close")
+		require.Empty(t, testutil.Children(t, srv.ConnectString(), path), "Close returned with the selector's lock node still there")
+	}
+	require.NoError(t, closeErr)
+	assertNoChildren(t, srv.ConnectString(), path, c)
+}
+
+// Close's doc: a create of the latch node in flight ("a Start, or the latch making its
+// node again") is waited for up to 10 s; "past that bound the create is given up, a node it
+// made is deleted in the background once its answer comes, and Close says so in its
+// error". For Start it does (TestLatchCloseDuringStartIsBounded); for the election loop's
+// own re-create, with the reply held for good, Close returns nil while the node it made
+// is still there.
+func TestLatchCloseDuringRecreateIsBoundedAndSaysSo(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var (
+		mu    sync.Mutex
+		armed bool
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "create" {
+				armed = false
+				proxy.HoldReplies() // before the create goes out
+			}
+		}))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/ownership-close-during-recreate-bounded"
+	l := startLatch(t, c, path, "a")
+	await(t, l, 20*time.Second, "a leads")
+	first := l.Node()
+	require.NotEmpty(t, first)
+
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	require.NoError(t, other.Delete(ctx, first, framework.WithVersion(-1)))
+	require.Eventually(t, func() bool {
+		kids := testutil.Children(t, srv.ConnectString(), path)
+		return len(kids) == 1 && kids[0] != framework.NodeName(first)
+	}, 20*time.Second, 10*time.Millisecond, "the latch did not make its node again")
+
+	begin := time.Now()
+	closeErr := testutil.Result(t, testutil.Go(ctx, func(context.Context) error { return l.Close() }), 30*time.Second, "Close")
+	took := time.Since(begin)
+	left := testutil.Children(t, srv.ConnectString(), path)
+	proxy.Heal()
+	if len(left) == 0 {
+		return // nothing left: no error needed
+	}
+	require.Errorf(t, closeErr, "Close returned nil after %v while the latch node it made again (reply held) is still there: %v", took.Round(100*time.Millisecond), left)
+	require.Contains(t, closeErr.Error(), "did not resolve")
+}
+
+// A Start that fails "leaves nothing behind". Start's create is applied (reply held),
+// Start's context ends, and then the connection drops (the reply is lost for good; the
+// session lives on). The latch node made by the given-up create is this session's and
+// first in line: unless someone deletes it, no other participant ever leads.
+func TestLatchStartGivenUpLeavesNoGhostLeader(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/ownership-start-given-up"
+	_, err := c.Create(ctx, path, nil, framework.WithParents()) // so that the next create is the latch node's
+	require.NoError(t, err)
+
+	a, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, a.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	cancelStart()
+	startErr := testutil.Result(t, started, 20*time.Second, "Start")
+	require.Error(t, startErr, "Start's context ended before its create was answered")
+	proxy.DropConnections() // the create's reply is lost for good; the session lives on
+	proxy.Heal()
+	require.NoError(t, c.BlockUntilConnected(ctx))
+
+	b := startLatch(t, other, path, "b")
+	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := b.Await(bctx); err != nil {
+		ps, _ := b.Participants(ctx)
+		t.Fatalf("b never leads (%v): Start of a failed (%v) and left its latch node first in line: %+v", err, startErr, ps)
+	}
+}
+
+// Every blocking call honours its context, clean-ups included. Close comes while Start's
+// create is in flight; the create's answer comes, and Start deletes the node it made (as
+// Close's doc says). That delete goes out on a stalled connection (a hung server), and
+// Start's context ends right then: Start must return promptly (Close may wait on; the
+// node is deleted in the background, as a guaranteed delete is). Start waits instead for
+// its delete on a context detached from its own (cleanupTimeout, 10 s).
+func TestLatchStartCleanupHonoursContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	var (
+		mu       sync.Mutex
+		armed    bool
+		canceled time.Time
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+		framework.WithRequestHook(func(op string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && op == "delete" {
+				armed = false
+				proxy.Stall() // before the delete goes out
+				canceled = time.Now()
+				cancelStart()
+			}
+		}))
+	const path = "/leader/ownership-start-cleanup-ctx"
+	_, err := c.Create(ctx, path, nil, framework.WithParents())
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, l.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	closed := testutil.Go(ctx, func(context.Context) error { return l.Close() })
+	testutil.NotYet(t, closed, 300*time.Millisecond, "Close (it waits for Start's create)")
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	proxy.Heal() // the create's reply comes: Start deletes the node it made
+	startErr := testutil.Result(t, started, 30*time.Second, "Start")
+	mu.Lock()
+	at := canceled
+	mu.Unlock()
+	late := time.Since(at)
+	proxy.Heal()
+	require.False(t, at.IsZero(), "Start sent no delete (returned %v)", startErr)
+	require.ErrorIs(t, startErr, leader.ErrClosed)
+	require.Lessf(t, late, 2*time.Second, "Start returned %v after its context ended (err: %v)", late.Round(100*time.Millisecond), startErr)
+	testutil.Result(t, closed, 30*time.Second, "Close")
+	assertNoChildren(t, srv.ConnectString(), path, c)
+}
+
+// Leadership is never held by two at once. Selector a leads (its function runs until its
+// context ends); its lock node is deleted by someone else (an operator, a tool), so b, next
+// in line, takes the lock and its function runs. a's leadership is lost for certain: its
+// function's context must be cancelled ("when leadership may be lost"; a latch ends its
+// term when its node goes). It stays live: two functions lead at once, for good.
+func TestSelectorNodeDeletedEndsLeadership(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ca, cb := testutil.ConnectFailFast(t, srv.ConnectString()), testutil.ConnectFailFast(t, srv.ConnectString())
+	admin := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/ownership-selector-node-deleted"
+
+	aCtx := make(chan context.Context, 1)
+	startSelector(t, ca, path, "a", func(ctx context.Context) error {
+		aCtx <- ctx
+		<-ctx.Done()
+		return nil
+	})
+	var actx context.Context
+	select {
+	case actx = <-aCtx:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a did not lead")
+	}
+	bLeads := make(chan struct{}, 1)
+	b := startSelector(t, cb, path, "b", func(ctx context.Context) error {
+		bLeads <- struct{}{}
+		<-ctx.Done()
+		return nil
+	})
+	testutil.WaitParticipants[leader.Participant](t, b, 2, 20*time.Second)
+	ps, err := b.Participants(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "a", ps[0].ID)
+	require.NoError(t, admin.Delete(ctx, ps[0].Node, framework.WithVersion(-1)))
+	select {
+	case <-bLeads:
+	case <-time.After(20 * time.Second):
+		t.Fatal("b did not lead after a's node was deleted")
+	}
+	require.Eventually(t, func() bool { return actx.Err() != nil }, 10*time.Second, 10*time.Millisecond,
+		"b leads (its function runs) while a's function still has a live context: a's lock node was deleted, yet a still leads")
+}
+
+// Two instances on one client (one session) and one path: ownership is per instance.
+// Closing the leading latch (selector) deletes its own node only; the other leads next
+// and keeps its node until its own Close.
+func TestTwoInstancesOnOneClientOwnTheirNodes(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	const lpath, spath = "/leader/ownership-two-latches", "/leader/ownership-two-selectors"
+
+	l1 := startLatch(t, c, lpath, "x")
+	await(t, l1, 20*time.Second, "l1 leads")
+	l2 := startLatch(t, c, lpath, "x")
+	n2 := l2.Node()
+	require.NotEmpty(t, n2)
+	require.NoError(t, l1.Close())
+	await(t, l2, 20*time.Second, "l2 leads after l1's Close")
+	require.Equal(t, []string{framework.NodeName(n2)}, testutil.Children(t, srv.ConnectString(), lpath), "l1's Close deleted its own node only")
+	require.NoError(t, l2.Close())
+	assertNoChildren(t, srv.ConnectString(), lpath, c)
+
+	led := make(chan string, 4)
+	fn := func(id string) func(context.Context) error {
+		return func(ctx context.Context) error { led <- id; <-ctx.Done(); return nil }
+	}
+	s1 := startSelector(t, c, spath, "x", fn("s1"))
+	require.Equal(t, "s1", <-led)
+	s2 := startSelector(t, c, spath, "x", fn("s2"))
+	testutil.WaitParticipants[leader.Participant](t, s2, 2, 20*time.Second)
+	require.False(t, s2.HasLeadership())
+	require.NoError(t, s1.Close())
+	select {
+	case id := <-led:
+		require.Equal(t, "s2", id)
+	case <-time.After(20 * time.Second):
+		t.Fatal("s2 did not lead after s1's Close")
+	}
+	require.Len(t, testutil.Children(t, srv.ConnectString(), spath), 1, "s1's Close deleted its own node only")
+	require.NoError(t, s2.Close())
+	assertNoChildren(t, srv.ConnectString(), spath, c)
+}
+
+// Close while Start's create is applied and its reply held waits for Start
+// so that no node Start made remains, or says in its error that one may. When Start's own
+// context ends during that wait, Start gives the create up, and Close returns nil at once
+// while the latch node is still there (first in line: nobody else can lead meanwhile).
+func TestLatchCloseDuringStartWhoseContextEndsLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/leader/ownership-close-during-start-ctx"
+	_, err := c.Create(ctx, path, nil, framework.WithParents())
+	require.NoError(t, err)
+
+	l, err := leader.NewLatch(c, path, "a")
+	require.NoError(t, err)
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	proxy.HoldReplies()
+	started := testutil.Go(startCtx, l.Start)
+	require.Eventually(t, func() bool {
+		return len(testutil.Children(t, srv.ConnectString(), path)) == 1
+	}, 20*time.Second, 10*time.Millisecond, "Start's create did not reach the server")
+	closed := testutil.Go(ctx, func(context.Context) error { return l.Close() })
+	testutil.NotYet(t, closed, 300*time.Millisecond, "Close (it waits for Start's create)")
+	cancelStart()
+	startErr := testutil.Result(t, started, 20*time.Second, "Start")
+	var closeErr error
+	returned := false
+	select {
+	case closeErr = <-closed:
+		returned = true
+	case <-time.After(time.Second):
+	}
+	if returned {
+		left := testutil.Children(t, srv.ConnectString(), path)
+		proxy.Heal()
+		if len(left) > 0 {
+			require.Errorf(t, closeErr, "Close returned nil while the latch node made by Start's create (reply held) is still there: %v (Start: %v)", left, startErr)
+		}
+	} else {
+		proxy.Heal()
+		closeErr = testutil.Result(t, closed, 30*time.Second, "Close")
+		require.Empty(t, testutil.Children(t, srv.ConnectString(), path), "Close returned (%v) with the latch node still there", closeErr)
+	}
+	require.ErrorIs(t, startErr, leader.ErrClosed)
+	assertNoChildren(t, srv.ConnectString(), path, c)
+}
