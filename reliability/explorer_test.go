@@ -149,7 +149,7 @@ var xknown = []struct{ run, violation, why string }{
 	{"tree-cache", "events: the change of", "a cache tells the changes one read finds in the read's order, not the server's (zxid) order: the fix lost a node under churn and was left out"},
 	{"curator-cache", "events: the change of", "as tree-cache"},
 	{"path-children-cache", "events: the change of", "as tree-cache"},
-	{"doublebarrier", "", "the double barrier's defects (an Enter cancelled on a stalled connection, Leave on an unreadable peer, a member in by a deleted ready, the last leaver, the round's end heard late, a leftover ready, a failed Enter's watch on ready) are open: their fixes lost the barrier's liveness under lost quorum in the fault suite and were reverted"},
+	{"doublebarrier", "", "the double barrier's defects (an Enter cancelled on a stalled connection, Leave on an unreadable peer, a member in by a deleted ready, the last leaver, the round's end heard late, a leftover ready, a failed Enter's watch on ready) are open: the fixes tried cost the barrier its liveness under lost quorum in the fault suite"},
 	{"doublebarrier/unreadable", "", "another client forges the member's own node (its UUID name) unreadable: Leave's transaction fails on it and its clean-up deletes it by name"},
 	{"doublebarrier/remade-same", "ownership:", "another client forges the member's own node (its UUID name): Leave deletes it by name"},
 	{"doublebarrier/remade-other", "ownership:", "as doublebarrier/remade-same"},
