@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -344,4 +345,50 @@ func TestLatchCloseDuringStartWhoseContextEndsLeavesNothing(t *testing.T) {
 	}
 	require.ErrorIs(t, startErr, leader.ErrClosed)
 	assertNoChildren(t, srv.ConnectString(), path, c)
+}
+
+// A latch whose node another client deleted and made again under the same name (one
+// transaction: readable, or one the latch may not read) neither takes that node for its
+// own nor deletes it: its leadership ends, it makes a node of its own, and Close leaves
+// the other's node in place.
+func TestLatchLeavesAnotherClientsNodeAtItsName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		acl  []zk.ACL
+	}{
+		{"readable", zk.WorldACL(zk.PermAll)},
+		{"unreadable", zk.DigestACL(zk.PermAll, "other", "secret")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakcheck.Check(t)
+			srv := zktest.NewServer(t)
+			ca := testutil.ConnectFailFast(t, srv.ConnectString())
+			cb := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithAuth("digest", []byte("other:secret")))
+			ctx := testutil.Context(t, 60*time.Second)
+			path := "/leader/ownership-remade-" + tc.name
+
+			la := startLatch(t, ca, path, "a")
+			term := await(t, la, 20*time.Second, "a leads")
+			node := la.Node()
+			_, err := cb.Transaction(ctx, framework.DeleteOp(node, -1),
+				framework.CreateOp(node, []byte("other's"), framework.Ephemeral, tc.acl))
+			require.NoError(t, err)
+			st, err := cb.Exists(ctx, node)
+			require.NoError(t, err)
+			require.NotNil(t, st)
+
+			testutil.WaitClosed(t, term.Done(), 20*time.Second, "a's term once its node was replaced")
+			require.Eventually(t, func() bool { n := la.Node(); return n != "" && n != node }, 20*time.Second,
+				10*time.Millisecond, "a did not make a node of its own after its node was replaced")
+			require.False(t, la.HasLeadership(), "a leads on another client's node")
+			require.NoError(t, la.Close())
+			require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+			now, err := cb.Exists(ctx, node)
+			require.NoError(t, err)
+			require.NotNil(t, now, "a's Close deleted the node another client made at a's name")
+			require.Equal(t, st.Czxid, now.Czxid)
+			require.NoError(t, cb.Delete(ctx, node))
+			assertNoChildren(t, srv.ConnectString(), path, ca, cb)
+		})
+	}
 }
