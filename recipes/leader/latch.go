@@ -84,6 +84,8 @@ type Latch struct {
 	state     int
 	node      string        // our latch node, "" when none
 	nodeGen   uint64        // the client generation node was created in
+	nodeCzxid int64         // node's czxid once read as this session's, else 0
+	nodeSid   int64         // the session that owns node, with nodeCzxid
 	term      *Term         // the current term while leader
 	changed   chan struct{} // closed and replaced whenever a term begins or ends
 	closed    chan struct{} // closed by Close
@@ -209,7 +211,7 @@ func (l *Latch) enter(ctx context.Context) error {
 		var cerr error
 		switch {
 		case node != "": // closed while we created it: Close waits for this delete
-			if cerr = l.deleteNode(ctx, node); cerr != nil {
+			if cerr = l.deleteNode(ctx, node, 0, 0); cerr != nil {
 				cerr = fmt.Errorf("leader: close %s: deleting the latch node Start made: %w", l.path, cerr)
 			}
 		case closed && errors.Is(cause, errCloseBound):
@@ -234,7 +236,7 @@ func (l *Latch) enter(ctx context.Context) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	l.node, l.nodeGen, l.fresh = node, gen, true
+	l.node, l.nodeGen, l.nodeCzxid, l.nodeSid, l.fresh = node, gen, 0, 0, true
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	l.runDone = make(chan struct{})
@@ -301,13 +303,36 @@ func (l *Latch) create(ctx context.Context) (string, uint64, error) {
 	return node, gen, nil
 }
 
-// deleteNode deletes one of our nodes (guaranteed) on a context detached from ctx.
-func (l *Latch) deleteNode(ctx context.Context, node string) error {
+// deleteNode deletes our node (guaranteed) on a context detached from ctx, only as that
+// node: bound to its czxid and to the session that owns it. When the latch never read
+// the node as its session's (czxid 0), the node at the path is read first and deleted
+// only if the client's session owns it; when that read gets no answer, the delete goes by
+// the protected name (a fresh UUID), bound to the session. A node that is not ours, or
+// went with its session, is left alone.
+func (l *Latch) deleteNode(ctx context.Context, node string, czxid, sid int64) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	err := l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
-	if errors.Is(err, framework.ErrClosed) {
-		return nil // the node went with the session
+	var err error
+	if czxid == 0 {
+		_, sid = l.client.Session()
+		var st *zk.Stat
+		st, err = l.client.Exists(cctx, node)
+		switch {
+		case errors.Is(err, framework.ErrClosed):
+		case err != nil:
+			err = l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(sid))
+		case st == nil || st.EphemeralOwner != sid:
+			return nil // gone, or another's
+		default:
+			czxid = st.Czxid
+		}
+	}
+	if czxid != 0 {
+		err = l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(),
+			framework.WithMaxCzxid(czxid), framework.OwnedBy(sid))
+	}
+	if errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrNoNode) {
+		return nil // the node went with the session, or is not there as ours
 	}
 	return err
 }
@@ -352,12 +377,12 @@ func (l *Latch) step(ctx context.Context) error {
 	}
 	gen, sid := c.Session()
 	l.mu.Lock()
-	node, nodeGen := l.node, l.nodeGen
+	node, nodeGen, nodeCzxid, nodeSid := l.node, l.nodeGen, l.nodeCzxid, l.nodeSid
 	l.mu.Unlock()
 	if node != "" && nodeGen != gen {
 		// Made in an earlier generation: gone with its session, or to be treated so.
 		l.endTerm(true)
-		if err := l.deleteNode(ctx, node); err != nil {
+		if err := l.deleteNode(ctx, node, nodeCzxid, nodeSid); err != nil {
 			return err
 		}
 		l.setNode("", 0)
@@ -440,13 +465,35 @@ func (l *Latch) step(ctx context.Context) error {
 		l.setNode("", 0)
 		return nil
 	}
+	if errors.Is(err, framework.ErrNoAuth) {
+		// A node we may not read is at our name: not ours if another session owns it
+		// (an exists needs no permission).
+		if st, xerr := c.Exists(ctx, node); xerr == nil && st != nil && st.EphemeralOwner != sid && !isClosed(loss) {
+			l.endTerm(true)
+			l.setNode("", 0)
+			return nil
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
-	if st.EphemeralOwner != sid || isClosed(loss) {
+	if isClosed(loss) {
 		l.endTerm(true)
 		return nil // the session changed or may be lost: look again from the top
 	}
+	if st.EphemeralOwner != sid {
+		// Another client deleted our node and made one at its name: ours is gone, that
+		// one is not ours to lead on or to delete.
+		l.endTerm(true)
+		l.setNode("", 0)
+		return nil
+	}
+	l.mu.Lock()
+	if l.node == node {
+		l.nodeCzxid, l.nodeSid = st.Czxid, sid
+	}
+	l.mu.Unlock()
 	t := l.currentTerm()
 	if t == nil || t.node != node || isClosed(t.Done()) {
 		l.endTerm(true)
@@ -499,7 +546,7 @@ func (l *Latch) revoked(data []byte) {
 
 func (l *Latch) setNode(node string, gen uint64) {
 	l.mu.Lock()
-	l.node, l.nodeGen = node, gen
+	l.node, l.nodeGen, l.nodeCzxid, l.nodeSid = node, gen, 0, 0
 	l.mu.Unlock()
 }
 
@@ -739,12 +786,12 @@ func (l *Latch) Close() error {
 	l.unlisten()
 	l.endTerm(l.opts.closeMode == CloseNotifyLeader)
 	l.mu.Lock()
-	node := l.node
+	node, nodeCzxid, nodeSid := l.node, l.nodeCzxid, l.nodeSid
 	l.node = ""
 	err := l.recreateErr
 	l.mu.Unlock()
 	if node != "" {
-		if derr := l.deleteNode(context.Background(), node); derr != nil {
+		if derr := l.deleteNode(context.Background(), node, nodeCzxid, nodeSid); derr != nil {
 			err = errors.Join(err, fmt.Errorf("leader: close %s: %w", l.path, derr))
 		}
 	}
