@@ -174,6 +174,20 @@ func (s *Server) ConnectString() string { return s.connect }
 // Addr returns the server's client address (host:port); the same as ConnectString.
 func (s *Server) Addr() string { return strings.Split(s.connect, ",")[0] }
 
+// Dir returns the directory of the server's files: zoo.cfg, server.out (what the server
+// logs) and data/. It is "" for a server this package does not run.
+func (s *Server) Dir() string { return s.dir }
+
+// Exited returns a channel that is closed when the server's process exits: by Stop or
+// Close, or on its own (a crash). After Restart, a new channel is for the new process.
+// It is nil for a server this package does not run, and for a stopped one.
+func (s *Server) Exited() <-chan struct{} {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.exited()
+}
+
 // Controllable reports whether this package can stop, restart and pause the server
 // (false for a server named by ZK_TEST_CONNECT or run in a container).
 func (s *Server) Controllable() bool { return s.proc != nil }

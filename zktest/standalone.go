@@ -16,6 +16,7 @@ type standaloneOptions struct {
 	use    string    // servers to use instead of starting one ("": start one)
 	notice io.Writer // where to say that a server is being started (nil: nowhere)
 	place  serverPlace
+	local  bool // WithPort or WithDataDir: start one from a local install, whatever the rest
 }
 
 // UseServers makes StartStandalone start nothing when connect is not empty: the Server it
@@ -39,16 +40,16 @@ func WithStartNotice(w io.Writer) StandaloneOption {
 // nothing and returns an error wrapping ErrPortInUse. A server asked for a port is one
 // started from a local install: ZK_TEST_CONNECT and containers are not used.
 func WithPort(port int) StandaloneOption {
-	return func(o *standaloneOptions) { o.place.port = port }
+	return func(o *standaloneOptions) { o.place.port, o.local = port, true }
 }
 
-// WithDataDir makes StartStandalone keep its server's files in dir (created if missing)
-// instead of a temporary directory: the data in dir/data, zoo.cfg, and the server's
+// WithDataDir makes StartStandalone keep its server's files in dir (created if missing;
+// "" is a temporary directory, the default, removed by Close): the data in dir/data, zoo.cfg, and the server's
 // output in server.out. Close leaves dir, so a server started again on it finds the
 // nodes it had. A server given a data directory is one started from a local install:
 // ZK_TEST_CONNECT and containers are not used.
 func WithDataDir(dir string) StandaloneOption {
-	return func(o *standaloneOptions) { o.place.dir = dir }
+	return func(o *standaloneOptions) { o.place.dir, o.local = dir, true }
 }
 
 // StartStandalone starts a standalone server (or finds one, see the package doc) and
@@ -69,7 +70,7 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 	for _, opt := range opts {
 		opt(&o)
 	}
-	local := o.place != serverPlace{}
+	local := o.local
 	if o.use != "" && local {
 		return nil, errors.New("zktest: UseServers names servers to use; WithPort and WithDataDir are for one started here")
 	}
