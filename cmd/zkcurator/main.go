@@ -46,6 +46,8 @@ const (
 	exitError       = 1   // an error: ZooKeeper unreachable, a failed request, ...
 	exitUsage       = 2   // a bad command line
 	exitConflict    = 3   // a conditional write found another value or version: nothing written
+	exitNoNode      = 4   // ls, get, stat, tree: the path does not exist
+	exitNoAuth      = 5   // ls, get, tree: no permission to read the path (or, tree and ls -R, a node below it)
 	exitLost        = 70  // the lock or lease was lost or revoked while the command ran; it was stopped
 	exitTimeout     = 75  // --timeout expired first (EX_TEMPFAIL; what `flock -E 75 -w` would say)
 	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM or SIGHUP) while waiting
@@ -150,6 +152,14 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	switch cmd {
 	case "help":
 		return a.help(rest)
+	case "ls":
+		return a.ls(ctx, rest)
+	case "get":
+		return a.get(ctx, rest)
+	case "stat":
+		return a.stat(ctx, rest)
+	case "tree":
+		return a.tree(ctx, rest)
 	case "lock":
 		return a.sub(ctx, "lock", rest, map[string]func(context.Context, []string) error{
 			"run": a.lockRun, "holders": a.lockHolders, "revoke": a.lockRevoke,
