@@ -152,6 +152,8 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	switch cmd {
 	case "help":
 		return a.help(rest)
+	case "server":
+		return a.server(ctx, rest)
 	case "ls":
 		return a.ls(ctx, rest)
 	case "get":
