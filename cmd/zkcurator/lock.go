@@ -274,6 +274,11 @@ func (a *app) lockRevoke(ctx context.Context, args []string) error {
 				err = wctx.Err()
 			}
 		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return exitWith(exitTimeout, "%s is still there after %v: its holder may not be revocable. Only a holder "+
+				"made revocable lets go when asked: start it with 'zkcurator lock run --revocable' (or semaphore run, "+
+				"leader run --revocable), a Go mutex or semaphore WithRevocationListener, or Curator's makeRevocable", node, *wait)
+		}
 		return waitFailed(ctx, node+" to go", *wait, err)
 	}
 }
