@@ -74,6 +74,36 @@ func (k recipeKind) String() string {
 	return "no recipe's"
 }
 
+// noun names a path of the kind in a sentence ("a lock's nodes").
+func (k recipeKind) noun() string {
+	switch k {
+	case lockKind:
+		return "lock"
+	case latchKind:
+		return "leader latch election"
+	case rwLockKind:
+		return "read-write lock"
+	case semaphoreKind:
+		return "semaphore"
+	case queueKind, simpleQueueKind:
+		return "queue"
+	}
+	return "node"
+}
+
+// holdersHint is the command that lists who holds a lock-like path of the kind.
+func (k recipeKind) holdersHint(path string) string {
+	switch k {
+	case lockKind:
+		return "zkcurator lock holders " + path
+	case latchKind:
+		return "zkcurator leader who -v " + path
+	case semaphoreKind:
+		return "zkcurator semaphore holders " + path
+	}
+	return "zkcurator tree " + path
+}
+
 // isLockLike reports whether a path of the kind holds a lock's or an election's nodes.
 func (k recipeKind) isLockLike() bool {
 	return k == lockKind || k == latchKind || k == rwLockKind || k == semaphoreKind
