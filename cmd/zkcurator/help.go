@@ -313,8 +313,10 @@ the service names, or one line per instance of <name>, "<id> <uri>" (the URI spe
 else address:port); a service with no instances (or a registry with no services) prints
 nothing, says so on stderr and exits 0, one that does not exist is reported on stderr
 with exit status 1, as "queue list" does for a queue. (A service's node is a container:
-the server deletes it a while after its last instance went.) get prints one instance
-picked by the strategy.
+the server deletes it a while after its last instance went.) get prints the URI of one
+instance: with --strategy round-robin (the default), the first by id, because each run
+starts the rotation over (a loop of gets prints the same one; a program that keeps a
+ServiceProvider rotates); with --strategy random, one at random.
 
   --base P       the registry's base path (default /services), every subcommand
   --address A    the instance's address (default: this host's first non-loopback address)
@@ -323,6 +325,7 @@ picked by the strategy.
   --uri-spec T   a URI template such as {scheme}://{address}:{port}
   --type T       DYNAMIC (default), STATIC, PERMANENT or DYNAMIC_SEQUENTIAL
   --timeout D    give up registering after D and exit 75 (default 0: wait)
+  --strategy S   get: round-robin (the default) or random
   --json         print instances as their JSON
 
 The command gets ZK_SERVICE_NAME and ZK_SERVICE_ID.
