@@ -20,8 +20,8 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// ok runs zkcurator and requires exit status 0; it returns stdout.
-func ok(t *testing.T, connect string, args ...string) string {
+// rawOut runs zkcurator and requires exit status 0; it returns stdout.
+func rawOut(t *testing.T, connect string, args ...string) string {
 	t.Helper()
 	p := zkc(t, connect, args...)
 	require.Equal(t, 0, p.code, "zkcurator %v: %s", args, p.stderr)
@@ -39,41 +39,41 @@ func TestLsGetStatRead(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	assert.Equal(t, "a\nb\nbin\n", ok(t, zkConnect, "ls", "/r"))
-	assert.Equal(t, "/r/a\n/r/a/x\n/r/b\n/r/bin\n", ok(t, zkConnect, "ls", "-R", "/r"))
+	assert.Equal(t, "a\nb\nbin\n", rawOut(t, zkConnect, "ls", "/r"))
+	assert.Equal(t, "/r/a\n/r/a/x\n/r/b\n/r/bin\n", rawOut(t, zkConnect, "ls", "-R", "/r"))
 	var ls struct {
 		Path        string   `json:"path"`
 		Children    []string `json:"children"`
 		Descendants []string `json:"descendants"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(ok(t, zkConnect, "ls", "/r", "--json")), &ls))
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "ls", "/r", "--json")), &ls))
 	assert.Equal(t, []string{"a", "b", "bin"}, ls.Children)
-	require.NoError(t, json.Unmarshal([]byte(ok(t, zkConnect, "ls", "-R", "--json", "/r/a")), &ls))
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "ls", "-R", "--json", "/r/a")), &ls))
 	assert.Equal(t, []string{"/r/a/x"}, ls.Descendants)
-	assert.JSONEq(t, `{"path": "/r/a/x", "children": []}`, ok(t, zkConnect, "ls", "/r/a/x", "--json"), "no children is an empty list")
+	assert.JSONEq(t, `{"path": "/r/a/x", "children": []}`, rawOut(t, zkConnect, "ls", "/r/a/x", "--json"), "no children is an empty list")
 
-	assert.Equal(t, "one\n", ok(t, zkConnect, "get", "/r/a"))
-	assert.Equal(t, "two\nlines\n", ok(t, zkConnect, "get", "/r/b"))
-	assert.Equal(t, `"\xff\x01"`+"\n", ok(t, zkConnect, "get", "/r/bin"), "binary data is Go-quoted")
-	assert.Empty(t, ok(t, zkConnect, "get", "/r"))
+	assert.Equal(t, "one\n", rawOut(t, zkConnect, "get", "/r/a"))
+	assert.Equal(t, "two\nlines\n", rawOut(t, zkConnect, "get", "/r/b"))
+	assert.Equal(t, `"\xff\x01"`+"\n", rawOut(t, zkConnect, "get", "/r/bin"), "binary data is Go-quoted")
+	assert.Empty(t, rawOut(t, zkConnect, "get", "/r"))
 	var got struct {
 		Data, Encoding string
 		Stat           statJSON
 	}
-	require.NoError(t, json.Unmarshal([]byte(ok(t, zkConnect, "get", "--json", "/r/bin")), &got))
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "get", "--json", "/r/bin")), &got))
 	assert.Equal(t, "/wE=", got.Data)
 	assert.Equal(t, "base64", got.Encoding)
 	assert.EqualValues(t, 2, got.Stat.DataLength)
 
 	eph, err := c.Create(ctx, "/r/lock-0000000001", []byte("me"), framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
-	out := ok(t, zkConnect, "stat", eph)
+	out := rawOut(t, zkConnect, "stat", eph)
 	assert.Regexp(t, `(?m)^ephemeralOwner  0x[0-9a-f]+$`, out)
 	assert.Contains(t, out, "mode            ephemeral\n")
 	assert.Contains(t, out, "dataLength      2\n")
 	assert.Contains(t, out, "recipe          lock node\n")
 	var st statJSON
-	require.NoError(t, json.Unmarshal([]byte(ok(t, zkConnect, "stat", "/r", "--json")), &st))
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "stat", "/r", "--json")), &st))
 	assert.EqualValues(t, 4, st.NumChildren)
 	assert.Equal(t, "persistent", st.Mode)
 	assert.Equal(t, "0x0", st.EphemeralOwner)
@@ -114,7 +114,7 @@ func TestTreeNamesRecipeNodes(t *testing.T) {
 	require.NoError(t, d.Register(ctx, inst))
 
 	var nodes []treeNode
-	require.NoError(t, json.Unmarshal([]byte(ok(t, zkConnect, "tree", "/t", "--json")), &nodes))
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "tree", "/t", "--json")), &nodes))
 	recipe := map[string]string{}
 	for _, n := range nodes {
 		recipe[n.Path] = n.Recipe
@@ -128,7 +128,7 @@ func TestTreeNamesRecipeNodes(t *testing.T) {
 	assert.Equal(t, "service instance of orders", recipe["/t/services/orders/"+inst.ID])
 	assert.Equal(t, "/t", nodes[0].Path)
 
-	text := ok(t, zkConnect, "tree", "/t")
+	text := rawOut(t, zkConnect, "tree", "/t")
 	assert.Contains(t, text, "\n  lock  (1 child)  lock (")
 	assert.Regexp(t, `\n    _c_[0-9a-f-]{36}-lock-0000000000  \([0-9]+ bytes, ephemeral, session 0x[0-9a-f]+\)  lock node\n`, text)
 	assert.Contains(t, text, "  service instance of orders\n")
@@ -182,7 +182,7 @@ func TestReadCommandsSayWhyTheyFail(t *testing.T) {
 		assert.Contains(t, p.stderr.String(), tc.says, "%v", tc.args)
 	}
 	// stat needs no permission; tree shows the node it may not list.
-	assert.Contains(t, ok(t, zkConnect, "stat", "/open/secret"), "numChildren     1\n")
+	assert.Contains(t, rawOut(t, zkConnect, "stat", "/open/secret"), "numChildren     1\n")
 	p := zkc(t, zkConnect, "tree", "/open")
 	assert.Equal(t, "/open  (1 child)\n  secret  (1 child, 6 bytes, no permission to read it)\n", p.stdout.String())
 
