@@ -1,11 +1,15 @@
 // Command zkcurator runs Apache Curator's ZooKeeper recipes from a shell, for batch jobs
 // and operators: a command under a distributed lock (like flock(1), but across machines)
 // or a semaphore, or only while it leads an election (Curator's LeaderSelector); barriers
-// that hold and release jobs; queues, service discovery, counters; and a look at who
-// holds a lock or leads. What it makes is wire-compatible with Curator's recipes and with
-// this module's Go packages on the same paths. It asks for the library's default session
-// timeout unless --session-timeout says otherwise.
+// that hold and release jobs; queues, service discovery, counters; a look at who holds a
+// lock or leads, and a read-only look at any path (ls, get, stat, tree, which names the
+// recipe nodes it knows). What it makes is wire-compatible with Curator's recipes and
+// with this module's Go packages on the same paths. It asks for the library's default
+// session timeout unless --session-timeout says otherwise. For development, zkcurator
+// server runs a ZooKeeper on this machine until Ctrl-C.
 //
+//	zkcurator server --data ~/zk-dev      # a ZooKeeper on 127.0.0.1:2181 until Ctrl-C
+//	zkcurator tree /locks
 //	zkcurator lock run /locks/nightly-report -- ./report.sh
 //	zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate
 //	zkcurator lock holders /locks/nightly-report
