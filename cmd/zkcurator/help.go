@@ -147,8 +147,9 @@ const helpRead = `Usage: zkcurator ls [-R] <path> [--json]
 Read ZooKeeper; they write nothing. The root and /zookeeper may be read; --namespace
 applies.
 
-  ls      the names of the node's children, sorted, one a line; -R: the path of every
-          node below it, depth first (not the node itself). --json: {"path", "children"}
+  ls      the names of the node's children, one a line, by name (a lock's, an
+          election's and a semaphore's lease nodes in their sequence order: the holder
+          first); -R: the path of every node below it, depth first (not the node itself). --json: {"path", "children"}
           or, with -R, {"path", "descendants"}
   get     the node's data: as it is when it is text (a newline added if it has none),
           else Go-quoted. --json: {"path", "data", "encoding", "stat"}, the data as a

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,7 +62,7 @@ func (a *app) ls(ctx context.Context, args []string) error {
 	if err != nil {
 		return readFailed(ctx, path, err)
 	}
-	slices.Sort(kids)
+	orderChildren(framework.NodeName(path), kids)
 	if !*recursive {
 		if *asJSON {
 			return a.printJSON(struct {
@@ -403,7 +402,7 @@ func (w *walker) visit(ctx context.Context, path string, kids []string, st *fram
 	if err := visit(path, kids, st, denied); err != nil {
 		return err
 	}
-	slices.Sort(kids)
+	orderChildren(framework.NodeName(path), kids)
 	for _, k := range kids {
 		p := framework.JoinPath(path, k)
 		kkids, kst, err := w.c.Children(ctx, p)
@@ -443,6 +442,18 @@ func (w *walker) status() error {
 	return exitWith(exitNoAuth, "%d %s could not be listed: no permission (zkcurator sends no credentials)", w.denied, nodes)
 }
 
+// isSemaphore reports whether path, which has a leases or a locks child, is a
+// semaphore: its leases child holds lease- nodes or its locks child lock- nodes.
+func (w *walker) isSemaphore(ctx context.Context, path string) bool {
+	for dir, marker := range map[string]string{semLeases: markLease, semLocks: markLock} {
+		kids, _, err := w.c.Children(ctx, framework.JoinPath(path, dir))
+		if err == nil && hasMarker(kids, marker) {
+			return true
+		}
+	}
+	return false
+}
+
 // maxRoleData bounds the data tree reads to recognise a service instance by its JSON.
 const maxRoleData = 64 << 10
 
@@ -456,7 +467,9 @@ func (w *walker) role(ctx context.Context, p string, kids []string, st *framewor
 	if r := nodeRole(parent, name, nil); r != "" {
 		return r
 	}
-	if k := kindOf(kids); k != notARecipe {
+	if k := kindOf(kids); k == semaphoreKind && !w.isSemaphore(ctx, p) {
+		return "" // a child named leases or locks, but not a semaphore's
+	} else if k != notARecipe {
 		return k.String()
 	}
 	if st == nil || st.NumChildren > 0 || st.DataLength < 2 || st.DataLength > maxRoleData {

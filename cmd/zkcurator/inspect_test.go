@@ -113,6 +113,11 @@ func TestTreeNamesRecipeNodes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Register(ctx, inst))
 
+	for _, p := range []string{"/t/plain", "/t/plain/locks"} { // a child named locks: no semaphore
+		_, err = c.Create(ctx, p, nil)
+		require.NoError(t, err)
+	}
+
 	var nodes []treeNode
 	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "tree", "/t", "--json")), &nodes))
 	recipe := map[string]string{}
@@ -126,13 +131,15 @@ func TestTreeNamesRecipeNodes(t *testing.T) {
 	assert.Equal(t, semaphoreKind.String(), recipe["/t/sem"])
 	assert.Equal(t, "queue item", recipe[item])
 	assert.Equal(t, "service instance of orders", recipe["/t/services/orders/"+inst.ID])
+	assert.Equal(t, "", recipe["/t/plain"], "a node with a locks child is not a semaphore by that alone")
+	assert.Contains(t, recipe, "/t/plain/locks")
 	assert.Equal(t, "/t", nodes[0].Path)
 
 	text := rawOut(t, zkConnect, "tree", "/t")
 	assert.Contains(t, text, "\n  lock  (1 child)  lock (")
 	assert.Regexp(t, `\n    _c_[0-9a-f-]{36}-lock-0000000000  \([0-9]+ bytes, ephemeral, session 0x[0-9a-f]+\)  lock node\n`, text)
 	assert.Contains(t, text, "  service instance of orders\n")
-	assert.Regexp(t, `^/t  \(5 children\)\n`, text)
+	assert.Regexp(t, `^/t  \(6 children\)\n`, text)
 
 	require.NoError(t, d.Close())
 	require.NoError(t, semLease.Release(ctx))

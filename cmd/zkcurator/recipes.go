@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/framework"
 )
 
 // The names by which zkcurator recognises a recipe's nodes: Curator's, which the Go
@@ -137,6 +138,32 @@ func nodeRole(parent, name string, data []byte) string {
 		}
 	}
 	return ""
+}
+
+// orderChildren sorts kids, the children of the node named name, as the recipe they
+// belong to orders them: a lock's, a leader latch's, a read-write lock's nodes and a
+// semaphore's leases by their sequence numbers (the holder or leader first), anything
+// else by name (a priority queue's items are in priority order by name).
+func orderChildren(name string, kids []string) {
+	slices.Sort(kids)
+	switch kind := kindOf(kids); {
+	case name == semLeases && hasMarker(kids, markLease):
+		framework.SortBySequence(kids, markLease)
+	case kind == lockKind:
+		framework.SortBySequence(kids, markLock)
+	case kind == latchKind:
+		framework.SortBySequence(kids, markLatch)
+	case kind == rwLockKind:
+		slices.SortStableFunc(kids, func(a, b string) int { return strings.Compare(lastDigits(a), lastDigits(b)) })
+	}
+}
+
+// lastDigits returns the 10-digit sequence number at the end of name ("" for none).
+func lastDigits(name string) string {
+	if len(name) < 10 || strings.IndexFunc(name[len(name)-10:], func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return ""
+	}
+	return name[len(name)-10:]
 }
 
 // hasMarker reports whether a name in kids contains marker.
