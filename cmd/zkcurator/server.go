@@ -37,6 +37,11 @@ func (a *app) server(ctx context.Context, args []string) error {
 			*port, *port)
 	case err != nil && ctx.Err() != nil:
 		return exitWith(exitInterrupted, "interrupted while starting ZooKeeper")
+	case errors.Is(err, zktest.ErrUnavailable):
+		cause, _, _ := strings.Cut(err.Error(), "\n")
+		return exitWith(exitError, "zkcurator server needs Java and ZooKeeper 3.8: run 'make deps-base' in zoocurator's "+
+			"checkout, or 'apt-get install default-jre-headless zookeeper', or set ZOOKEEPER_HOME to an unpacked "+
+			"ZooKeeper release (java on PATH or in JAVA_HOME)\n(%s)", cause)
 	case err != nil:
 		return exitWith(exitError, "starting ZooKeeper: %v", err)
 	}

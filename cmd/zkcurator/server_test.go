@@ -93,8 +93,8 @@ func TestServerKeepsDataDir(t *testing.T) {
 	assert.DirExists(t, filepath.Join(dir, "data"))
 }
 
-// A port in use is refused before a server is started, with what to do.
-func TestServerRefusesPortInUse(t *testing.T) {
+// A port in use, or no Java, is refused before a server is started, with what to do.
+func TestServerRefusesWhatItCannotServe(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -104,6 +104,11 @@ func TestServerRefusesPortInUse(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "port "+port+" on 127.0.0.1 is in use")
 	assert.Contains(t, p.stderr.String(), "--port")
 	assert.Empty(t, p.stdout.String())
+
+	p = startEnv(t, "", []string{"PATH=" + t.TempDir(), "JAVA_HOME=", "ZOOKEEPER_HOME="}, "server", "--port", "0")
+	assert.Equal(t, 1, p.wait(t, 30*time.Second))
+	assert.Contains(t, p.stderr.String(), "zkcurator server needs Java and ZooKeeper 3.8: run 'make deps-base'")
+	assert.Contains(t, p.stderr.String(), "java not found")
 
 	p = zkc(t, "", "server", "--port", "70000")
 	assert.Equal(t, exitUsage, p.code)
