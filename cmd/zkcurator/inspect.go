@@ -185,12 +185,11 @@ func (a *app) stat(ctx context.Context, args []string) error {
 	if *asJSON {
 		return a.printJSON(s)
 	}
-	mode := s.Mode
 	for _, kv := range [][2]string{
 		{"path", path}, {"czxid", s.Czxid}, {"mzxid", s.Mzxid}, {"pzxid", s.Pzxid},
 		{"ctime", formatMillis(s.Ctime)}, {"mtime", formatMillis(s.Mtime)},
 		{"version", strconv.Itoa(int(s.Version))}, {"cversion", strconv.Itoa(int(s.Cversion))},
-		{"aversion", strconv.Itoa(int(s.Aversion))}, {"ephemeralOwner", s.EphemeralOwner}, {"mode", mode},
+		{"aversion", strconv.Itoa(int(s.Aversion))}, {"ephemeralOwner", s.EphemeralOwner}, {"mode", s.Mode},
 		{"dataLength", strconv.Itoa(int(s.DataLength))}, {"numChildren", strconv.Itoa(int(s.NumChildren))},
 	} {
 		fmt.Fprintf(a.stdout, "%-15s %s\n", kv[0], kv[1])

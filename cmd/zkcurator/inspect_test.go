@@ -79,6 +79,9 @@ func TestLsGetStatRead(t *testing.T) {
 	assert.Equal(t, "0x0", st.EphemeralOwner)
 	assert.Equal(t, "/r", st.Path)
 
+	assert.Contains(t, rawOut(t, zkConnect, "tree"), "\n    a  (1 child, 3 bytes)\n      x\n", "tree's path is / by default")
+	assert.Contains(t, rawOut(t, zkConnect, "tree", "--json"), `"path": "/r/a/x"`)
+
 	require.NoError(t, c.Delete(ctx, "/r", framework.WithChildren()))
 }
 
