@@ -115,10 +115,14 @@ func serverDir(dir string) (string, func(), error) {
 		}
 		return tmp, func() { _ = os.RemoveAll(tmp) }, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	abs, err := filepath.Abs(dir) // zoo.cfg names it: the server need not run where we do
+	if err != nil {
 		return "", nil, fmt.Errorf("zktest: data directory: %w", err)
 	}
-	return dir, func() {}, nil
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", nil, fmt.Errorf("zktest: data directory: %w", err)
+	}
+	return abs, func() {}, nil
 }
 
 // StartLocalServer starts a standalone server from a local install (never one named by
