@@ -136,7 +136,8 @@ fsync, every four-letter word allowed, TTL nodes enabled. Not for production.
                the same nodes. Default: a temporary directory, removed at exit
 
 The server's log is server.out in its directory (printed at start). If the server
-stops on its own, zkcurator prints the end of the log and exits 1.
+stops on its own, zkcurator prints the end of the log and exits 1. If zkcurator itself
+is killed (SIGKILL), the server goes with it on Linux (its temporary directory stays).
 `
 
 const helpRead = `Usage: zkcurator ls [-R] <path> [--json]

@@ -114,3 +114,14 @@ func TestServerRefusesWhatItCannotServe(t *testing.T) {
 	assert.Equal(t, exitUsage, p.code)
 	assert.Contains(t, p.stderr.String(), "--port must be 0-65535")
 }
+
+// A server whose zkcurator is killed (SIGKILL: no chance to stop it) goes with it.
+func TestServerKilledTakesServerWithIt(t *testing.T) {
+	p, _, dir := startServer(t, "--port", "0")
+	require.True(t, javaIn(t, dir))
+	require.NoError(t, p.cmd.Process.Kill())
+	<-p.done
+	require.Eventually(t, func() bool { return !javaIn(t, dir) }, 30*time.Second, 50*time.Millisecond,
+		"the server outlived its zkcurator")
+	require.NoError(t, os.RemoveAll(dir)) // what zkcurator had no chance to remove
+}
