@@ -68,7 +68,7 @@ func (a *app) ls(ctx context.Context, args []string) error {
 			return a.printJSON(struct {
 				Path     string   `json:"path"`
 				Children []string `json:"children"`
-			}{path, kids})
+			}{path, orEmpty(kids)})
 		}
 		for _, k := range kids {
 			fmt.Fprintln(a.stdout, k)
