@@ -84,6 +84,11 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if o.place.port != 0 { // said first: whatever else is missing, this port will not do
+			if err := checkPortFree(o.place.port); err != nil {
+				return nil, err
+			}
+		}
 		inst, err := findInstall()
 		if err != nil {
 			return nil, fmt.Errorf("%w (WithPort and WithDataDir need a local install)\n%s", err, howToGet)

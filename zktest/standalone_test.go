@@ -3,6 +3,7 @@ package zktest_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -111,6 +112,9 @@ func TestStartStandaloneWithDataDirKeepsData(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, err := zktest.StartStandalone(ctx, zktest.WithDataDir(dir))
+	if errors.Is(err, zktest.ErrUnavailable) && testing.Short() {
+		t.Skipf("%v (skipped under -short)", err)
+	}
 	require.NoError(t, err)
 	defer srv.Close()
 	require.True(t, srv.Controllable(), "a server asked for a data directory is started here")
