@@ -9,6 +9,22 @@
 // It is the Go counterpart of Curator's curator-test (TestingServer, TestingCluster).
 // Nothing here is a mock: every server is a real ZooKeeper process.
 //
+// # Ending a session, cutting a client off
+//
+// Server.ExpireSession (Ensemble.ExpireSession, ExpireSession for any connect string)
+// makes the server end a client's session at once, as Curator's KillSession does:
+//
+//	err := srv.ExpireSession(ctx, client.SessionID())
+//
+// The session's ephemeral nodes are gone when it returns; the client is told that its
+// session expired when it reconnects. To cut a client off instead, connect it through a
+// Proxy and Stall it: the client hears nothing, and the server expires its session once
+// the session timeout passes (Heal ends the cut):
+//
+//	proxy := zktest.NewProxy(t, srv.ConnectString())
+//	client, err := framework.Connect(ctx, proxy.ConnectString())
+//	proxy.Stall()
+//
 // # Where the server comes from
 //
 // In this order:
@@ -30,6 +46,8 @@
 // A program without a testing.T — an example, a demo, a benchmark — starts its server with
 // StartStandalone, which honours its context, and with UseServers takes the servers the
 // user named (a -connect flag) instead of starting one; StartProxyFor is its proxy.
+// WithPort and WithDataDir start a server of a local install on a given port and keep
+// its data in a given directory (zkcurator server is built on them).
 //
 // # TLS
 //

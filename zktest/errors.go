@@ -9,6 +9,9 @@ var (
 	// ErrUnsupported is returned by fault-injection methods on a server this package does
 	// not control (one named by ZK_TEST_CONNECT, or a container).
 	ErrUnsupported = errors.New("zktest: operation not supported for this server")
+	// ErrPortInUse is returned by StartStandalone with WithPort when something already
+	// listens on that port; no server was started.
+	ErrPortInUse = errors.New("zktest: port in use")
 	// ErrClosed is returned when a server, ensemble or proxy is used after Close.
 	ErrClosed = errors.New("zktest: closed")
 )

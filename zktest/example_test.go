@@ -76,3 +76,58 @@ func ExampleStartProxy() {
 	// while stalled: true
 	// healed: true
 }
+
+// ExpireSession ends a client's session on the server at once, as Curator's KillSession:
+// the session's ephemeral nodes are gone when it returns, and the client, told that its
+// session expired, goes on with a new one.
+func ExampleServer_ExpireSession() {
+	srv, err := zktest.StartServer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client, err := framework.Connect(ctx, srv.ConnectString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	lost := make(chan struct{}, 1)
+	client.AddListener(func(s framework.State) {
+		if s == framework.Lost {
+			select {
+			case lost <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if _, err := client.Create(ctx, "/worker", nil, framework.WithMode(framework.Ephemeral)); err != nil {
+		log.Fatal(err)
+	}
+	old := client.SessionID()
+
+	if err := srv.ExpireSession(ctx, old); err != nil {
+		log.Fatal(err)
+	}
+	kids, err := zktest.Children(ctx, srv.ConnectString(), "/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	slices.Sort(kids)
+	fmt.Println("after expiry:", kids)
+	select {
+	case <-lost:
+		fmt.Println("the client reports Lost")
+	case <-ctx.Done():
+		log.Fatal(ctx.Err())
+	}
+	if err := client.BlockUntilConnected(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("new session:", client.SessionID() != old)
+	// Output:
+	// after expiry: [zookeeper]
+	// the client reports Lost
+	// new session: true
+}

@@ -109,6 +109,23 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// checkPortFree returns an error wrapping ErrPortInUse when something listens on port
+// on the loopback interface (where the servers of this package listen), so that a server
+// asked for that port is not started only to fail.
+func checkPortFree(port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("zktest: port %d: want 1-65535", port)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: 127.0.0.1:%d (another ZooKeeper? choose another port)", ErrPortInUse, port)
+		}
+		return fmt.Errorf("zktest: port %d: %w", port, err)
+	}
+	return ln.Close()
+}
+
 // process is one ZooKeeper JVM run from a config file.
 type process struct {
 	install  *javaInstall

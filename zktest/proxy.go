@@ -31,6 +31,10 @@ const maxFrame = 16 << 20
 // (a server whose process is gone), and loses the reply to a create (the request is
 // applied, the client never hears of it). It listens on one loopback port per
 // server. Its methods are safe for concurrent use.
+//
+// Stall is the call that cuts a client off: connect the client to ConnectString and
+// the client and the server hear nothing from each other until Heal. To end the
+// client's session at once instead, without a proxy, use Server.ExpireSession.
 type Proxy struct {
 	targets   []string
 	listeners []net.Listener

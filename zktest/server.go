@@ -27,6 +27,7 @@ type Server struct {
 	closeMu  sync.Mutex
 	closed   bool
 	external bool
+	keepDir  bool // dir is the user's (WithDataDir): Close leaves it
 }
 
 // StartServer starts a standalone server (or finds one, see the package doc) and waits
@@ -36,41 +37,58 @@ func StartServer() (*Server, error) {
 	return StartStandalone(context.Background())
 }
 
-// startLocalServer starts a server from inst; a failed attempt (most likely a port taken
-// in between) is tried again twice. It gives up when ctx ends. secure, when given, adds a
-// secure client port (see StartTLSServer).
-func startLocalServer(ctx context.Context, inst *javaInstall, secure ...*tlsSetup) (*Server, error) {
+// serverPlace says where a local server listens and keeps its files: port 0 is a free
+// port, tried again on another when it is taken in between; dir "" is a temporary
+// directory that Close removes.
+type serverPlace struct {
+	port int
+	dir  string
+}
+
+// startLocalServer starts a server from inst at place; a failed attempt on a free port
+// (most likely taken in between) is tried again twice on another. It gives up when ctx
+// ends. secure, when given, adds a secure client port (see StartTLSServer).
+func startLocalServer(ctx context.Context, inst *javaInstall, place serverPlace, secure ...*tlsSetup) (*Server, error) {
+	attempts := 3
+	if place.port != 0 {
+		attempts = 1 // the port asked for, or nothing
+	}
 	var last error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < attempts; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		dir, err := os.MkdirTemp("", "zktest-server-")
+		dir, removeDir, err := serverDir(place.dir)
 		if err != nil {
 			return nil, err
 		}
-		port, err := freePort()
+		port := place.port
+		if port == 0 {
+			port, err = freePort()
+		} else {
+			err = checkPortFree(port)
+		}
 		if err != nil {
-			os.RemoveAll(dir)
+			removeDir()
 			return nil, err
 		}
-		s := &Server{connect: "127.0.0.1:" + strconv.Itoa(port), dir: dir}
+		s := &Server{connect: "127.0.0.1:" + strconv.Itoa(port), dir: dir, keepDir: place.dir != ""}
 		cfg := filepath.Join(dir, "zoo.cfg")
 		var extra []string
 		if len(secure) > 0 && secure[0] != nil {
 			if extra, s.secure, err = secure[0].write(dir); err != nil {
-				os.RemoveAll(dir)
+				removeDir()
 				return nil, err
 			}
 		}
 		if err := writeConfig(cfg, filepath.Join(dir, "data"), port, extra...); err != nil {
-			os.RemoveAll(dir)
+			removeDir()
 			return nil, err
 		}
 		s.proc = &process{install: inst, mainCls: "org.apache.zookeeper.server.ZooKeeperServerMain",
 			cfgPath: cfg, logDir: dir, clientAt: s.connect}
 		if err := s.proc.start(); err != nil {
-			os.RemoveAll(dir)
+			removeDir()
 			return nil, err
 		}
 		if err := waitServing(ctx, s.connect, startTimeout, s.proc.exited()); err != nil {
@@ -79,12 +97,32 @@ func startLocalServer(ctx context.Context, inst *javaInstall, secure ...*tlsSetu
 				last = fmt.Errorf("zktest: start of a server given up: %w", ctx.Err())
 			}
 			s.proc.kill()
-			os.RemoveAll(dir)
-			continue // most likely the port was taken in between: try another
+			removeDir()
+			continue // on a free port, most likely the port was taken in between: try another
 		}
 		return s, nil
 	}
 	return nil, last
+}
+
+// serverDir returns the directory of a server's files: dir, made if missing, or a new
+// temporary one when dir is "". remove removes a temporary one (and leaves dir).
+func serverDir(dir string) (string, func(), error) {
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "zktest-server-")
+		if err != nil {
+			return "", nil, err
+		}
+		return tmp, func() { _ = os.RemoveAll(tmp) }, nil
+	}
+	abs, err := filepath.Abs(dir) // zoo.cfg names it: the server need not run where we do
+	if err != nil {
+		return "", nil, fmt.Errorf("zktest: data directory: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", nil, fmt.Errorf("zktest: data directory: %w", err)
+	}
+	return abs, func() {}, nil
 }
 
 // StartLocalServer starts a standalone server from a local install (never one named by
@@ -94,7 +132,7 @@ func StartLocalServer() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (a controllable server needs a local install)\n%s", err, howToGet)
 	}
-	return startLocalServer(context.Background(), inst)
+	return startLocalServer(context.Background(), inst, serverPlace{})
 }
 
 // NewLocalServer is StartLocalServer for a test, stopped at the test's cleanup: for tests
@@ -139,6 +177,20 @@ func (s *Server) ConnectString() string { return s.connect }
 
 // Addr returns the server's client address (host:port); the same as ConnectString.
 func (s *Server) Addr() string { return strings.Split(s.connect, ",")[0] }
+
+// Dir returns the directory of the server's files: zoo.cfg, server.out (what the server
+// logs) and data/. It is "" for a server this package does not run.
+func (s *Server) Dir() string { return s.dir }
+
+// Exited returns a channel that is closed when the server's process exits: by Stop or
+// Close, or on its own (a crash). After Restart, a new channel is for the new process.
+// It is nil for a server this package does not run, and for a stopped one.
+func (s *Server) Exited() <-chan struct{} {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.exited()
+}
 
 // Controllable reports whether this package can stop, restart and pause the server
 // (false for a server named by ZK_TEST_CONNECT or run in a container).
@@ -213,7 +265,9 @@ func (s *Server) checkOpen() error {
 	return nil
 }
 
-// Close stops the server and removes its data. It may be called more than once.
+// Close stops the server (SIGKILL: ZooKeeper's transaction log is made to survive that)
+// and removes its data, unless the data is in a directory named by WithDataDir. No
+// process of the server is left when it returns. It may be called more than once.
 func (s *Server) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -228,7 +282,7 @@ func (s *Server) Close() error {
 	if s.stopExt != nil {
 		err = s.stopExt()
 	}
-	if s.dir != "" {
+	if s.dir != "" && !s.keepDir {
 		_ = os.RemoveAll(s.dir)
 	}
 	return err

@@ -15,6 +15,8 @@ type StandaloneOption func(*standaloneOptions)
 type standaloneOptions struct {
 	use    string    // servers to use instead of starting one ("": start one)
 	notice io.Writer // where to say that a server is being started (nil: nowhere)
+	place  serverPlace
+	local  bool // WithPort or WithDataDir: start one from a local install, whatever the rest
 }
 
 // UseServers makes StartStandalone start nothing when connect is not empty: the Server it
@@ -31,6 +33,23 @@ func UseServers(connect string) StandaloneOption {
 // program knows where the ZooKeeper it talks to comes from.
 func WithStartNotice(w io.Writer) StandaloneOption {
 	return func(o *standaloneOptions) { o.notice = w }
+}
+
+// WithPort makes StartStandalone start its server on port of 127.0.0.1 instead of a free
+// port (0, the default, is a free one). When something listens there already it starts
+// nothing and returns an error wrapping ErrPortInUse. A server asked for a port is one
+// started from a local install: ZK_TEST_CONNECT and containers are not used.
+func WithPort(port int) StandaloneOption {
+	return func(o *standaloneOptions) { o.place.port, o.local = port, true }
+}
+
+// WithDataDir makes StartStandalone keep its server's files in dir (created if missing;
+// "" is a temporary directory, the default, removed by Close): the data in dir/data, zoo.cfg, and the server's
+// output in server.out. Close leaves dir, so a server started again on it finds the
+// nodes it had. A server given a data directory is one started from a local install:
+// ZK_TEST_CONNECT and containers are not used.
+func WithDataDir(dir string) StandaloneOption {
+	return func(o *standaloneOptions) { o.place.dir, o.local = dir, true }
 }
 
 // StartStandalone starts a standalone server (or finds one, see the package doc) and
@@ -51,8 +70,33 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 	for _, opt := range opts {
 		opt(&o)
 	}
+	local := o.local
+	if o.use != "" && local {
+		return nil, errors.New("zktest: UseServers names servers to use; WithPort and WithDataDir are for one started here")
+	}
 	if o.use != "" {
 		return &Server{connect: o.use, external: true}, nil
+	}
+	if o.place.port < 0 || o.place.port > 65535 {
+		return nil, fmt.Errorf("zktest: WithPort(%d): want 1-65535, or 0 for a free port", o.place.port)
+	}
+	if local {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if o.place.port != 0 { // said first: whatever else is missing, this port will not do
+			if err := checkPortFree(o.place.port); err != nil {
+				return nil, err
+			}
+		}
+		inst, err := findInstall()
+		if err != nil {
+			return nil, fmt.Errorf("%w (WithPort and WithDataDir need a local install)\n%s", err, howToGet)
+		}
+		if o.notice != nil {
+			fmt.Fprintln(o.notice, "(starting a ZooKeeper for this run)")
+		}
+		return startLocalServer(ctx, inst, o.place)
 	}
 	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
 		return &Server{connect: connect, external: true}, nil
@@ -65,7 +109,7 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 		if o.notice != nil {
 			fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one for this run)")
 		}
-		return startLocalServer(ctx, inst)
+		return startLocalServer(ctx, inst, o.place)
 	}
 	if o.notice != nil {
 		fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one in a container for this run)")

@@ -3,6 +3,11 @@ package zktest_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +88,63 @@ func TestStartProxyForKeepsChroot(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Positive(t, p.Forwarded(), "the create went through the proxy")
+}
+
+// A port in use is refused before a server is started, with ErrPortInUse.
+func TestStartStandaloneWithPortRefusesPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := zktest.StartStandalone(ctx, zktest.WithPort(port))
+	require.ErrorIs(t, err, zktest.ErrPortInUse)
+	assert.Nil(t, srv)
+	assert.Contains(t, err.Error(), fmt.Sprintf("127.0.0.1:%d", port))
+}
+
+// A server on a data directory leaves it at Close; one started again on it, on the same
+// port, finds its nodes. ZK_TEST_CONNECT does not replace a server asked for a place.
+func TestStartStandaloneWithDataDirKeepsData(t *testing.T) {
+	t.Setenv("ZK_TEST_CONNECT", "127.0.0.1:1")
+	dir := filepath.Join(t.TempDir(), "zk")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := zktest.StartStandalone(ctx, zktest.WithDataDir(dir))
+	if errors.Is(err, zktest.ErrUnavailable) && testing.Short() {
+		t.Skipf("%v (skipped under -short)", err)
+	}
+	require.NoError(t, err)
+	defer srv.Close()
+	require.True(t, srv.Controllable(), "a server asked for a data directory is started here")
+	c, err := framework.Connect(ctx, srv.ConnectString())
+	require.NoError(t, err)
+	_, err = c.Create(ctx, "/kept", []byte("yes"))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.NoError(t, srv.Close())
+	assert.DirExists(t, filepath.Join(dir, "data", "version-2"))
+
+	port := srv.Addr()[strings.LastIndexByte(srv.Addr(), ':')+1:]
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	again, err := zktest.StartStandalone(ctx, zktest.WithDataDir(dir), zktest.WithPort(p))
+	require.NoError(t, err)
+	defer again.Close()
+	assert.Equal(t, srv.Addr(), again.Addr())
+	c, err = framework.Connect(ctx, again.ConnectString())
+	require.NoError(t, err)
+	defer c.Close()
+	data, _, err := c.GetData(ctx, "/kept")
+	require.NoError(t, err)
+	assert.Equal(t, "yes", string(data))
+}
+
+func TestStartStandaloneRefusesPlaceWithUseServers(t *testing.T) {
+	_, err := zktest.StartStandalone(context.Background(), zktest.UseServers("127.0.0.1:1"), zktest.WithPort(2181))
+	require.Error(t, err)
+	_, err = zktest.StartStandalone(context.Background(), zktest.WithPort(70000))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "70000")
 }

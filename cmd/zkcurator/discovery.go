@@ -216,7 +216,7 @@ func (a *app) discoveryGet(ctx context.Context, args []string) error {
 	fs := a.newFlagSet(topic)
 	base := fs.String("base", defaultDiscoveryBase, "the registry's base path")
 	asJSON := fs.Bool("json", false, "print the instance's JSON")
-	strategy := fs.String("strategy", "round-robin", "round-robin or random")
+	strategy := fs.String("strategy", "round-robin", "round-robin (each run starts the rotation over: the first instance by id) or random")
 	pos, _, err := a.parseArgs(fs, topic, args, []string{"<name>"}, false)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/discovery"
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -114,4 +118,28 @@ func TestDiscoveryListMissingOrEmpty(t *testing.T) {
 	assert.Equal(t, 0, l.code)
 	assert.Empty(t, l.stdout.String())
 	assert.Contains(t, l.stderr.String(), "no services under /elsewhere")
+}
+
+// Each discovery get starts the rotation over: with round-robin (the default) every run
+// prints the first instance by id, as its help says; random picks among them.
+func TestDiscoveryGetStartsRotationOverEachRun(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	d, err := discovery.New[json.RawMessage](c, "/services")
+	require.NoError(t, err)
+	defer d.Close()
+	for _, id := range []string{"b", "a"} {
+		inst, err := discovery.NewInstance[json.RawMessage]("orders", nil, discovery.WithID(id),
+			discovery.WithAddress("10.0.0."+map[string]string{"a": "1", "b": "2"}[id]), discovery.WithPort(80))
+		require.NoError(t, err)
+		require.NoError(t, d.Register(ctx, inst))
+	}
+	for range 3 {
+		assert.Equal(t, "10.0.0.1:80", out(t, srv.ConnectString(), "discovery", "get", "orders"), "not the first instance by id")
+	}
+	h := zkc(t, "127.0.0.1:1", "help", "discovery", "get")
+	assert.Contains(t, h.stdout.String(), "starts the rotation over")
+	assert.NotContains(t, h.stdout.String(), "(round robin)")
 }

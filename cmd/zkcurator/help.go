@@ -14,6 +14,12 @@ Usage:
   zkcurator [global flags] <command> [arguments] [flags] [-- command...]
 
 Commands:
+  server [--port P] [--data DIR]
+        run a ZooKeeper for development on 127.0.0.1:P (default 2181) until Ctrl-C, and
+        print the "export ZK_CONNECT=..." line that points the other commands at it
+  ls [-R] <path> | get <path> | stat <path> | tree [<path>]   (each takes --json)
+        read ZooKeeper: a node's children (-R: every node below it), its data, its stat;
+        tree shows the nodes below <path> (default /) and names the recipe nodes it knows
   lock run <path> [--timeout D] [--grace D] [--revocable] -- <command...>
         run a command while holding the lock at <path> (like flock, across machines)
   lock holders <path>
@@ -72,12 +78,16 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
-  0    barrier, holders, who, list, revoke, counter and sharedcount commands succeeded
+  0    barrier, holders, who, list, revoke, counter, sharedcount, ls, get, stat and
+       tree commands succeeded; server was stopped by Ctrl-C or SIGTERM
   1    error: ZooKeeper unreachable, a request failed, holders or list of a path
-       that does not exist or is not that recipe's, ...
-  2    usage error
+       that does not exist or is not that recipe's, server's port in use, ...
+  2    usage error (a bad path too: ZooKeeper's path rules)
   3    counter set --expect, sharedcount set --version: the value or version was
        another; nothing was written
+  4    ls, get, stat, tree: the path does not exist
+  5    ls, get, tree: no permission to read the path (its ACL; zkcurator sends no
+       credentials); tree and ls -R: to list a node below it (the rest is shown)
   70   the lock, lease or leadership was lost (or revoked) while the command ran; it
        was stopped
   75   --timeout expired before the lock, lease, leadership or barrier was had
@@ -85,6 +95,9 @@ Exit status:
   130  interrupted while waiting
 
 Examples:
+  zkcurator server --data ~/zk-dev              # in one shell; then, in another:
+  export ZK_CONNECT=127.0.0.1:2181
+  zkcurator tree /locks
   zkcurator lock run /locks/nightly-report -- ./report.sh
   zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate || echo "busy: $?"
   zkcurator --connect zk1:2181,zk2:2181,zk3:2181 lock holders /locks/nightly-report
@@ -99,6 +112,71 @@ Examples:
   zkcurator group members /groups/indexers
   zkcurator counter add /counters/jobs-done 1
   zkcurator sharedcount set /config/workers 8
+`
+
+const helpServer = `Usage: zkcurator server [--port P] [--data DIR]
+
+Runs a ZooKeeper server for development, in the foreground, until Ctrl-C (or SIGTERM,
+SIGHUP); then stops it and exits 0, leaving no server process behind. It listens on
+127.0.0.1 only, on port P, and prints the connect string and the line that points
+zkcurator at it:
+
+    export ZK_CONNECT=127.0.0.1:2181
+
+It is the ZooKeeper the library's tests and examples start (package zktest): Debian's
+zookeeper package (/usr/share/java/zookeeper.jar, run with java) or the release that
+ZOOKEEPER_HOME names. Its settings are those of the tests: a tickTime of 200ms (so
+sessions of 0.4s to 2m are granted as asked), containers reaped within a second, no
+fsync, every four-letter word allowed, TTL nodes enabled. Not for production.
+
+  --port P     the client port (default 2181; 0: any free port). A port in use is
+               refused at once (exit 1), before ZooKeeper is started
+  --data DIR   keep the data in DIR (created if missing; DIR/data, DIR/zoo.cfg and the
+               server's log DIR/server.out) and leave it at exit: the next run on DIR has
+               the same nodes. Default: a temporary directory, removed at exit
+
+The server's log is server.out in its directory (printed at start). If the server
+stops on its own, zkcurator prints the end of the log and exits 1. If zkcurator itself
+is killed (SIGKILL), the server goes with it on Linux (its temporary directory stays).
+`
+
+const helpRead = `Usage: zkcurator ls [-R] <path> [--json]
+       zkcurator get <path> [--json]
+       zkcurator stat <path> [--json]
+       zkcurator tree [<path>] [--json]
+
+Read ZooKeeper; they write nothing. The root and /zookeeper may be read; --namespace
+applies.
+
+  ls      the names of the node's children, one a line, by name (a lock's, an
+          election's and a semaphore's lease nodes in their sequence order: the holder
+          first); -R: the path of every node below it, depth first (not the node itself). --json: {"path", "children"}
+          or, with -R, {"path", "descendants"}
+  get     the node's data: as it is when it is text (a newline added if it has none),
+          else Go-quoted. --json: {"path", "data", "encoding", "stat"}, the data as a
+          string when it is UTF-8 ("encoding": "utf-8"), else in base64 ("base64")
+  stat    the node's stat: czxid, mzxid, pzxid, ctime, mtime (UTC), version, cversion,
+          aversion, ephemeralOwner, mode (ephemeral or persistent: ZooKeeper reports
+          containers and TTL nodes as persistent), dataLength, numChildren, and the
+          recipe node it is when its name says so. --json: the same fields (zxids and
+          ephemeralOwner as hex strings, times in ms since the epoch). stat needs no
+          permission (ZooKeeper checks none for it)
+  tree    the node and every node below it, indented, each with its number of
+          children, its data size, its owner session when it is ephemeral, and what it
+          is when zkcurator recognises it: a lock node, a leader latch node, a
+          semaphore lease, a queue item, a service instance (known by its JSON), or a
+          path that holds a lock's, an election's, a semaphore's or a queue's nodes
+          (the names of "lock holders", "leader who" and "queue list"). Default path: /.
+          --json: an array of {"path", "numChildren", "dataLength", "ephemeralOwner",
+          "mode", "recipe", "error"}, one a node, depth first
+
+A node that goes while ls -R or tree walks is left out. A node below <path> whose ACL
+does not let zkcurator list it is shown without its children (ls -R says so on stderr);
+the status is then 5.
+
+Exit status: 0; 4 the path does not exist; 5 no permission (its ACL; zkcurator sends
+no credentials); 2 a bad path (ZooKeeper's rules: starts with /, no trailing /, no
+empty, . or .. component); 1 any other error.
 `
 
 const helpLockRun = `Usage: zkcurator lock run <path> [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
@@ -313,8 +391,10 @@ the service names, or one line per instance of <name>, "<id> <uri>" (the URI spe
 else address:port); a service with no instances (or a registry with no services) prints
 nothing, says so on stderr and exits 0, one that does not exist is reported on stderr
 with exit status 1, as "queue list" does for a queue. (A service's node is a container:
-the server deletes it a while after its last instance went.) get prints one instance
-picked by the strategy.
+the server deletes it a while after its last instance went.) get prints the URI of one
+instance: with --strategy round-robin (the default), the first by id, because each run
+starts the rotation over (a loop of gets prints the same one; a program that keeps a
+ServiceProvider rotates); with --strategy random, one at random.
 
   --base P       the registry's base path (default /services), every subcommand
   --address A    the instance's address (default: this host's first non-loopback address)
@@ -323,6 +403,7 @@ picked by the strategy.
   --uri-spec T   a URI template such as {scheme}://{address}:{port}
   --type T       DYNAMIC (default), STATIC, PERMANENT or DYNAMIC_SEQUENTIAL
   --timeout D    give up registering after D and exit 75 (default 0: wait)
+  --strategy S   get: round-robin (the default) or random
   --json         print instances as their JSON
 
 The command gets ZK_SERVICE_NAME and ZK_SERVICE_ID.
@@ -389,6 +470,11 @@ listen to its changes.
 
 var helpTopics = map[string]string{
 	"":                   helpMain,
+	"server":             helpServer,
+	"ls":                 helpRead,
+	"get":                helpRead,
+	"stat":               helpRead,
+	"tree":               helpRead,
 	"lock":               helpLockRun + "\n" + helpLockHolders + "\n" + helpLockRevoke,
 	"lock run":           helpLockRun,
 	"lock holders":       helpLockHolders,

@@ -161,9 +161,9 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 	// A LeaderLatch's nodes are "latch-", a LeaderSelector's (a mutex's) "lock-".
 	const whoID = "zkcurator-who" // never started: only lists
 	var parts []leader.Participant
-	marker := "lock-"
-	if hasMarker(kids, "latch-") {
-		marker = "latch-"
+	marker := markLock
+	if kindOf(kids) == latchKind {
+		marker = markLatch
 		l, err := leader.NewLatch(c, path, whoID)
 		if err != nil {
 			return err
@@ -206,14 +206,4 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, p.Node, printable([]byte(p.ID)))
 	}
 	return nil
-}
-
-// hasMarker reports whether a name in kids contains marker.
-func hasMarker(kids []string, marker string) bool {
-	for _, k := range kids {
-		if strings.Contains(k, marker) {
-			return true
-		}
-	}
-	return false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,7 +145,7 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 	}
 	role := "holder"
 	for _, p := range parts {
-		if !strings.Contains(framework.NodeName(p), "lock-") {
+		if !strings.Contains(framework.NodeName(p), markLock) {
 			continue // not a lock node
 		}
 		data, _, err := c.GetData(ctx, p)
@@ -168,22 +167,14 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 // notALock says what path is when its children show that it is not a lock: a
 // semaphore, a leader latch, a read-write lock, or something else.
 func notALock(path string, kids []string) error {
-	has := func(marker string) bool {
-		for _, k := range kids {
-			if strings.Contains(k, marker) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case slices.Contains(kids, "leases") || slices.Contains(kids, "locks"):
-		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child), not a lock: try 'zkcurator semaphore holders %s'", path, path)
-	case has("latch-"):
-		return exitWith(exitError, "%s is a leader latch election (latch- nodes), not a lock: try 'zkcurator leader who -v %s'", path, path)
-	case has("__WRIT__") || has("__READ__"):
-		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes), not a lock", path)
-	case len(kids) > 0 && !has("lock-"):
+	switch kind := kindOf(kids); {
+	case kind == semaphoreKind:
+		return exitWith(exitError, "%s is a %s, not a lock: try 'zkcurator semaphore holders %s'", path, kind, path)
+	case kind == latchKind:
+		return exitWith(exitError, "%s is a %s, not a lock: try 'zkcurator leader who -v %s'", path, kind, path)
+	case kind == rwLockKind:
+		return exitWith(exitError, "%s is a %s, not a lock", path, kind)
+	case len(kids) > 0 && kind != lockKind:
 		return exitWith(exitError, "%s is not a lock: none of its %d children is a lock node", path, len(kids))
 	}
 	return nil
@@ -204,15 +195,15 @@ func refuseForeign(ctx context.Context, c *framework.Client, path, kind string) 
 		return fmt.Errorf("listing %s: %w", path, err)
 	}
 	const beside = "not running the command beside its holder"
-	switch {
-	case hasMarker(kids, "latch-"):
-		return exitWith(exitError, "%s is a leader latch election (latch- nodes): not running the command beside its leader", path)
-	case hasMarker(kids, "__WRIT__") || hasMarker(kids, "__READ__"):
-		return exitWith(exitError, "%s is a read-write lock (__WRIT__/__READ__ nodes): %s", path, beside)
-	case kind == "lock" && (slices.Contains(kids, "leases") || slices.Contains(kids, "locks")):
+	switch found := kindOf(kids); {
+	case found == latchKind:
+		return exitWith(exitError, "%s is a %s: not running the command beside its leader", path, found)
+	case found == rwLockKind:
+		return exitWith(exitError, "%s is a %s: %s", path, found, beside)
+	case kind == "lock" && found == semaphoreKind:
 		// Either child: the server deletes each of these containers once it is empty.
-		return exitWith(exitError, "%s is a semaphore (it has a leases or locks child): %s", path, beside)
-	case kind == "semaphore" && hasMarker(kids, "lock-"):
+		return exitWith(exitError, "%s is a %s: %s", path, found, beside)
+	case kind == "semaphore" && found == lockKind:
 		return exitWith(exitError, "%s is a lock or a leader election (lock- nodes), not a semaphore: %s", path, beside)
 	}
 	return nil
@@ -282,6 +273,11 @@ func (a *app) lockRevoke(ctx context.Context, args []string) error {
 			case <-wctx.Done():
 				err = wctx.Err()
 			}
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return exitWith(exitTimeout, "%s is still there after %v: its holder may not be revocable. Only a holder "+
+				"made revocable lets go when asked: start it with 'zkcurator lock run --revocable' (or semaphore run, "+
+				"leader run --revocable), a Go mutex or semaphore WithRevocationListener, or Curator's makeRevocable", node, *wait)
 		}
 		return waitFailed(ctx, node+" to go", *wait, err)
 	}

@@ -1,11 +1,15 @@
 // Command zkcurator runs Apache Curator's ZooKeeper recipes from a shell, for batch jobs
 // and operators: a command under a distributed lock (like flock(1), but across machines)
 // or a semaphore, or only while it leads an election (Curator's LeaderSelector); barriers
-// that hold and release jobs; queues, service discovery, counters; and a look at who
-// holds a lock or leads. What it makes is wire-compatible with Curator's recipes and with
-// this module's Go packages on the same paths. It asks for the library's default session
-// timeout unless --session-timeout says otherwise.
+// that hold and release jobs; queues, service discovery, counters; a look at who holds a
+// lock or leads, and a read-only look at any path (ls, get, stat, tree, which names the
+// recipe nodes it knows). What it makes is wire-compatible with Curator's recipes and
+// with this module's Go packages on the same paths. It asks for the library's default
+// session timeout unless --session-timeout says otherwise. For development, zkcurator
+// server runs a ZooKeeper on this machine until Ctrl-C.
 //
+//	zkcurator server --data ~/zk-dev      # a ZooKeeper on 127.0.0.1:2181 until Ctrl-C
+//	zkcurator tree /locks
 //	zkcurator lock run /locks/nightly-report -- ./report.sh
 //	zkcurator lock run /locks/db-migrate --timeout 30s -- make migrate
 //	zkcurator lock holders /locks/nightly-report
@@ -46,6 +50,8 @@ const (
 	exitError       = 1   // an error: ZooKeeper unreachable, a failed request, ...
 	exitUsage       = 2   // a bad command line
 	exitConflict    = 3   // a conditional write found another value or version: nothing written
+	exitNoNode      = 4   // ls, get, stat, tree: the path does not exist
+	exitNoAuth      = 5   // ls, get, tree: no permission to read the path (or, tree and ls -R, a node below it)
 	exitLost        = 70  // the lock or lease was lost or revoked while the command ran; it was stopped
 	exitTimeout     = 75  // --timeout expired first (EX_TEMPFAIL; what `flock -E 75 -w` would say)
 	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM or SIGHUP) while waiting
@@ -150,6 +156,16 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 	switch cmd {
 	case "help":
 		return a.help(rest)
+	case "server":
+		return a.server(ctx, rest)
+	case "ls":
+		return a.ls(ctx, rest)
+	case "get":
+		return a.get(ctx, rest)
+	case "stat":
+		return a.stat(ctx, rest)
+	case "tree":
+		return a.tree(ctx, rest)
 	case "lock":
 		return a.sub(ctx, "lock", rest, map[string]func(context.Context, []string) error{
 			"run": a.lockRun, "holders": a.lockHolders, "revoke": a.lockRevoke,

@@ -183,6 +183,11 @@ func TestUsage(t *testing.T) {
 		out  string // on stdout (help) or stderr (errors)
 	}{
 		{[]string{"help"}, 0, "Usage:"},
+		{[]string{"help", "server"}, 0, "export ZK_CONNECT=127.0.0.1:2181"},
+		{[]string{"server", "-h"}, 0, "--data DIR"},
+		{[]string{"tree", "--help"}, 0, "zkcurator tree [<path>] [--json]"},
+		{[]string{"help", "get"}, 0, "4 the path does not exist"},
+		{[]string{"server", "extra"}, 2, `server: unexpected arguments ["extra"]`},
 		{[]string{"-h"}, 0, "Exit status:"},
 		{[]string{"help", "lock", "run"}, 0, "ZK_LOCK_TOKEN"},
 		{[]string{"lock", "run", "-h"}, 0, "--grace D"},

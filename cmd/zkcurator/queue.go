@@ -279,34 +279,46 @@ func (a *app) queueList(ctx context.Context, args []string) error {
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(a.stderr, "zkcurator: %s\n", emptyQueue(ctx, c, pos[0], *kind))
+		msg, foreign := emptyQueue(ctx, c, pos[0], *kind)
+		if foreign {
+			return exitWith(exitError, "%s", msg)
+		}
+		fmt.Fprintf(a.stderr, "zkcurator: %s\n", msg)
 	}
 	return nil
 }
 
-// emptyQueue says that the queue at path has no items of kind, and names the nodes of
-// the other layout (a simple queue's qn-, the others' queue-) when it has some: the
-// queue is then of another kind than --kind says.
-func emptyQueue(ctx context.Context, c *framework.Client, path, kind string) string {
-	other, hint := "qn-", "a simple queue: --kind simple"
+// emptyQueue says why the queue at path has no items of kind: it is empty, it holds
+// the nodes of the other layout (a simple queue's qn-, the others' queue-: the queue is
+// of another kind than --kind says), or it is no queue but a lock's or an election's
+// path (foreign).
+func emptyQueue(ctx context.Context, c *framework.Client, path, kind string) (msg string, foreign bool) {
+	other, hint := simpleItem, "a simple queue: --kind simple"
 	if kind == "simple" {
-		other, hint = "queue-", "a distributed queue: --kind plain, id, priority or delay"
+		other, hint = queueItem, "a distributed queue: --kind plain, id, priority or delay"
 	}
 	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return path + " is empty", false
+	}
+	if k := kindOf(kids); k.isLockLike() {
+		return fmt.Sprintf("%s is not a queue: it holds a %s's nodes, not queue items: try '%s'",
+			path, k.noun(), k.holdersHint(path)), true
+	}
 	n := 0
 	for _, k := range kids {
 		if strings.HasPrefix(k, other) {
 			n++
 		}
 	}
-	if err != nil || n == 0 {
-		return path + " is empty"
+	if n == 0 {
+		return path + " is empty", false
 	}
 	nodes := "nodes"
 	if n == 1 {
 		nodes = "node"
 	}
-	return fmt.Sprintf("%s has no %s items; it has %d %s %s (%s)", path, kind, n, other, nodes, hint)
+	return fmt.Sprintf("%s has no %s items; it has %d %s %s (%s)", path, kind, n, other, nodes, hint), false
 }
 
 // itemText returns b as it is when it is one line of printable UTF-8, else Go-quoted.

@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zoocurator/zoocurator/internal/leakcheck"
+	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -136,4 +139,25 @@ func TestQueueSimple(t *testing.T) {
 		p := zkc(t, "127.0.0.1:1", args...)
 		assert.Equal(t, 2, p.code, "%q: %s", args, p.stderr)
 	}
+}
+
+// queue list on a lock's path says that the path holds a lock's nodes, not that the
+// queue is empty, and exits 1.
+func TestQueueListOnLockPathSaysSo(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	m, err := mutex.New(c, "/cli/lockq")
+	require.NoError(t, err)
+	lease, err := m.Acquire(ctx)
+	require.NoError(t, err)
+
+	for _, kind := range []string{"plain", "simple"} {
+		p := zkc(t, srv.ConnectString(), "queue", "list", "/cli/lockq", "--kind", kind)
+		assert.Equal(t, 1, p.code, kind)
+		assert.Contains(t, p.stderr.String(), "/cli/lockq is not a queue: it holds a lock's nodes, not queue items: try 'zkcurator lock holders /cli/lockq'", kind)
+		assert.NotContains(t, p.stderr.String(), "empty", kind)
+	}
+	require.NoError(t, lease.Release(ctx))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -100,7 +99,7 @@ func (a *app) semaphoreHolders(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(kids, "leases") && !slices.Contains(kids, "locks") {
+	if kindOf(kids) != semaphoreKind {
 		if len(kids) == 0 {
 			fmt.Fprintf(a.stderr, "zkcurator: nobody holds a lease of the semaphore at %s\n", path)
 			return nil
@@ -118,11 +117,11 @@ func (a *app) semaphoreHolders(ctx context.Context, args []string) error {
 		framework.SortBySequence(names, marker)
 		return names, err
 	}
-	leaseNodes, err := nodes("leases", "lease-")
+	leaseNodes, err := nodes(semLeases, markLease)
 	if err != nil {
 		return err
 	}
-	lockNodes, err := nodes("locks", "lock-")
+	lockNodes, err := nodes(semLocks, markLock)
 	if err != nil {
 		return err
 	}
