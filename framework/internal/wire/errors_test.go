@@ -50,4 +50,5 @@ func TestConnErrorsWrapGoZookeeperValues(t *testing.T) {
 	assert.ErrorIs(t, ErrClosed, zk.ErrClosing)
 	assert.ErrorIs(t, ErrConnectionLost, zk.ErrConnectionClosed)
 	assert.ErrorIs(t, ErrSessionExpired, zk.ErrSessionExpired)
+	assert.ErrorIs(t, lost("read: EOF"), zk.ErrConnectionClosed)
 }

@@ -101,8 +101,9 @@ const (
 	WatcherPersistentRecursive WatcherType = 5
 )
 
-// Event types that go-zookeeper does not name: the server sends them when a watch is
-// removed (removeWatches), and the Java client when a persistent watch ends.
+// Event types that go-zookeeper does not name, for a watch that was removed. ZooKeeper's
+// server never sends them: its Java client makes them itself after removeWatches, so a
+// client of this package that wants them makes them too.
 const (
 	EventDataWatchRemoved       zk.EventType = 5
 	EventChildWatchRemoved      zk.EventType = 6

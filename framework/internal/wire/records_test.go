@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -84,6 +85,36 @@ func TestRecordsEncodeAsJuteLaysThemOut(t *testing.T) {
 	}
 }
 
+func TestMultiRequestEncodesHeadersAndDone(t *testing.T) {
+	c := &Conn{cfg: Config{Chroot: "/app"}}
+	got := encode(&multiRequest{c: c, write: []WriteOp{
+		CreateOp{Path: "/x", Data: []byte("1"), ACL: worldACL, Mode: ModeEphemeral},
+		CreateOp{Path: "/c", ACL: worldACL, Mode: ModeContainer},
+		CreateOp{Path: "/t", ACL: worldACL, Mode: ModePersistentWithTTL, TTL: 1500e6},
+		DeleteOp{Path: "/y", Version: 2},
+		SetDataOp{Path: "/z", Data: []byte("2"), Version: -1},
+		CheckOp{Path: "/", Version: 0},
+	}})
+	acl := func(l layout) layout { return l.i32(1).i32(31).str("world").str("anyone") }
+	want := layout{}.i32(15).bool(false).i32(-1).str("/app/x").buf([]byte("1"))
+	want = acl(want).i32(1)
+	want = want.i32(19).bool(false).i32(-1).str("/app/c").i32(-1)
+	want = acl(want).i32(4)
+	want = want.i32(21).bool(false).i32(-1).str("/app/t").i32(-1)
+	want = acl(want).i32(5).i64(1500)
+	want = want.i32(2).bool(false).i32(-1).str("/app/y").i32(2)
+	want = want.i32(5).bool(false).i32(-1).str("/app/z").buf([]byte("2")).i32(-1)
+	want = want.i32(13).bool(false).i32(-1).str("/app").i32(0)
+	want = want.i32(-1).bool(true).i32(-1)
+	assert.Equal(t, []byte(want), got)
+
+	got = encode(&multiRequest{c: &Conn{}, read: []ReadOp{GetDataOp{Path: "/a"}, GetChildrenOp{Path: "/b"}}})
+	want = layout{}.i32(4).bool(false).i32(-1).str("/a").bool(false)
+	want = want.i32(8).bool(false).i32(-1).str("/b").bool(false)
+	want = want.i32(-1).bool(true).i32(-1)
+	assert.Equal(t, []byte(want), got)
+}
+
 // decodeCase is a server record's bytes and what they decode to.
 type decodeCase struct {
 	name string
@@ -125,6 +156,25 @@ func decodeCases() []decodeCase {
 			new: func() response { return &intResponse{} }, want: &intResponse{n: 42}},
 		{name: "WhoAmIResponse", in: layout{}.i32(2).str("ip").str("127.0.0.1").str("digest").str("u"),
 			new: func() response { return &whoAmIResponse{} }, want: &whoAmIResponse{info: []ClientInfo{{"ip", "127.0.0.1"}, {"digest", "u"}}}},
+		{name: "MultiResponse", in: layout{}.
+			i32(15).bool(false).i32(0).str("/n").stat(st).
+			i32(1).bool(false).i32(0).str("/o").
+			i32(5).bool(false).i32(0).stat(st).
+			i32(2).bool(false).i32(0).
+			i32(13).bool(false).i32(0).
+			i32(-1).bool(false).i32(-101).i32(-101).
+			i32(-1).bool(false).i32(0).i32(0).
+			i32(-1).bool(true).i32(-1),
+			new: func() response { return &multiResponse{zxid: 9} },
+			want: &multiResponse{zxid: 9, results: []OpResult{
+				{Path: "/n", Stat: &st}, {Path: "/o"}, {Stat: &st}, {}, {},
+				{Err: &Error{Code: -101, Zxid: 9}}, {Err: ErrRolledBack}}}},
+		{name: "MultiReadResponse", in: layout{}.
+			i32(4).bool(false).i32(0).buf([]byte("d")).stat(st).
+			i32(8).bool(false).i32(0).strs("c").
+			i32(-1).bool(true).i32(-1),
+			new:  func() response { return &multiResponse{} },
+			want: &multiResponse{results: []OpResult{{Data: []byte("d"), Stat: &st}, {Children: []string{"c"}}}}},
 	}
 }
 
@@ -179,6 +229,8 @@ func TestDecoderRejectsBadLengths(t *testing.T) {
 		{"negative vector count", layout{}.i32(-5), &stringsResponse{}},
 		{"ACL count beyond the bytes", layout{}.i32(1000).i32(31).str("world").str("anyone"), &getACLResponse{}},
 		{"whoAmI count beyond the bytes", layout{}.i32(1 << 20), &whoAmIResponse{}},
+		{"unknown multi result type", layout{}.i32(99).bool(false).i32(0), &multiResponse{}},
+		{"multi without done", layout{}.i32(2).bool(false).i32(0), &multiResponse{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +238,25 @@ func TestDecoderRejectsBadLengths(t *testing.T) {
 			assert.ErrorIs(t, err, ErrMalformed)
 		})
 	}
+}
+
+func TestReadFrameRejectsBadLengths(t *testing.T) {
+	tests := []struct {
+		name string
+		in   layout
+	}{
+		{"negative", layout{}.i32(-1)},
+		{"beyond the largest frame", layout{}.i32(1025)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readFrame(bytes.NewReader(tt.in), 1024)
+			assert.ErrorIs(t, err, ErrMalformed)
+		})
+	}
+	body, err := readFrame(bytes.NewReader(layout{}.i32(2).raw(7, 8)), 1024)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{7, 8}, body)
 }
 
 // FuzzDecodeServerRecord feeds arbitrary bytes to every decoder of a server record: none
@@ -202,5 +273,13 @@ func FuzzDecodeServerRecord(f *testing.F) {
 				t.Fatalf("%s: %v does not wrap ErrMalformed", tt.name, err)
 			}
 		}
+		// A whole frame through the reader's dispatch, with a request awaiting the xid
+		// the frame names and an auth packet awaiting its reply.
+		c := &Conn{cfg: Config{Chroot: "/c", OnEvent: func(Event) {}}}
+		if len(in) >= 4 {
+			c.pending = []*call{{xid: int32(binary.BigEndian.Uint32(in)), done: make(chan reply, 1)}}
+		}
+		c.auths = []*call{{xid: xidAuth, done: make(chan reply, 1)}}
+		_ = c.dispatch(in)
 	})
 }
