@@ -92,7 +92,8 @@ const (
 // (ZooKeeper's Watcher.WatcherType).
 type WatcherType int32
 
-// The watcher types.
+// The watcher types. ZooKeeper 3.8 knows Children, Data and Any only (it answers the
+// others with CodeMarshallingError): there, a persistent watch is removed as Any.
 const (
 	WatcherChildren            WatcherType = 1
 	WatcherData                WatcherType = 2
