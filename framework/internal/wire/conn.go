@@ -112,7 +112,9 @@ type Config struct {
 // Conn's reading goroutine, one at a time, in the order the server sent them, and
 // interleaved with replies in that order too: when a request returns, OnEvent has
 // returned for every event the server sent before the request's reply. OnEvent must
-// therefore return quickly and must not wait for a reply of the same Conn.
+// therefore return quickly, and must neither wait for a reply of the same Conn nor call
+// its Close or CloseSession (which wait for the goroutine that runs OnEvent); while it
+// runs, no reply is delivered.
 type Conn struct {
 	nc       net.Conn
 	cfg      Config
@@ -411,9 +413,10 @@ func (c *Conn) fail(err error) {
 	}
 }
 
-// lost is the error that ends a Conn whose connection failed.
-func lost(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrConnectionLost}, args...)...)
+// lost is the error that ends a Conn whose connection failed: it wraps both
+// ErrConnectionLost and the cause.
+func lost(cause error) error {
+	return fmt.Errorf("%w: %w", ErrConnectionLost, cause)
 }
 
 // send queues a request (nil rec: header only) and returns its call. With xid 0 it
@@ -509,14 +512,14 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				c.fail(lost("no frame from the server for %v", c.readTO))
+				c.fail(lost(fmt.Errorf("no frame from the server for %v: %w", c.readTO, err)))
 			} else {
-				c.fail(lost("read: %v", err))
+				c.fail(lost(fmt.Errorf("read: %w", err)))
 			}
 			return
 		}
 		if err := c.dispatch(body); err != nil {
-			c.fail(lost("%v", err))
+			c.fail(lost(err))
 			return
 		}
 	}
@@ -548,7 +551,7 @@ func (c *Conn) dispatch(body []byte) error {
 		c.mu.Lock()
 		if len(c.auths) == 0 {
 			c.mu.Unlock()
-			return errors.New("auth reply for no auth packet")
+			return fmt.Errorf("%w: auth reply for no auth packet", ErrMalformed)
 		}
 		cl := c.auths[0]
 		c.auths = c.auths[1:]
@@ -559,12 +562,12 @@ func (c *Conn) dispatch(body []byte) error {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.mu.Unlock()
-		return fmt.Errorf("reply xid %d for no request", h.xid)
+		return fmt.Errorf("%w: reply xid %d for no request", ErrMalformed, h.xid)
 	}
 	cl := c.pending[0]
 	if cl.xid != h.xid {
 		c.mu.Unlock()
-		return fmt.Errorf("reply xid %d out of order: expected %d", h.xid, cl.xid)
+		return fmt.Errorf("%w: reply xid %d out of order: expected %d", ErrMalformed, h.xid, cl.xid)
 	}
 	c.pending = c.pending[1:]
 	c.mu.Unlock()
@@ -599,7 +602,7 @@ func (c *Conn) writeLoop() {
 		c.nc.SetWriteDeadline(time.Now().Add(c.readTO))
 		for _, f := range q {
 			if _, err := c.nc.Write(f); err != nil {
-				c.fail(lost("write: %v", err))
+				c.fail(lost(fmt.Errorf("write: %w", err)))
 				return
 			}
 		}

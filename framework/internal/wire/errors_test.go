@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -50,5 +51,8 @@ func TestConnErrorsWrapGoZookeeperValues(t *testing.T) {
 	assert.ErrorIs(t, ErrClosed, zk.ErrClosing)
 	assert.ErrorIs(t, ErrConnectionLost, zk.ErrConnectionClosed)
 	assert.ErrorIs(t, ErrSessionExpired, zk.ErrSessionExpired)
-	assert.ErrorIs(t, lost("read: EOF"), zk.ErrConnectionClosed)
+	err := lost(io.EOF)
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, "wire: connection lost: EOF", err.Error())
 }

@@ -256,7 +256,9 @@ type ReadOp interface {
 	encodeRead(c *Conn, e *encoder)
 }
 
-// CreateOp creates a node; its result has the node's Path and Stat.
+// CreateOp creates a node; its result has the node's Path and, from ZooKeeper 3.8, its
+// Stat for a container or a TTL node only (the server answers the other modes as a
+// create, not a create2).
 type CreateOp struct {
 	Path string
 	Data []byte
@@ -291,8 +293,7 @@ type GetDataOp struct{ Path string }
 type GetChildrenOp struct{ Path string }
 
 func (o CreateOp) encodeOp(c *Conn, e *encoder) {
-	op := o.Mode.opcode() // create2 answers with the Stat
-	(&multiHeader{typ: op, err: -1}).encode(e)
+	(&multiHeader{typ: o.Mode.opcode(), err: -1}).encode(e)
 	c.createRequest(o.Path, o.Data, o.ACL, o.Mode, o.TTL).encode(e)
 }
 
