@@ -2,9 +2,11 @@ package wire_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -402,4 +404,126 @@ func TestConnRequestEndsWithContext(t *testing.T) {
 	proxy.Heal()
 	_, err := c.Exists(testCtx(t), "/", false)
 	require.NoError(t, err, "the late reply of the abandoned request is matched and dropped")
+}
+
+// TLS is the Dialer's business: one that wraps the TCP connection reaches a secure port.
+func TestDialOverTLSThroughDialer(t *testing.T) {
+	leakcheck.Check(t)
+	srv, m := zktest.NewTLSServer(t)
+	ctx := testCtx(t)
+	d := &tls.Dialer{Config: m.ClientConfig()}
+	c := dial(t, srv.SecureConnectString(), wire.Config{Dialer: d.DialContext})
+	_, err := c.Create(ctx, "/tls", []byte("x"), openACL, wire.ModeEphemeral, 0)
+	require.NoError(t, err)
+	who, err := c.WhoAmI(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, who.Clients)
+	require.NoError(t, c.CloseSession(ctx))
+}
+
+// A server that has not seen the client's last zxid refuses the session, so that the
+// client's view never goes back in time; that is no expiry.
+func TestDialRefusedByServerBehindLastZxid(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c := dial(t, srv.Addr(), wire.Config{})
+	_, err := wire.Dial(ctx, srv.Addr(), wire.Config{Session: c.Session(), LastZxid: c.LastZxid() + 1<<32})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, wire.ErrSessionExpired)
+	_, err = c.Exists(ctx, "/", false)
+	require.NoError(t, err, "the session lives on")
+}
+
+// A session moves to another member of an ensemble with its ephemeral nodes.
+func TestDialResumesSessionOnAnotherMember(t *testing.T) {
+	leakcheck.Check(t)
+	ens := zktest.NewEnsemble(t, 3)
+	addrs := strings.Split(ens.ConnectString(), ",")
+	ctx := testCtx(t)
+	c1 := dial(t, addrs[0], wire.Config{SessionTimeout: 10 * time.Second})
+	_, err := c1.Create(ctx, "/e", nil, openACL, wire.ModeEphemeral, 0)
+	require.NoError(t, err)
+	s, last := c1.Session(), c1.LastZxid()
+	require.NoError(t, c1.Close())
+
+	// A sync through the other member makes it apply the create first; without it that
+	// member may still be behind the client's last zxid and refuse it.
+	other := dial(t, addrs[1], wire.Config{})
+	_, err = other.Sync(ctx, "/")
+	require.NoError(t, err)
+
+	c2 := dial(t, addrs[1], wire.Config{Session: s, LastZxid: last})
+	assert.Equal(t, s.ID, c2.Session().ID)
+	eph, err := c2.GetEphemerals(ctx, "/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/e"}, eph.Paths)
+	require.NoError(t, c2.CloseSession(ctx))
+	_, err = other.Sync(ctx, "/")
+	require.NoError(t, err)
+	_, err = other.Exists(ctx, "/e", false)
+	assert.ErrorIs(t, err, zk.ErrNoNode)
+}
+
+// Close while goroutines send requests: each ends with its reply or ErrClosed.
+func TestConnCloseDuringRequests(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	c, err := wire.Dial(ctx, srv.Addr(), wire.Config{})
+	require.NoError(t, err)
+	const workers = 8
+	errs := make(chan error, workers)
+	started := make(chan struct{}, workers)
+	for range workers {
+		go func() {
+			for i := 0; ; i++ {
+				if _, err := c.Exists(ctx, "/", false); err != nil {
+					errs <- err
+					return
+				}
+				if i == 10 {
+					started <- struct{}{}
+				}
+			}
+		}()
+	}
+	for range workers {
+		select {
+		case <-started:
+		case <-time.After(wait):
+			t.Fatal("requests did not run")
+		}
+	}
+	require.NoError(t, c.Close())
+	for range workers {
+		select {
+		case err := <-errs:
+			assert.ErrorIs(t, err, wire.ErrClosed)
+		case <-time.After(wait):
+			t.Fatal("a request did not end with Close")
+		}
+	}
+}
+
+// Watches beyond one setWatches request's 128 KB are set in several.
+func TestDialSetsManyWatches(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	var paths []string
+	for i := range 2000 {
+		paths = append(paths, fmt.Sprintf("/w%0100d", i)) // 2000 × 102 bytes: two batches
+	}
+	ev := newEvents()
+	c := dial(t, srv.Addr(), wire.Config{OnEvent: ev.on, Watches: wire.Watches{Exist: paths}})
+	other := dial(t, srv.Addr(), wire.Config{})
+	for _, p := range []string{paths[0], paths[len(paths)-1]} {
+		_, err := other.Create(ctx, p, nil, openACL, wire.ModePersistent, 0)
+		require.NoError(t, err)
+		e := ev.next(t)
+		assert.Equal(t, wire.Event{Type: zk.EventNodeCreated, State: zk.StateSyncConnected, Path: p, Zxid: e.Zxid}, e)
+	}
+	_, err := c.CheckWatches(ctx, paths[1000], wire.WatcherData)
+	require.NoError(t, err)
 }
