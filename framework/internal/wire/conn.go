@@ -176,13 +176,16 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	defer cancel()
 	nc, err := dial(hctx, "tcp", addr)
 	if err != nil {
+		if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, cerr) {
+			return nil, fmt.Errorf("wire: dial %s: %w (%w)", addr, cerr, err)
+		}
 		return nil, fmt.Errorf("wire: dial %s: %w", addr, err)
 	}
 	rsp, err := handshake(hctx, nc, &cfg)
 	if err != nil {
 		nc.Close()
-		if err := ctxErr(ctx); err != nil {
-			return nil, fmt.Errorf("wire: handshake with %s: %w", addr, err)
+		if cerr := ctxErr(ctx); cerr != nil {
+			return nil, fmt.Errorf("wire: handshake with %s: %w", addr, cerr)
 		}
 		return nil, fmt.Errorf("wire: handshake with %s: %w", addr, err)
 	}
