@@ -23,6 +23,11 @@ type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
 // zero: 4 MiB, above a 1 MB node (ZooKeeper's default jute.maxbuffer) with its headers.
 const DefaultMaxFrame = 4 << 20
 
+// minHandshakeBound is the least time a handshake is given when ctx has no deadline: a
+// tiny requested session timeout is raised by the server, and must not fail a handshake
+// with a busy one.
+const minHandshakeBound = time.Second
+
 // maxPingInterval bounds the time between two pings whatever the session timeout, as
 // the Java client does.
 const maxPingInterval = 10 * time.Second
@@ -77,8 +82,8 @@ type Config struct {
 	// Dialer opens the connection. The default is a net.Dialer.
 	Dialer Dialer
 	// SessionTimeout is the timeout requested for a new session (the server bounds it
-	// between its minSessionTimeout and maxSessionTimeout). The default is 10 s. It also
-	// bounds the handshake when ctx has a later deadline or none.
+	// between its minSessionTimeout and maxSessionTimeout). The default is 10 s. When
+	// Dial's ctx has no deadline, it also bounds the handshake (and at least 1 s).
 	SessionTimeout time.Duration
 	// Session, when its ID is not zero, is the session to resume.
 	Session Session
@@ -153,7 +158,9 @@ type reply struct {
 // Dial connects to the server at addr (host:port) and opens or resumes a session, then
 // sends cfg.Auth and cfg.Watches. It returns when the server has answered all of them,
 // or with an error when ctx ends first; a server that says the session expired gives
-// ErrSessionExpired.
+// ErrSessionExpired. The caller bounds the whole of it with ctx's deadline (the Java
+// client gives a connection attempt the session timeout divided by the number of
+// servers); without one, the handshake is bounded by the session timeout.
 func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 10 * time.Second
@@ -172,7 +179,10 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	hctx, cancel := context.WithTimeout(ctx, cfg.SessionTimeout)
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		hctx, cancel = context.WithTimeout(ctx, max(cfg.SessionTimeout, minHandshakeBound))
+	}
 	defer cancel()
 	nc, err := dial(hctx, "tcp", addr)
 	if err != nil {

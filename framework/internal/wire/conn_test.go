@@ -205,6 +205,19 @@ func TestDialHandshakeEndsWithContext(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Dial did not end with its context")
 	}
+	// A context without deadline: the session timeout bounds the handshake.
+	go func() {
+		_, err := wire.Dial(context.Background(), l.Addr().String(), wire.Config{SessionTimeout: 500 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ne net.Error
+		require.ErrorAs(t, err, &ne)
+		assert.True(t, ne.Timeout(), "%v", err)
+	case <-time.After(wait):
+		t.Fatal("Dial without deadline did not give up on a silent server")
+	}
 }
 
 // Requests from many goroutines share the connection, each getting its own reply.

@@ -8,9 +8,9 @@
 //
 // Dial opens a connection (through Config.Dialer, plain TCP by default, so that TLS is
 // a dialer's business), sends the connect request and returns once the server has
-// answered it, within ctx and at most the session timeout. A Config with a Session
-// resumes that session on the new connection; a server that says it expired gives
-// ErrSessionExpired. Dial then sends Config.Auth (the server keeps credentials per
+// answered it, within ctx (without a deadline: the session timeout). A Config with a
+// Session resumes that session on the new connection; a server that says it expired
+// gives ErrSessionExpired. Dial then sends Config.Auth (the server keeps credentials per
 // connection, not per session) and Config.Watches (setWatches, or setWatches2 for
 // persistent watches, in batches of 128 KB of paths, relative to Config.LastZxid).
 //
