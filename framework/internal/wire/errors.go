@@ -29,6 +29,15 @@ var (
 	// (Config.MaxFrame); nothing was sent.
 	ErrFrameTooLarge = errors.New("wire: request larger than the largest frame")
 
+	// ErrMalformed is wrapped by every error about bytes from the server that do not
+	// decode as expected: a truncated frame, a negative or oversized length, an unknown
+	// type, a reply out of order.
+	ErrMalformed = errors.New("wire: malformed record")
+
+	// ErrRolledBack is the error of the operations of a failed Multi that did not fail
+	// themselves: none of a failed Multi's operations is applied.
+	ErrRolledBack = errors.New("wire: not applied: another operation of the multi failed")
+
 	// ErrReadOnlyServer is returned by Dial when the server is in read-only mode and the
 	// Config did not accept one (CanBeReadOnly).
 	ErrReadOnlyServer = errors.New("wire: server is read-only")

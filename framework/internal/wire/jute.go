@@ -2,15 +2,10 @@ package wire
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
-
-// ErrMalformed is wrapped by every error about bytes from the server that do not decode as
-// the record expected: a truncated frame, a negative or oversized length, an unknown type.
-var ErrMalformed = errors.New("wire: malformed record")
 
 // encoder appends jute's binary encoding to a buffer: integers big-endian, a boolean as
 // one byte, a buffer or string as an int32 length (-1 for nil) and its bytes, a vector as

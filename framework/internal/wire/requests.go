@@ -242,10 +242,6 @@ func (c *Conn) SetWatches(ctx context.Context, zxid int64, w Watches) (Reply, er
 	return last, nil
 }
 
-// ErrRolledBack is the error of the operations of a failed Multi that did not fail
-// themselves: none of a failed Multi's operations is applied.
-var ErrRolledBack = errors.New("wire: not applied: another operation of the multi failed")
-
 // WriteOp is an operation of a Multi: CreateOp, DeleteOp, SetDataOp or CheckOp.
 type WriteOp interface {
 	encodeOp(c *Conn, e *encoder)
