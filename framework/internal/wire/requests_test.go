@@ -422,3 +422,23 @@ func TestChrootPrefixesAndStripsPaths(t *testing.T) {
 	assert.Error(t, err)
 	assert.False(t, errors.Is(err, wire.ErrSessionExpired))
 }
+
+// A credential of a scheme the server has no provider for is refused, and the server
+// then closes the connection.
+func TestAuthRefusedFailsWithAuthFailed(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testCtx(t)
+	_, err := wire.Dial(ctx, srv.Addr(), wire.Config{Auth: []wire.Auth{{Scheme: "nosuch", Auth: []byte("x")}}})
+	assert.ErrorIs(t, err, zk.ErrAuthFailed)
+
+	c := dial(t, srv.Addr(), wire.Config{})
+	err = c.AddAuth(ctx, wire.Auth{Scheme: "nosuch", Auth: []byte("x")})
+	assert.ErrorIs(t, err, zk.ErrAuthFailed)
+	select {
+	case <-c.Done():
+		assert.ErrorIs(t, c.Err(), wire.ErrConnectionLost)
+	case <-time.After(wait):
+		t.Fatal("the server kept the connection")
+	}
+}
