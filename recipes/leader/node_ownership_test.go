@@ -472,3 +472,58 @@ func TestLatchDeletesItsOldSessionNodeAfterSimulatedLost(t *testing.T) {
 	}
 	assertNoChildren(t, srv.ConnectString(), path, c, other)
 }
+
+// A latch in line (not leader: it never read its node as its session's) whose node
+// another client deleted and made again at its name (one transaction) is closed while the
+// connection is stalled: Close's read of the node gets no answer within its bound. The
+// delete that follows must not take the name for proof: the node at the latch's name is
+// another's (another session owns it), and a delete by name, sent once the connection is
+// back in the same session, deletes it. What cannot be proven ours is left alone (a node
+// of ours left behind goes with the session; another's deleted is a lock or a leadership
+// taken from someone).
+func TestLatchCloseWithoutAnswerLeavesAnotherClientsNodeAtItsName(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	states := testutil.States(ca)
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/ownership-remade-close-no-answer"
+
+	lx := startLatch(t, cb, path, "x")
+	await(t, lx, 20*time.Second, "x leads")
+	la := startLatch(t, ca, path, "a")
+	testutil.WaitParticipants(t, la, 2, 20*time.Second)
+	node := la.Node()
+	sid := ca.SessionID()
+	_, err := cb.Transaction(ctx, framework.DeleteOp(node, -1),
+		framework.CreateOp(node, []byte("other's"), framework.Ephemeral, zk.WorldACL(zk.PermAll)))
+	require.NoError(t, err)
+	st, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	require.NotEqual(t, sid, st.EphemeralOwner)
+
+	proxy.Stall()
+	closeErr := testutil.Result(t, testutil.Go(ctx, func(context.Context) error { return la.Close() }), 40*time.Second, "Close")
+	t.Logf("Close: %v", closeErr)
+	proxy.Heal()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	require.NoError(t, ca.WaitGuaranteedDeletes(wctx))
+	cancel()
+	require.Equal(t, sid, ca.SessionID(), "the session should survive the stall")
+	select {
+	case s := <-states:
+		t.Logf("a's client went %v meanwhile", s)
+	default:
+	}
+
+	now, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, now, "a's Close deleted the node another client made at a's name (its read of the node got no answer)")
+	require.Equal(t, st.Czxid, now.Czxid)
+	require.NoError(t, cb.Delete(ctx, node))
+	require.NoError(t, lx.Close())
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
+}
