@@ -527,3 +527,55 @@ func TestLatchCloseWithoutAnswerLeavesAnotherClientsNodeAtItsName(t *testing.T) 
 	require.NoError(t, lx.Close())
 	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
+
+// As TestLatchDeletesItsOldSessionNodeAfterSimulatedLost, for a latch in line (not
+// leader): it never read its node as its session's, and deleteNode's read, in the new
+// session, finds the node owned by the old session and takes it for another's. The old
+// session's node stays in line until the server expires that session: once the nodes
+// ahead go, nobody leads.
+func TestLatchInLineDeletesItsOldSessionNodeAfterSimulatedLost(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	gate := testutil.NewSessionGate(proxy.Dialer())
+	c, states := connectGated(t, srv, gate)
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
+	const path = "/leader/ownership-old-session-node-in-line"
+
+	lx := startLatch(t, other, path, "x")
+	await(t, lx, 20*time.Second, "x leads")
+	la := startLatch(t, c, path, "a")
+	testutil.WaitParticipants(t, la, 2, 20*time.Second)
+	old := la.Node()
+	oldSid := c.SessionID()
+	_, err := c.Create(ctx, path+"-marker", nil, framework.WithMode(framework.Ephemeral)) // shows whether the old session lives
+	require.NoError(t, err)
+
+	gate.Ban(oldSid)
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 30*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	require.NotEqual(t, oldSid, c.SessionID())
+
+	gone := assert.Eventually(t, func() bool {
+		st, err := checker.Exists(ctx, old)
+		return err == nil && st == nil
+	}, 20*time.Second, 20*time.Millisecond, "the latch left its old session's node %s in line after its new session began", old)
+	mst, err := checker.Exists(ctx, path+"-marker")
+	require.NoError(t, err)
+	require.NotNil(t, mst, "the old session ended on the server: the test proves nothing")
+	require.Equal(t, oldSid, mst.EphemeralOwner)
+
+	require.NoError(t, lx.Close())
+	if gone {
+		await(t, la, 20*time.Second, "a leads once x left")
+	}
+	require.NoError(t, la.Close())
+	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	if !gone {
+		require.NoError(t, checker.Delete(ctx, old, framework.Quietly()))
+	}
+	assertNoChildren(t, srv.ConnectString(), path, c, other)
+}
