@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -391,4 +392,190 @@ func TestLatchLeavesAnotherClientsNodeAtItsName(t *testing.T) {
 			assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 		})
 	}
+}
+
+// connectGated connects a client through gate (in front of a proxy) that reports Lost at
+// 10 % of a 60 s session: once the gate bans its session and its connection drops, the
+// client ends that session itself (a simulated Lost, whose close never reaches the
+// server) and starts a new one at once, while the server keeps the old session, and its
+// ephemeral nodes, for up to a minute.
+func connectGated(t *testing.T, srv *zktest.Server, gate *testutil.SessionGate) (*framework.Client, <-chan framework.State) {
+	t.Helper()
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(gate.Dial), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	states := testutil.States(c)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+	return c, states
+}
+
+// A leader's client ends its session itself (a simulated Lost: suspended past its share
+// of the session timeout) and starts a new one, while the server keeps the old session
+// alive, and the latch node with it. The latch knows that node as its own (its czxid and
+// its session, read when it took leadership) and, in the new session, deletes it
+// ("Made in an earlier generation: gone with its session, or to be treated so") before it
+// makes a new one: a node of ours left first in line would block the election (nobody
+// leads) until the server expires the old session. OwnedBy(old session) makes that delete
+// send nothing once the client's session is the new one.
+func TestLatchDeletesItsOldSessionNodeAfterSimulatedLost(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	gate := testutil.NewSessionGate(proxy.Dialer())
+	c, states := connectGated(t, srv, gate)
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
+	const path = "/leader/ownership-old-session-node"
+
+	la := startLatch(t, c, path, "a")
+	term := await(t, la, 20*time.Second, "a leads")
+	old := la.Node()
+	oldSid := c.SessionID()
+	_, err := c.Create(ctx, path+"-marker", nil, framework.WithMode(framework.Ephemeral)) // shows whether the old session lives
+	require.NoError(t, err)
+	lb := startLatch(t, other, path, "b")
+	testutil.WaitParticipants(t, lb, 2, 20*time.Second)
+
+	gate.Ban(oldSid)
+	proxy.DropConnections()
+	testutil.WaitClosed(t, term.Done(), 20*time.Second, "a's term once its connection dropped")
+	testutil.WaitState(t, states, framework.Lost, 30*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	require.NotEqual(t, oldSid, c.SessionID())
+
+	gone := assert.Eventually(t, func() bool {
+		st, err := checker.Exists(ctx, old)
+		return err == nil && st == nil
+	}, 20*time.Second, 20*time.Millisecond, "the latch left its old session's node %s first in line after its new session began", old)
+	mst, err := checker.Exists(ctx, path+"-marker")
+	require.NoError(t, err)
+	require.NotNil(t, mst, "the old session ended on the server: the test proves nothing")
+	require.Equal(t, oldSid, mst.EphemeralOwner)
+	if gone {
+		ps, err := la.Participants(ctx)
+		require.NoError(t, err)
+		require.Len(t, ps, 2, "participants %v", ids(ps))
+	}
+
+	require.NoError(t, la.Close())
+	require.NoError(t, lb.Close())
+	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	if !gone {
+		require.NoError(t, checker.Delete(ctx, old, framework.Quietly()))
+	}
+	assertNoChildren(t, srv.ConnectString(), path, c, other)
+}
+
+// A latch in line (not leader: it never read its node as its session's) whose node
+// another client deleted and made again at its name (one transaction) is closed while the
+// connection is stalled: Close's read of the node gets no answer within its bound. The
+// delete that follows must not take the name for proof: the node at the latch's name is
+// another's (another session owns it), and a delete by name, sent once the connection is
+// back in the same session, deletes it. What cannot be proven ours is left alone (a node
+// of ours left behind goes with the session; another's deleted is a lock or a leadership
+// taken from someone).
+func TestLatchCloseWithoutAnswerLeavesAnotherClientsNodeAtItsName(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(40*time.Second))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	states := testutil.States(ca)
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/leader/ownership-remade-close-no-answer"
+
+	lx := startLatch(t, cb, path, "x")
+	await(t, lx, 20*time.Second, "x leads")
+	la := startLatch(t, ca, path, "a")
+	testutil.WaitParticipants(t, la, 2, 20*time.Second)
+	node := la.Node()
+	sid := ca.SessionID()
+	_, err := cb.Transaction(ctx, framework.DeleteOp(node, -1),
+		framework.CreateOp(node, []byte("other's"), framework.Ephemeral, zk.WorldACL(zk.PermAll)))
+	require.NoError(t, err)
+	st, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	require.NotEqual(t, sid, st.EphemeralOwner)
+
+	proxy.Stall()
+	closeErr := testutil.Result(t, testutil.Go(ctx, func(context.Context) error { return la.Close() }), 40*time.Second, "Close")
+	t.Logf("Close: %v", closeErr)
+	proxy.Heal()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	require.NoError(t, ca.WaitGuaranteedDeletes(wctx))
+	cancel()
+	require.Equal(t, sid, ca.SessionID(), "the session should survive the stall")
+	select {
+	case s := <-states:
+		t.Logf("a's client went %v meanwhile", s)
+	default:
+	}
+
+	now, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, now, "a's Close deleted the node another client made at a's name (its read of the node got no answer)")
+	require.Equal(t, st.Czxid, now.Czxid)
+	require.NoError(t, cb.Delete(ctx, node))
+	require.NoError(t, lx.Close())
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
+}
+
+// As TestLatchDeletesItsOldSessionNodeAfterSimulatedLost, for a latch in line (not
+// leader): it never read its node as its session's, and deleteNode's read, in the new
+// session, finds the node owned by the old session and takes it for another's. The old
+// session's node stays in line until the server expires that session: once the nodes
+// ahead go, nobody leads.
+func TestLatchInLineDeletesItsOldSessionNodeAfterSimulatedLost(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	gate := testutil.NewSessionGate(proxy.Dialer())
+	c, states := connectGated(t, srv, gate)
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
+	const path = "/leader/ownership-old-session-node-in-line"
+
+	lx := startLatch(t, other, path, "x")
+	await(t, lx, 20*time.Second, "x leads")
+	la := startLatch(t, c, path, "a")
+	testutil.WaitParticipants(t, la, 2, 20*time.Second)
+	old := la.Node()
+	oldSid := c.SessionID()
+	_, err := c.Create(ctx, path+"-marker", nil, framework.WithMode(framework.Ephemeral)) // shows whether the old session lives
+	require.NoError(t, err)
+
+	gate.Ban(oldSid)
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 30*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	require.NotEqual(t, oldSid, c.SessionID())
+
+	gone := assert.Eventually(t, func() bool {
+		st, err := checker.Exists(ctx, old)
+		return err == nil && st == nil
+	}, 20*time.Second, 20*time.Millisecond, "the latch left its old session's node %s in line after its new session began", old)
+	mst, err := checker.Exists(ctx, path+"-marker")
+	require.NoError(t, err)
+	require.NotNil(t, mst, "the old session ended on the server: the test proves nothing")
+	require.Equal(t, oldSid, mst.EphemeralOwner)
+
+	require.NoError(t, lx.Close())
+	if gone {
+		await(t, la, 20*time.Second, "a leads once x left")
+	}
+	require.NoError(t, la.Close())
+	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	if !gone {
+		require.NoError(t, checker.Delete(ctx, old, framework.Quietly()))
+	}
+	assertNoChildren(t, srv.ConnectString(), path, c, other)
 }

@@ -503,3 +503,105 @@ func TestReleaseAfterExpiryLeavesAnotherSessionsNode(t *testing.T) {
 	require.Equal(t, st.Czxid, now.Czxid)
 	require.NoError(t, cb.Delete(ctx, la.Node()))
 }
+
+// connectGated connects a client through gate (in front of a proxy) that reports Lost at
+// 10 % of a 60 s session: once the gate bans its session and its connection drops, the
+// client ends that session itself (a simulated Lost, whose close never reaches the
+// server) and starts a new one at once, while the server keeps the old session, and its
+// ephemeral nodes, for up to a minute.
+func connectGated(t *testing.T, srv *zktest.Server, gate *testutil.SessionGate) (*framework.Client, <-chan framework.State) {
+	t.Helper()
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(60*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(gate.Dial), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	states := testutil.States(c)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+	return c, states
+}
+
+// simulatedLostRelease is the setting of the tests below: a holds the lock on a client
+// that then ends its session itself and starts a new one, while the server keeps the old
+// session alive (and its lock node, and an ephemeral marker that shows it lives). early
+// releases the lease while the client is still cut off (its delete goes to the
+// background, before the session changes); else it is released in the new session.
+// DeleteNode's doc: a lease lost by the loss signal is still deleted — "after a
+// suspension or a simulated expiry the session may have survived and still own it" —
+// only as this node (its czxid). The release says the lease was lost either way; the
+// node must go while the old session lives, or the lock is stuck for everyone until the
+// server expires that session.
+func simulatedLostRelease(t *testing.T, path string, early bool) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	gate := testutil.NewSessionGate(proxy.Dialer())
+	ca, states := connectGated(t, srv, gate)
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	checker := testutil.ConnectFailFast(t, srv.ConnectString())
+	ma, mb := newMutex(t, ca, path), newMutex(t, cb, path)
+	ctx := testutil.Context(t, 120*time.Second)
+
+	la, err := ma.Acquire(ctx)
+	require.NoError(t, err)
+	node := la.Node()
+	oldSid := ca.SessionID()
+	_, err = ca.Create(ctx, path+"-marker", nil, framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+
+	gate.Ban(oldSid)
+	proxy.DropConnections()
+	testutil.WaitClosed(t, la.Done(), 20*time.Second, "lease.Done once the connection dropped")
+	if early {
+		rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		err = la.Release(rctx)
+		cancel()
+		require.ErrorIs(t, err, mutex.ErrLeaseLost)
+	}
+	testutil.WaitState(t, states, framework.Lost, 30*time.Second)
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	require.NotEqual(t, oldSid, ca.SessionID())
+	if !early {
+		require.ErrorIs(t, la.Release(ctx), mutex.ErrLeaseLost)
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	require.NoError(t, ca.WaitGuaranteedDeletes(wctx))
+	cancel()
+	st, err := checker.Exists(ctx, node)
+	require.NoError(t, err)
+	mst, err := checker.Exists(ctx, path+"-marker")
+	require.NoError(t, err)
+	require.NotNil(t, mst, "the old session ended on the server: the test proves nothing")
+	require.Equal(t, oldSid, mst.EphemeralOwner)
+	if st != nil {
+		require.NoError(t, checker.Delete(ctx, node, framework.Quietly()))
+		require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+		require.Nil(t, st, "the release left the lease's node %s (of the old session, still alive) holding the lock", node)
+	}
+
+	actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	lb, err := mb.Acquire(actx)
+	require.NoError(t, err, "the released lease's node still blocks the lock: %v", testutil.Children(t, srv.ConnectString(), path))
+	require.NoError(t, lb.Release(ctx))
+	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
+}
+
+// A release in the client's new session, after a simulated Lost, of a lease whose node
+// the old session (alive on the server) still holds deletes that node.
+func TestReleaseAfterSimulatedLostDeletesOldSessionNode(t *testing.T) {
+	simulatedLostRelease(t, "/failure/simulated-lost-release", false)
+}
+
+// A release whose guaranteed delete went to the background while the client was cut off
+// deletes the node once the client has a new session (a simulated Lost), while the old
+// session, and the node, live on the server.
+func TestReleaseQueuedBeforeSimulatedLostDeletesNode(t *testing.T) {
+	simulatedLostRelease(t, "/failure/simulated-lost-queued-release", true)
+}
