@@ -306,7 +306,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 			}
 			if st != nil && mine && o.mode.ephemeral() && st.EphemeralOwner != conn.SessionID() {
 				// Ours, of an older session (it expired in between): delete it.
-				if err := deleteCreated(c, ctx, conn, full, st.Czxid, -1, nil, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				if err := deleteCreated(c, ctx, conn, full, st.Czxid, 0, -1, nil, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
 					return err
 				}
 				st = nil

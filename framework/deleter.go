@@ -50,8 +50,8 @@ type deleteJob struct {
 	// maxCzxid, when not 0, deletes path only if its node was created by that
 	// transaction or an earlier one.
 	maxCzxid int64
-	// owner, when not 0, deletes path only while the client's session is owner (an
-	// ephemeral node of an expired session is gone with it).
+	// owner, when not 0, deletes path only as an ephemeral node of session owner (see
+	// OwnedBy).
 	owner int64
 	// inflight, for a prefix job: the create requests that may still make such a child;
 	// the sweep lists the parent only once they were answered (a listing sent before a
@@ -140,16 +140,13 @@ func (d *deleter) do(j deleteJob) error {
 		return err
 	}
 	conn := d.c.conn.Load()
-	if j.owner != 0 && conn.SessionID() != j.owner {
-		return nil // the owner's session is gone: so is its node
-	}
 	if j.prefix == "" {
 		version := int32(-1)
 		if j.versioned {
 			version = j.version
 		}
-		if j.maxCzxid != 0 {
-			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, version, nil, nil)
+		if j.maxCzxid != 0 || readsOwner(j.owner, conn) {
+			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, j.owner, version, nil, nil)
 			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
 				return nil
 			}

@@ -30,11 +30,19 @@ type deleteOpts struct {
 	owner      int64         // OwnedBy
 }
 
-// OwnedBy deletes an ephemeral node of session sid only: an attempt that would go out on
-// another session (sid has expired, and its ephemeral nodes with it: a node at the path
-// now is someone else's) sends nothing and answers ErrNoNode. A guaranteed delete keeps
-// the condition in the background. It costs no request.
+// OwnedBy deletes an ephemeral node of session sid only. An attempt that reads the
+// node's Stat anyway (WithMaxCzxid) deletes only if sid owns the node; so does an attempt
+// on another session than sid (the client gave sid up, which the server may still hold,
+// or sid expired and a node at the path now is someone else's), which reads the Stat
+// first: a node sid does not own is ErrNoNode. An attempt on session sid with no read
+// deletes as asked, at no cost. A guaranteed delete keeps the condition in the background.
 func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
+
+// readsOwner reports whether an attempt on conn must read the node's owner before it
+// deletes: OwnedBy's session is not conn's.
+func readsOwner(owner int64, conn *zk.Conn) bool {
+	return owner != 0 && conn.SessionID() != owner
+}
 
 // WithVersion deletes only if the node's version matches. The default is any version.
 func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version = v } }
@@ -112,16 +120,13 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	attempts := 0
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		attempts++
-		if o.owner != 0 && conn.SessionID() != o.owner {
-			return zk.ErrNoNode // the owner's session is gone: so is its node
-		}
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err // the node's own delete was not sent
 			}
 		}
-		if o.maxCzxid != 0 && !(o.asRead && attempts == 1) { // AsRead: the caller's read stands for the first
-			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.version, &sent, a)
+		if (o.maxCzxid != 0 && !(o.asRead && attempts == 1)) || readsOwner(o.owner, conn) { // AsRead: the caller's read stands for the first
+			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.owner, o.version, &sent, a)
 		}
 		_, err := callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)
 		sent.note(err)
@@ -137,12 +142,13 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	return opErr("delete", path, err)
 }
 
-// deleteCreated deletes the node at full only if its czxid is maxCzxid or earlier: it
-// reads the node's Stat and deletes at the version read, or at version when it is not
-// -1. A later node at the path, or none, is ErrNoNode. A version that changed between
-// the read and the delete (the same node, written meanwhile) is read again, unless
-// version was given. a (nil: none) is AwaitOutcome's.
-func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid int64, version int32, sent *resent, a *awaiter) error {
+// deleteCreated deletes the node at full only if its czxid is maxCzxid or earlier (when
+// maxCzxid is not 0) and session owner owns it (when owner is not 0): it reads the node's
+// Stat and deletes at the version read, or at version when it is not -1. Another node at
+// the path, or none, is ErrNoNode. A version that changed between the read and the
+// delete (the same node, written meanwhile) is read again, unless version was given. a
+// (nil: none) is AwaitOutcome's.
+func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid, owner int64, version int32, sent *resent, a *awaiter) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(full)
@@ -154,7 +160,7 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 		if err != nil {
 			return err
 		}
-		if st == nil || st.Czxid > maxCzxid {
+		if st == nil || (maxCzxid != 0 && st.Czxid > maxCzxid) || (owner != 0 && st.EphemeralOwner != owner) {
 			return zk.ErrNoNode
 		}
 		v := version

@@ -197,7 +197,7 @@ func (c *Client) findOwnedCreated(ctx context.Context, conn *zk.Conn, parent, na
 			return false, nil
 		}
 		c.opts.logger.Info("owned node belongs to an older session; deleting it", "component", "framework", "op", "create", "path", p)
-		err := deleteCreated(c, ctx, conn, p, st.Czxid, -1, nil, nil)
+		err := deleteCreated(c, ctx, conn, p, st.Czxid, 0, -1, nil, nil)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return false, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -465,9 +466,9 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 	if errors.Is(err, framework.ErrNoNode) {
 		switch {
 		case l.Held.SessionID != 0 && l.client.SessionID() != l.Held.SessionID:
-			// The session that made the node expired (the node with it) before the
-			// delete went out again: nothing of ours is left, and the lock may have been
-			// someone else's meanwhile.
+			// The delete went out on another session and found no node of the session
+			// that made ours: that session expired (the node with it), or the node went;
+			// nothing of ours is left, and the lock may have been someone else's meanwhile.
 			l.deleted.Store(true)
 			lost = true
 		case !errors.Is(err, framework.ErrUnknownOutcome):
@@ -492,9 +493,10 @@ func (l *Lease) DeleteNode(ctx context.Context) error {
 // session's), only as this node: bound to its czxid (WithMaxCzxid), read first (one
 // request) when the lease never learnt it, and then only if this session owns the node at
 // the path; a node found not ours is left alone (ErrNoNode). When that read gets no answer
-// (the connection is still down, ctx ended) the delete is by name, guaranteed: the
-// protected name (a fresh UUID) is the proof left, and the node must not outlive the
-// release while the session survives.
+// (the connection is still down, ctx ended) the delete is guaranteed and reads the node
+// again first, deleting it only if the lease's session owns it (by name alone when that
+// session is not known: the protected name, a fresh UUID, is then the proof left), so
+// that the node does not outlive the release while the session survives.
 func (l *Lease) deleteOwn(ctx context.Context) error {
 	z := l.Held.czxid.Load()
 	if z == 0 {
@@ -503,7 +505,11 @@ func (l *Lease) deleteOwn(ctx context.Context) error {
 			if errors.Is(err, framework.ErrClosed) {
 				return err
 			}
-			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), l.ownedBy())
+			if l.Held.SessionID != 0 {
+				// Any czxid: the delete reads the node again first, for its owner.
+				return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed(), framework.WithMaxCzxid(math.MaxInt64), l.ownedBy())
+			}
+			return l.client.Delete(ctx, l.Held.Path, framework.Guaranteed())
 		}
 		if st == nil || (l.Held.SessionID != 0 && st.EphemeralOwner != l.Held.SessionID) {
 			return fmt.Errorf("%s: %w", l.Held.Path, framework.ErrNoNode)
@@ -514,8 +520,9 @@ func (l *Lease) deleteOwn(ctx context.Context) error {
 }
 
 // ownedBy binds a delete of the lease's node to the session that made it (when known):
-// once that session has expired, its node is gone and whatever is at the path is
-// another's.
+// sent on another session, it deletes the node only if that session still owns it (the
+// client gave it up, the server holds it); once that session has expired, its node is
+// gone and whatever is at the path is another's.
 func (l *Lease) ownedBy() framework.DeleteOption {
 	if l.Held.SessionID == 0 {
 		return nil

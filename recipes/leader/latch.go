@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,8 +85,8 @@ type Latch struct {
 	state     int
 	node      string        // our latch node, "" when none
 	nodeGen   uint64        // the client generation node was created in
-	nodeCzxid int64         // node's czxid once read as this session's, else 0
-	nodeSid   int64         // the session that owns node, with nodeCzxid
+	nodeSid   int64         // the client's session when node was created
+	nodeCzxid int64         // node's czxid once read as the session's, else 0
 	term      *Term         // the current term while leader
 	changed   chan struct{} // closed and replaced whenever a term begins or ends
 	closed    chan struct{} // closed by Close
@@ -198,7 +199,7 @@ func (l *Latch) Start(ctx context.Context) error {
 // when Close came meanwhile, deletes the node it made and records what Close must say.
 func (l *Latch) enter(ctx context.Context) error {
 	cctx, stop := l.createContext(ctx)
-	node, gen, err := l.create(cctx)
+	node, gen, sid, err := l.create(cctx)
 	cause := context.Cause(cctx) // why the create's context ended, if it did
 	stop()
 	l.mu.Lock()
@@ -211,7 +212,7 @@ func (l *Latch) enter(ctx context.Context) error {
 		var cerr error
 		switch {
 		case node != "": // closed while we created it: Close waits for this delete
-			if cerr = l.deleteNode(ctx, node, 0, 0); cerr != nil {
+			if cerr = l.deleteNode(ctx, node, 0, sid); cerr != nil {
 				cerr = fmt.Errorf("leader: close %s: deleting the latch node Start made: %w", l.path, cerr)
 			}
 		case closed && errors.Is(cause, errCloseBound):
@@ -236,7 +237,7 @@ func (l *Latch) enter(ctx context.Context) error {
 		return err
 	}
 	defer l.mu.Unlock()
-	l.node, l.nodeGen, l.nodeCzxid, l.nodeSid, l.fresh = node, gen, 0, 0, true
+	l.node, l.nodeGen, l.nodeSid, l.nodeCzxid, l.fresh = node, gen, sid, 0, true
 	runCtx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	l.runDone = make(chan struct{})
@@ -292,45 +293,45 @@ func (l *Latch) createContext(parent context.Context) (ctx context.Context, stop
 	return ctx, func() { cancel(context.Canceled) }
 }
 
-// create makes a new latch node and returns it with the generation it was made in.
-func (l *Latch) create(ctx context.Context) (string, uint64, error) {
-	gen := l.client.Generation()
+// create makes a new latch node and returns it with the generation and the session it
+// was made in (those of the client when the create was sent).
+func (l *Latch) create(ctx context.Context) (string, uint64, int64, error) {
+	gen, sid := l.client.Session()
 	node, err := l.client.Create(ctx, framework.JoinPath(l.path, latchName), []byte(l.id),
 		framework.WithMode(framework.EphemeralSequential), framework.WithProtection(), framework.WithContainerParents())
 	if err != nil {
-		return "", 0, fmt.Errorf("leader: create latch node under %s: %w", l.path, err)
+		return "", 0, 0, fmt.Errorf("leader: create latch node under %s: %w", l.path, err)
 	}
-	return node, gen, nil
+	return node, gen, sid, nil
 }
 
 // deleteNode deletes our node (guaranteed) on a context detached from ctx, only as that
-// node: bound to its czxid and to the session that owns it. When the latch never read
+// node: bound to its czxid and to session sid, which made it (the old session too, when
+// the client gave it up and the server may still hold it). When the latch never read
 // the node as its session's (czxid 0), the node at the path is read first and deleted
-// only if the client's session owns it; when that read gets no answer, the delete goes by
-// the protected name (a fresh UUID), bound to the session. A node that is not ours, or
-// went with its session, is left alone.
+// only if sid or the client's session now owns it; when that read gets no answer, the
+// delete (guaranteed) reads the node again first and deletes it only if sid owns it. A
+// node that is not ours, or went with its session, is left alone.
 func (l *Latch) deleteNode(ctx context.Context, node string, czxid, sid int64) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	var err error
+	owner := sid
 	if czxid == 0 {
-		_, sid = l.client.Session()
-		var st *zk.Stat
-		st, err = l.client.Exists(cctx, node)
+		_, cur := l.client.Session()
+		st, err := l.client.Exists(cctx, node)
 		switch {
 		case errors.Is(err, framework.ErrClosed):
+			return nil // the node went with the session
 		case err != nil:
-			err = l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(sid))
-		case st == nil || st.EphemeralOwner != sid:
+			czxid = math.MaxInt64 // any czxid: the delete reads the node for its owner
+		case st == nil || (st.EphemeralOwner != sid && st.EphemeralOwner != cur):
 			return nil // gone, or another's
 		default:
-			czxid = st.Czxid
+			czxid, owner = st.Czxid, st.EphemeralOwner
 		}
 	}
-	if czxid != 0 {
-		err = l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(),
-			framework.WithMaxCzxid(czxid), framework.OwnedBy(sid))
-	}
+	err := l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(),
+		framework.WithMaxCzxid(czxid), framework.OwnedBy(owner))
 	if errors.Is(err, framework.ErrClosed) || errors.Is(err, framework.ErrNoNode) {
 		return nil // the node went with the session, or is not there as ours
 	}
@@ -385,14 +386,14 @@ func (l *Latch) step(ctx context.Context) error {
 		if err := l.deleteNode(ctx, node, nodeCzxid, nodeSid); err != nil {
 			return err
 		}
-		l.setNode("", 0)
+		l.setNode("", 0, 0)
 		node = ""
 	}
 	if node == "" {
 		// Not cancelled by Close at once: Close waits (bounded) for the answer, so that
 		// a node the create made is known and deleted before Close returns.
 		cctx, stop := l.createContext(context.WithoutCancel(ctx))
-		n, g, err := l.create(cctx)
+		n, g, s, err := l.create(cctx)
 		cause := context.Cause(cctx)
 		stop()
 		if err != nil {
@@ -406,10 +407,10 @@ func (l *Latch) step(ctx context.Context) error {
 			return err
 		}
 		if ctx.Err() != nil { // closing: Close deletes what it finds in l.node
-			l.setNode(n, g)
+			l.setNode(n, g, s)
 			return ctx.Err()
 		}
-		l.setNode(n, g)
+		l.setNode(n, g, s)
 		l.fresh = true
 		return nil // look again, with the generation checked
 	}
@@ -426,7 +427,7 @@ func (l *Latch) step(ctx context.Context) error {
 	if ours < 0 {
 		// Our node is gone (deleted, or with a session we no longer have): start over.
 		l.endTerm(true)
-		l.setNode("", 0)
+		l.setNode("", 0, 0)
 		return nil
 	}
 	if ours > 0 {
@@ -462,7 +463,7 @@ func (l *Latch) step(ctx context.Context) error {
 	data, st, w, err := c.GetDataW(ctx, node)
 	if errors.Is(err, framework.ErrNoNode) {
 		l.endTerm(true)
-		l.setNode("", 0)
+		l.setNode("", 0, 0)
 		return nil
 	}
 	if errors.Is(err, framework.ErrNoAuth) {
@@ -470,7 +471,7 @@ func (l *Latch) step(ctx context.Context) error {
 		// (an exists needs no permission).
 		if st, xerr := c.Exists(ctx, node); xerr == nil && st != nil && st.EphemeralOwner != sid && !isClosed(loss) {
 			l.endTerm(true)
-			l.setNode("", 0)
+			l.setNode("", 0, 0)
 			return nil
 		}
 		return err
@@ -486,7 +487,7 @@ func (l *Latch) step(ctx context.Context) error {
 		// Another client deleted our node and made one at its name: ours is gone, that
 		// one is not ours to lead on or to delete.
 		l.endTerm(true)
-		l.setNode("", 0)
+		l.setNode("", 0, 0)
 		return nil
 	}
 	l.mu.Lock()
@@ -544,9 +545,9 @@ func (l *Latch) revoked(data []byte) {
 	}
 }
 
-func (l *Latch) setNode(node string, gen uint64) {
+func (l *Latch) setNode(node string, gen uint64, sid int64) {
 	l.mu.Lock()
-	l.node, l.nodeGen, l.nodeCzxid, l.nodeSid = node, gen, 0, 0
+	l.node, l.nodeGen, l.nodeSid, l.nodeCzxid = node, gen, sid, 0
 	l.mu.Unlock()
 }
 
