@@ -260,8 +260,12 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	var created string
 	attempt := 0
 	var sent resent
+	var sessions []int64 // of the attempts of an ephemeral protected create: the sweep's owners
 	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
 		attempt++
+		if o.protected && o.mode.ephemeral() && !slices.Contains(sessions, conn.SessionID()) {
+			sessions = append(sessions, conn.SessionID())
+		}
 		if o.protected && attempt > 1 {
 			found, err := c.findProtected(ctx, conn, parent, prefix, o.mode)
 			if err != nil {
@@ -340,7 +344,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 	})
 	if err != nil {
 		if o.protected && attempt > 0 {
-			c.deleter.add(deleteJob{parent: parent, prefix: prefix, inflight: o.inflight})
+			c.deleter.add(deleteJob{parent: parent, prefix: prefix, owners: sessions, inflight: o.inflight})
 		}
 		if !o.protected {
 			err = sent.unknownIf(err, zk.ErrNodeExists)

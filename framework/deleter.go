@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,10 @@ type deleteJob struct {
 	// owner, when not 0, deletes path only as an ephemeral node of session owner (see
 	// OwnedBy).
 	owner int64
+	// owners, for a prefix job of an ephemeral create: the sessions its attempts went
+	// out on; a child is deleted only if one of them owns it (another client may have
+	// made a node under the protected name). nil: any child with the prefix.
+	owners []int64
 	// inflight, for a prefix job: the create requests that may still make such a child;
 	// the sweep lists the parent only once they were answered (a listing sent before a
 	// create that has not gone out yet would find nothing, and the create land after).
@@ -145,7 +150,8 @@ func (d *deleter) do(j deleteJob) error {
 		if j.versioned {
 			version = j.version
 		}
-		if j.maxCzxid != 0 || readsOwner(j.owner, conn) {
+		if j.maxCzxid != 0 || j.owner != 0 { // a job is a delete sent again: it reads the owner
+
 			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, j.owner, version, nil, nil)
 			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
 				return nil
@@ -179,13 +185,42 @@ func (d *deleter) do(j deleteJob) error {
 			if j.parent == "/" {
 				p = "/" + k
 			}
-			_, err := call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) }, nil)
+			var err error
+			if j.owners != nil {
+				err = d.deleteOwned(ctx, conn, p, j.owners)
+			} else {
+				_, err = call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(p, -1) }, nil)
+			}
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// deleteOwned deletes the node at p, at the version read, only if one of the sessions
+// owners owns it: ErrNoNode when it is gone or another's.
+func (d *deleter) deleteOwned(ctx context.Context, conn *zk.Conn, p string, owners []int64) error {
+	for {
+		st, err := call(d.c, ctx, "exists", func() (*zk.Stat, error) {
+			ok, st, err := conn.Exists(p)
+			if err == nil && !ok {
+				st = nil
+			}
+			return st, err
+		}, nil)
+		if err != nil {
+			return err
+		}
+		if st == nil || !slices.Contains(owners, st.EphemeralOwner) {
+			return zk.ErrNoNode
+		}
+		_, err = call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(p, st.Version) }, nil)
+		if !errors.Is(err, zk.ErrBadVersion) {
+			return err
+		}
+	}
 }
 
 // GoCleanup runs fn on a goroutine that Close waits for (as Go does) and that

@@ -30,18 +30,19 @@ type deleteOpts struct {
 	owner      int64         // OwnedBy
 }
 
-// OwnedBy deletes an ephemeral node of session sid only. An attempt that reads the
-// node's Stat anyway (WithMaxCzxid) deletes only if sid owns the node; so does an attempt
-// on another session than sid (the client gave sid up, which the server may still hold,
-// or sid expired and a node at the path now is someone else's), which reads the Stat
-// first: a node sid does not own is ErrNoNode. An attempt on session sid with no read
-// deletes as asked, at no cost. A guaranteed delete keeps the condition in the background.
+// OwnedBy deletes an ephemeral node of session sid only. The first attempt, when it goes
+// out on session sid and reads nothing first, deletes as asked, at no cost; every other
+// attempt — sent again after a lost answer, on another session than sid (the client gave
+// sid up, which the server may still hold, or sid expired and a node at the path now is
+// someone else's), in the background, or one that reads the node anyway (WithMaxCzxid) —
+// reads the node's Stat first and deletes it, at the version read, only if sid owns it:
+// a node sid does not own is ErrNoNode.
 func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
 
-// readsOwner reports whether an attempt on conn must read the node's owner before it
-// deletes: OwnedBy's session is not conn's.
-func readsOwner(owner int64, conn *zk.Conn) bool {
-	return owner != 0 && conn.SessionID() != owner
+// readsOwner reports whether attempt n of a delete bound to session owner (0: none)
+// must read the node's owner first: any but a first attempt on that session.
+func readsOwner(owner int64, conn *zk.Conn, n int) bool {
+	return owner != 0 && (n > 1 || conn.SessionID() != owner)
 }
 
 // WithVersion deletes only if the node's version matches. The default is any version.
@@ -125,7 +126,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 				return err // the node's own delete was not sent
 			}
 		}
-		if (o.maxCzxid != 0 && !(o.asRead && attempts == 1)) || readsOwner(o.owner, conn) { // AsRead: the caller's read stands for the first
+		if (o.maxCzxid != 0 && !(o.asRead && attempts == 1)) || readsOwner(o.owner, conn, attempts) { // AsRead: the caller's read stands for the first
 			return deleteCreated(c, ctx, conn, full, o.maxCzxid, o.owner, o.version, &sent, a)
 		}
 		_, err := callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, o.version) }), nil)
