@@ -163,6 +163,10 @@ var xknown = []struct{ run, violation, why string }{
 	{"discovery-register/unreadable", "honest:", "as discovery-register/remade-same"},
 	{"discovery-register/held-expiry-remade", "honest:", "as discovery-register/remade-same"},
 	{"discovery-register/parent-remade-with-node", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/unreadable-remade", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/held-expiry-remade-other", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/failed-remade", "honest:", "as discovery-register/remade-same"},
+	{"discovery-register/reply-lost-remade", "", "as discovery-register/remade-same; the node made again carries the registration's owner token (the adversary copies its ACL), the registration's only proof, so it is taken, written and deleted as the registration's own"},
 }
 
 // knownFor returns why the violation v of run name is known, or "".
