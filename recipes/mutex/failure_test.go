@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/retry"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -604,4 +606,53 @@ func TestReleaseAfterSimulatedLostDeletesOldSessionNode(t *testing.T) {
 // session, and the node, live on the server.
 func TestReleaseQueuedBeforeSimulatedLostDeletesNode(t *testing.T) {
 	simulatedLostRelease(t, "/failure/simulated-lost-queued-release", true)
+}
+
+// A release whose delete failed with the connection (not retried: the guaranteed delete
+// goes on in the background), while another client deletes the lease's node and makes
+// its own at the same path, leaves that node: the delete sent again reads the node's
+// owner first.
+func TestReleaseSentAgainLeavesAnotherClientsNodeAtThePath(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	noRetry, err := retry.NewNTimes(0, 0)
+	require.NoError(t, err)
+	var armed atomic.Bool
+	failed := make(chan struct{})
+	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second),
+		framework.WithRetryPolicy(noRetry),
+		framework.WithRequestHook(func(op string) {
+			if op == "delete" && armed.CompareAndSwap(true, false) {
+				proxy.Refuse()
+				proxy.DropConnections()
+				close(failed)
+			}
+		}))
+	cb := testutil.ConnectFailFast(t, srv.ConnectString())
+	const path = "/failure/release-sent-again"
+	ma := newMutex(t, ca, path)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	la, err := ma.Acquire(ctx)
+	require.NoError(t, err)
+	node := la.Node()
+	armed.Store(true)
+	_ = la.Release(ctx) // fails with the connection: its delete goes on in the background
+	testutil.WaitClosed(t, failed, 20*time.Second, "the release's delete")
+	_, err = cb.Transaction(ctx, framework.DeleteOp(node, -1),
+		framework.CreateOp(node, []byte("other's"), framework.Ephemeral, zk.WorldACL(zk.PermAll)))
+	require.NoError(t, err)
+	st, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	proxy.Heal()
+
+	require.NoError(t, ca.WaitGuaranteedDeletes(ctx))
+	now, err := cb.Exists(ctx, node)
+	require.NoError(t, err)
+	require.NotNil(t, now, "the release's delete, sent again, deleted the node another client made at the lease's path")
+	require.Equal(t, st.Czxid, now.Czxid)
+	require.NoError(t, cb.Delete(ctx, node))
+	assertNoChildren(t, srv.ConnectString(), path, ca, cb)
 }
