@@ -148,6 +148,7 @@ var families = map[string]sentinel{
 	"zktest.ErrUnavailable": own(zktest.ErrUnavailable),
 	"zktest.ErrUnsupported": own(zktest.ErrUnsupported),
 	"zktest.ErrClosed":      own(zktest.ErrClosed), // a test server's closing, not a client's
+	"zktest.ErrPortInUse":   own(zktest.ErrPortInUse),
 
 	"recipes/atomic.ErrUnknownOutcome": of(atomic.ErrUnknownOutcome, unknown),
 	"recipes/atomic.ErrNodeReplaced":   of(atomic.ErrNodeReplaced, unknown),
@@ -257,6 +258,11 @@ func declared(t *testing.T) map[string]string {
 			if path != root {
 				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
 					return filepath.SkipDir // a nested module
+				}
+				if rel, _ := filepath.Rel(root, path); rel == filepath.Join("framework", "internal") {
+					// The framework's own internals: no user sees their errors (only the
+					// framework may use them, in errors of its own), and no package here may import them.
+					return filepath.SkipDir
 				}
 			}
 			return nil
