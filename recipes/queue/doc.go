@@ -39,8 +39,8 @@
 // due time kept; Curator 5.4 requeues under plain "queue-"). A consumer that requeued an
 // item backs off before its next take (100 ms, doubling for each failure of the same item
 // in a row, up to 5 s). With WithMaxAttempts(n) it gives up on an item whose handler
-// failed n times in a row in this process (the count is the consuming process's own:
-// Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
+// failed n times in a row as this Queue value counts (each Queue value keeps its own
+// count: Curator's item format carries none): with WithDeadLetterPath the item is moved, in that
 // one transaction, to <deadLetterPath>/<its name prefix><seq> with the same bytes (the
 // dead-letter path is a queue of the same kind); without one it is left in the queue and
 // Consume returns the handler's error, matching ErrAttemptsExhausted. That transaction

@@ -70,9 +70,10 @@ func WithErrorListener(fn func(error)) Option { return func(o *options) { o.onEr
 // may take it) and Consume returns the handler's error. Either way the *HandlerError
 // matches ErrAttemptsExhausted, and the item's count starts again.
 //
-// The count is per consuming process (per queue value): Curator's item format carries
-// no count, and a Go consumer shares the queue with Curator's and with other processes,
-// so each process counts the failures it saw. An item is known across its requeues
+// The count is per Queue value (goroutines calling Consume on one value share it; two
+// values, in one process or two, count apart): Curator's item format carries no count,
+// and a Go consumer shares the queue with Curator's and with other processes, so each
+// value counts the failures it saw; c values may run an item up to c×(n-1)+1 times. An item is known across its requeues
 // (each makes a new node) by its node name without the sequence number and its data:
 // two items put with the same bytes (and the same id, priority or due time) share a
 // count. A success of the item forgets its count, and up to 1024 failing items are
