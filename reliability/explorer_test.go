@@ -156,8 +156,6 @@ var xknown = []struct{ run, violation, why string }{
 	{"doublebarrier-private-peer/unreadable", "", "as doublebarrier/unreadable"},
 	{"doublebarrier-private-peer/remade-same", "ownership:", "as doublebarrier/remade-same"},
 	{"doublebarrier-private-peer/remade-other", "ownership:", "as doublebarrier/remade-same"},
-	{"multilock-acquire/held-expiry-remade", "ownership:", "the node of a failed acquisition is deleted by its path (internal/locks deleteNode), not bound to the session that made it: another client's node made again at its name while the session expired goes with it"},
-	{"multilock-acquire/held-expiry-remade-other", "ownership:", "as multilock-acquire/held-expiry-remade"},
 	{"discovery-register/remade-same", "honest:", "a registration takes the node another client made again at its instance's path (same id) for its own"},
 	{"discovery-register/remade-other", "honest:", "as discovery-register/remade-same"},
 	{"discovery-register/unreadable", "honest:", "as discovery-register/remade-same"},
