@@ -44,10 +44,12 @@
 // that ended in between took its ready with it, and the member would be in alone. A
 // ready there while the member node is lets the member in only if it was made after that
 // node, or a member node older than it is still there (a round under way: the member
-// joins it late), or memberQty is 1; otherwise it is a leftover of a round with no member
-// left (every Leave cut short, or Curator members, which delete their node before ready):
-// the member deletes it (bound by its czxid) and waits for memberQty members. The sync keeps a server that
-// lags (cut off from its peers) from letting a member in by the last round's ready or by
+// joins it late), or memberQty is 1, or this Enter made its node more than once (an
+// earlier one went with an ended session or was replaced: ready's maker may have counted
+// it, and the round's members wait for this one); otherwise it is a leftover of a round
+// with no member left (every Leave cut short, or Curator members, which delete their node
+// before ready): the member deletes it (bound by its czxid) and waits for memberQty
+// members. The sync keeps a server that lags (cut off from its peers) from letting a member in by the last round's ready or by
 // members gone since; Curator reads without it. memberQty is a threshold, not a limit:
 // more members may enter.
 //

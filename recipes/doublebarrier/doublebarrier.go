@@ -51,8 +51,11 @@ type DoubleBarrier struct {
 	// delete after a failed Enter waits for them, so that it cannot reach the server
 	// before a late create (which would then leave a member nobody deletes).
 	created framework.InFlight
-	// made: this Enter sent a create of our node (set and read by Enter only).
-	made bool
+	// made: this Enter sent a create of our node; makes: how many of its creates of our
+	// node succeeded (more than one: an earlier node of ours was replaced, or went with
+	// an ended session). Set and read by Enter only.
+	made  bool
+	makes int
 
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
@@ -147,7 +150,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
-	d.made = false
+	d.made, d.makes = false, 0
 	gen, err := d.enter(ctx)
 	if err != nil {
 		withdrawn := !d.made || d.deleteOurs(ctx, false, false) == nil
@@ -244,13 +247,17 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 // readyIsLive decides about a ready (with Stat st) that is there while our node is: it
 // opens the barrier if it was made after our node (its maker counted us), if a member
 // node made before it is still there (a round under way that we join late, memberQty
-// being a threshold), or if memberQty is 1. Otherwise every member of its round is gone
+// being a threshold), if memberQty is 1, or if this Enter made our node more than once
+// (the ready's maker may have counted an earlier node of ours). Otherwise every member of its round is gone
 // (their Leaves were all cut short, or it was left by Curator members, which delete their
 // node before ready, or by hand): it is a leftover and lets nobody in. It is deleted,
 // bound by its czxid (a later round's ready is another node, with a greater one). The
 // reads are sent only when Enter finds ready there: a late member, or a leftover.
 func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
-	if d.memberQty <= 1 {
+	if d.memberQty <= 1 || d.makes > 1 {
+		// memberQty 1: any ready is ours to pass. Our node made again (an earlier one was
+		// replaced, or went with its session): the ready's maker may have counted the
+		// earlier node, made before it, and the round's members wait for ours.
 		return true, nil
 	}
 	ours, err := d.client.Exists(ctx, d.ourPath)
@@ -319,6 +326,7 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
 			framework.WithInFlight(&d.created))
 		if err == nil {
+			d.makes++
 			return nil
 		}
 		if !errors.Is(err, framework.ErrNodeExists) {
@@ -336,12 +344,36 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		if st.EphemeralOwner == d.client.SessionID() {
 			return nil
 		}
-		err = d.client.Delete(ctx, d.ourPath, framework.WithVersion(st.Version), framework.Quietly())
-		if err != nil && !errors.Is(err, framework.ErrBadVersion) {
+		d.makes++ // an earlier node of ours: the one being replaced
+		replaced, err := d.replaceOurs(ctx, st.Version)
+		if err != nil || replaced {
 			return err
 		}
 	}
 	return fmt.Errorf("member node %s keeps belonging to another session", d.ourPath)
+}
+
+// replaceOurs replaces our node, left by an older session of ours (at version), by one
+// of the current session, in one transaction: no member lists the barrier without it
+// meanwhile (one that did might take the round for over, and delete its ready). It
+// reports false when the node changed or went since it was read (look again). It waits
+// for the answer up to outcomeTimeout past ctx, as readyNotApplied does: a replacement
+// applied after Enter gave up would leave a node that its cleanup missed.
+func (d *DoubleBarrier) replaceOurs(ctx context.Context, version int32) (bool, error) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(outcomeTimeout, cancel) })
+	defer stop()
+	_, err := d.client.Transaction(tctx, framework.DeleteOp(d.ourPath, version),
+		framework.CreateOp(d.ourPath, nil, framework.Ephemeral, nil))
+	var te *framework.TxnError
+	if errors.As(err, &te) && te.Index == 0 {
+		return false, nil // changed or gone since: look again
+	}
+	if err == nil {
+		d.makes++
+	}
+	return err == nil, err
 }
 
 // listing is what one listing of the barrier's children found.
