@@ -133,7 +133,7 @@ type Conn struct {
 	maxFrame int
 	lastZxid atomic.Int64
 	heard    atomic.Int64 // when the last frame came from the server, in Unix ns
-	closing  atomic.Bool // CloseSession was called: the end of the connection is ours
+	closing  atomic.Bool  // CloseSession was called: the end of the connection is ours
 
 	mu      sync.Mutex
 	xid     int32
