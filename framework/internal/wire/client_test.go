@@ -490,3 +490,58 @@ func TestClientCloseEndsSession(t *testing.T) {
 	_, err = other.Exists(ctx, "/e", false)
 	assert.True(t, errors.Is(err, zk.ErrNoNode), "closeSession removed the ephemeral node: %v", err)
 }
+
+// A persistent recursive watch is set again on the resumed session: it goes on firing
+// for changes below its node after a reconnection.
+func TestClientSetsPersistentWatchAgainAfterReconnection(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testCtx(t)
+	c, ns := newClient(t, []string{proxy.ConnectString()}, wire.ClientConfig{SessionTimeout: 20 * time.Second})
+	_, err := c.Create(ctx, "/r", nil, openACL, wire.ModePersistent, 0)
+	require.NoError(t, err)
+	_, err = c.AddWatch(ctx, "/r", wire.AddWatchPersistentRecursive)
+	require.NoError(t, err)
+	other := dial(t, srv.Addr(), wire.Config{})
+	_, err = other.Create(ctx, "/r/a", nil, openACL, wire.ModePersistent, 0)
+	require.NoError(t, err)
+	ev := ns.next(t, "the first event", func(x wire.Notice) bool { return x.Type != zk.EventSession })
+	assert.Equal(t, "/r/a", ev.Path)
+	assert.Zero(t, ev.Ended, "a persistent watch does not end")
+
+	proxy.DropConnections()
+	ns.state(t, zk.StateDisconnected)
+	ns.state(t, zk.StateHasSession)
+	_, err = other.Create(ctx, "/r/b", nil, openACL, wire.ModePersistent, 0)
+	require.NoError(t, err)
+	ev = ns.next(t, "an event after the reconnection", func(x wire.Notice) bool { return x.Type != zk.EventSession })
+	assert.Equal(t, zk.EventNodeCreated, ev.Type)
+	assert.Equal(t, "/r/b", ev.Path)
+}
+
+// A one-shot watch whose node changed while the client was disconnected fires once the
+// session is resumed (setWatches from the last zxid), after the change of state.
+func TestClientWatchFiresForChangeWhileDisconnected(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testCtx(t)
+	c, ns := newClient(t, []string{proxy.ConnectString()}, wire.ClientConfig{SessionTimeout: 20 * time.Second})
+	_, err := c.Exists(ctx, "/n", true)
+	require.ErrorIs(t, err, zk.ErrNoNode)
+	proxy.Refuse()
+	proxy.DropConnections()
+	ns.state(t, zk.StateDisconnected)
+	other := dial(t, srv.Addr(), wire.Config{})
+	_, err = other.Create(ctx, "/n", nil, openACL, wire.ModePersistent, 0)
+	require.NoError(t, err)
+	mark := ns.len()
+	proxy.Heal()
+	ns.state(t, zk.StateHasSession)
+	ev := ns.next(t, "the watch", func(x wire.Notice) bool { return x.Type != zk.EventSession })
+	assert.Equal(t, zk.EventNodeCreated, ev.Type)
+	assert.Equal(t, wire.WatchExist, ev.Ended)
+	got := ns.since(mark)
+	assert.Equal(t, zk.StateHasSession, got[0].State, "the change of state comes first")
+}
