@@ -51,8 +51,11 @@ type Notice struct {
 	// NewSession, for zk.StateHasSession, says that the session is not the one the
 	// Client had before (the first, or one opened after an expiry).
 	NewSession bool
-	// Server is the server (as the HostList gave it) of a zk.StateHasSession.
+	// Server is the server (as the HostList gave it) of a zk.StateHasSession, and of the
+	// connection a zk.StateDisconnected ended.
 	Server string
+	// Timeout is the session timeout the server negotiated, for zk.StateHasSession.
+	Timeout time.Duration
 	// Err is why, for zk.StateDisconnected (the connection's error), zk.StateExpired
 	// (ErrSessionExpired from the server, ErrSessionTimedOut, ErrSessionGivenUp) and
 	// zk.StateAuthFailed; for EventNotWatching, the session's expiry.
@@ -457,7 +460,7 @@ func (c *Client) dial(addr string, sess Session, last int64, deadline time.Time)
 	}
 	s := conn.Session()
 	c.session, c.conn, c.server, c.state = s, conn, addr, zk.StateHasSession
-	ev.publish(Notice{Type: zk.EventSession, State: zk.StateHasSession, Session: s.ID, NewSession: s.ID != sess.ID, Server: addr})
+	ev.publish(Notice{Type: zk.EventSession, State: zk.StateHasSession, Session: s.ID, NewSession: s.ID != sess.ID, Server: addr, Timeout: s.Timeout})
 	// The requests made while there was no connection go first, in order.
 	for i, w := range c.waiting {
 		if !conn.enqueue(w.cl, w.opcode, 0, w.rec) {

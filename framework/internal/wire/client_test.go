@@ -305,7 +305,9 @@ func TestClientExpiresSessionWhenNoServerAnswers(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewLocalServer(t)
 	ctx := testCtx(t)
-	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{SessionTimeout: 2 * time.Second})
+	// Four seconds: the request below is made within a few milliseconds of the
+	// disconnection, long before the expiry.
+	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{SessionTimeout: 4 * time.Second})
 	sess := c.Session()
 	_, err := c.Create(ctx, "/w", nil, openACL, wire.ModePersistent, 0)
 	require.NoError(t, err)
@@ -383,9 +385,11 @@ func TestClientGiveUpOpensNewSession(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testCtx(t)
-	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{})
+	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{SessionTimeout: 60 * time.Second})
 	sid := c.Session().ID
-	_, err := c.GetChildren(ctx, "/", true)
+	_, err := c.Create(ctx, "/e", nil, openACL, wire.ModeEphemeral, 0)
+	require.NoError(t, err)
+	_, err = c.GetChildren(ctx, "/", true)
 	require.NoError(t, err)
 	c.GiveUp()
 	exp := ns.state(t, zk.StateExpired)
@@ -395,6 +399,12 @@ func TestClientGiveUpOpensNewSession(t *testing.T) {
 	up := ns.state(t, zk.StateHasSession)
 	assert.True(t, up.NewSession)
 	assert.NotEqual(t, sid, up.Session)
+	assert.Equal(t, 60*time.Second, up.Timeout)
+	// Given up, not closed: the server keeps the old session until its timeout (a
+	// minute here, far beyond this check).
+	st, err := c.Exists(ctx, "/e", false)
+	require.NoError(t, err)
+	assert.Equal(t, sid, st.Stat.EphemeralOwner)
 }
 
 // A removed watch is told with the event the Java client makes, before RemoveWatches

@@ -11,14 +11,16 @@ import (
 // client's StaticHostProvider does: in a random order fixed when the list is given, one
 // after the other, round after round. After a connection, the server it was made to
 // comes last in the next round, and a round that reached no server is followed by a
-// pause (see Client). Names are handed out as given: the Dialer resolves them, at each
+// pause (see Client); unlike the Java client's, a list of one server is not paused on
+// before its first dial after a connection ended. Names are handed out as given: the Dialer resolves them, at each
 // dial, so that a name whose addresses change is followed and TLS checks each
 // certificate for its name. It is safe for concurrent use.
 type HostList struct {
 	mu      sync.Mutex
 	servers []string
-	curr    int // the index handed out last; -1 before the first
-	last    int // the index of the last connection (or the first handed out); -1 before
+	curr    int  // the index handed out last; -1 before the first
+	last    int  // the index of the last connection (or the first handed out); -1 before
+	fresh   bool // connected since the last next: a lone server is dialled again at once
 }
 
 // NewHostList returns a host list of servers, which must not be empty.
@@ -68,7 +70,8 @@ func (h *HostList) next() (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.curr = (h.curr + 1) % len(h.servers)
-	round := h.curr == h.last
+	round := h.curr == h.last && !h.fresh
+	h.fresh = false
 	if h.last == -1 {
 		h.last = 0
 	}
@@ -79,5 +82,5 @@ func (h *HostList) next() (string, bool) {
 func (h *HostList) connected() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.last = h.curr
+	h.last, h.fresh = h.curr, true
 }

@@ -59,3 +59,18 @@ func TestHostListUpdateReplacesServers(t *testing.T) {
 	_, err = NewHostList(nil)
 	assert.Error(t, err)
 }
+
+// A lone server is dialled again at once after its connection ended, then once a round.
+func TestHostListLoneServerRetriedAtOnce(t *testing.T) {
+	h, err := NewHostList([]string{"a:1"})
+	require.NoError(t, err)
+	_, round := h.next()
+	assert.False(t, round)
+	_, round = h.next()
+	assert.True(t, round)
+	h.connected()
+	_, round = h.next()
+	assert.False(t, round, "the first dial after a connection")
+	_, round = h.next()
+	assert.True(t, round)
+}
