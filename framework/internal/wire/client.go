@@ -193,8 +193,10 @@ func (c *Client) LastZxid() int64 {
 
 // GiveUp ends the current session on the client's side, without closing it on the
 // server (which expires it after its timeout): the Client reports zk.StateExpired with
-// ErrSessionGivenUp, ends its watches and opens a new session, as after an expiry. It
-// is for a caller that must assume the session is lost (Curator's simulated Lost).
+// ErrSessionGivenUp, ends its watches and opens a new session, as after an expiry.
+// Requests awaiting replies fail with an error wrapping both ErrConnectionLost and
+// ErrSessionGivenUp. It is for a caller that must assume the session is lost
+// (Curator's simulated Lost).
 func (c *Client) GiveUp() {
 	c.mu.Lock()
 	if c.closed || c.session.ID == 0 {
@@ -208,7 +210,7 @@ func (c *Client) GiveUp() {
 		abort()
 	}
 	if conn != nil {
-		conn.Close()
+		conn.abandon(ErrSessionGivenUp)
 	}
 	select {
 	case c.kick <- struct{}{}:
@@ -316,13 +318,24 @@ func (c *Client) roundTrip(ctx context.Context, opcode int32, req request, hook 
 }
 
 // dialEvents takes a connection's events: held while Dial restores the session, so
-// that they come after the change of state that announces the connection.
+// that they come after the change of state that announces the connection. It tells of
+// the connection's failure too, before the requests it carried fail.
 type dialEvents struct {
 	c    *Client
+	addr string
 	mu   sync.Mutex
 	live bool
 	sid  int64
 	held []Notice
+}
+
+// lost queues zk.StateDisconnected for a connection that was announced.
+func (d *dialEvents) lost(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.live {
+		d.c.out.notice(Notice{Type: zk.EventSession, State: zk.StateDisconnected, Session: d.sid, Server: d.addr, Err: err})
+	}
 }
 
 func (d *dialEvents) on(ev Event) {
@@ -394,7 +407,7 @@ func (c *Client) run() {
 			continue
 		}
 		c.hosts.connected()
-		heard = c.serve(conn, addr, sess.ID)
+		heard = c.serve(conn)
 	}
 }
 
@@ -441,9 +454,9 @@ func (c *Client) dial(addr string, sess Session, last int64, deadline time.Time)
 		c.abort = nil
 		c.mu.Unlock()
 	}()
-	ev := &dialEvents{c: c}
+	ev := &dialEvents{c: c, addr: addr}
 	cfg := Config{Dialer: c.cfg.Dialer, SessionTimeout: c.cfg.SessionTimeout, Session: sess, LastZxid: last,
-		Chroot: c.cfg.Chroot, Auth: c.cfg.Auth, OnEvent: ev.on, MaxFrame: c.cfg.MaxFrame, order: c.out}
+		Chroot: c.cfg.Chroot, Auth: c.cfg.Auth, OnEvent: ev.on, MaxFrame: c.cfg.MaxFrame, order: c.out, onLost: ev.lost}
 	if sess.ID != 0 {
 		cfg.Watches = c.reg.snapshot()
 	}
@@ -473,7 +486,7 @@ func (c *Client) dial(addr string, sess Session, last int64, deadline time.Time)
 }
 
 // serve waits for conn to end, and returns when its server last answered.
-func (c *Client) serve(conn *Conn, addr string, sid int64) time.Time {
+func (c *Client) serve(conn *Conn) time.Time {
 	select {
 	case <-conn.Done():
 	case <-c.quit:
@@ -486,8 +499,7 @@ func (c *Client) serve(conn *Conn, addr string, sid int64) time.Time {
 	if c.closed {
 		return conn.lastHeard()
 	}
-	c.state = zk.StateDisconnected
-	c.out.notice(Notice{Type: zk.EventSession, State: zk.StateDisconnected, Session: sid, Server: addr, Err: conn.Err()})
+	c.state = zk.StateDisconnected // told by dialEvents.lost, before the requests failed
 	return conn.lastHeard()
 }
 

@@ -555,3 +555,38 @@ func TestClientWatchFiresForChangeWhileDisconnected(t *testing.T) {
 	got := ns.since(mark)
 	assert.Equal(t, zk.StateHasSession, got[0].State, "the change of state comes first")
 }
+
+// A request the connection carried when it failed returns ErrConnectionLost, after
+// OnEvent was told of the disconnection; it is not sent again.
+func TestClientRequestInFlightFailsWithConnectionLost(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	ctx := testCtx(t)
+	c, ns := newClient(t, []string{proxy.ConnectString()}, wire.ClientConfig{SessionTimeout: 20 * time.Second})
+	proxy.HoldReplies()
+	sent := proxy.Forwarded()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Create(ctx, "/n", nil, openACL, wire.ModePersistent, 0)
+		done <- err
+	}()
+	waitFor(t, "the request reached the server", func() bool { return proxy.Forwarded() > sent })
+	proxy.DropConnections()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(wait):
+		t.Fatal("the request did not fail with the connection")
+	}
+	assert.ErrorIs(t, err, wire.ErrConnectionLost)
+	var told bool
+	for _, n := range ns.since(0) {
+		told = told || n.State == zk.StateDisconnected
+	}
+	assert.True(t, told, "the disconnection was told before the request returned")
+	proxy.Heal()
+	ns.state(t, zk.StateHasSession)
+	_, err = c.Create(ctx, "/n", nil, openACL, wire.ModePersistent, 0)
+	assert.ErrorIs(t, err, zk.ErrNodeExists, "the server applied the first create, once")
+}

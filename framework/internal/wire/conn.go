@@ -109,6 +109,9 @@ type Config struct {
 	// order, when set, delivers the replies (a Client's ordered stream) instead of the
 	// Conn handing them straight to their callers.
 	order *stream
+	// onLost, when set, is told why the connection failed (not when it was closed), on
+	// the goroutine that saw it, before the requests awaiting replies fail.
+	onLost func(error)
 }
 
 // Conn is one connection to a ZooKeeper server, carrying one session: Dial opens a new
@@ -405,6 +408,13 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// abandon ends the Conn as a failed connection would (its requests fail with
+// ErrConnectionLost wrapping cause), and waits for its goroutines.
+func (c *Conn) abandon(cause error) {
+	c.fail(lost(cause))
+	c.wg.Wait()
+}
+
 // CloseSession ends the session (closeSession), so that its ephemeral nodes go at once,
 // then closes the connection. It returns an error if the server did not confirm the
 // end before ctx ended or the connection broke; the Conn is closed in any case.
@@ -438,6 +448,9 @@ func (c *Conn) fail(err error) {
 	close(c.done)
 	c.mu.Unlock()
 	c.nc.Close()
+	if c.cfg.onLost != nil && !errors.Is(err, ErrClosed) {
+		c.cfg.onLost(err)
+	}
 	for _, cl := range pending {
 		c.deliver(cl, reply{err: err})
 	}
