@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -589,4 +590,60 @@ func TestClientRequestInFlightFailsWithConnectionLost(t *testing.T) {
 	ns.state(t, zk.StateHasSession)
 	_, err = c.Create(ctx, "/n", nil, openACL, wire.ModePersistent, 0)
 	assert.ErrorIs(t, err, zk.ErrNodeExists, "the server applied the first create, once")
+}
+
+// Close while there is no connection: the requests waiting for one fail with ErrClosed,
+// and Close does not wait for a server.
+func TestClientCloseWhileDisconnectedFailsWaitingRequests(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c, ns := newClient(t, []string{proxy.ConnectString()}, wire.ClientConfig{SessionTimeout: 20 * time.Second})
+	proxy.Refuse()
+	proxy.DropConnections()
+	ns.state(t, zk.StateDisconnected)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exists(testCtx(t), "/", false)
+		done <- err
+	}()
+	waitFor(t, "the request waits", func() bool { return c.Waiting() == 1 })
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, <-done, wire.ErrClosed)
+	ns.state(t, wire.StateClosed)
+}
+
+// The servers can be replaced while the Client runs: when its connection ends, the
+// session goes on through a server of the new list.
+func TestClientUpdatedHostListUsedOnReconnection(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	a := zktest.NewProxy(t, srv.ConnectString())
+	b := zktest.NewProxy(t, srv.ConnectString())
+	hosts, err := wire.NewHostList([]string{a.ConnectString()})
+	require.NoError(t, err)
+	ns := newNotices()
+	c, err := wire.NewClient(wire.ClientConfig{Hosts: hosts, OnEvent: ns.on, SessionTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	up := ns.state(t, zk.StateHasSession)
+	require.NoError(t, hosts.Update([]string{b.ConnectString()}))
+	assert.Equal(t, a.ConnectString(), c.Server(), "the connection open is kept")
+	a.Refuse()
+	a.DropConnections()
+	ns.state(t, zk.StateDisconnected)
+	again := ns.state(t, zk.StateHasSession)
+	assert.Equal(t, b.ConnectString(), again.Server)
+	assert.Equal(t, up.Session, again.Session)
+}
+
+// TLS is the Dialer's business, on every connection.
+func TestClientOverTLSThroughDialer(t *testing.T) {
+	leakcheck.Check(t)
+	srv, m := zktest.NewTLSServer(t)
+	ctx := testCtx(t)
+	d := &tls.Dialer{Config: m.ClientConfig()}
+	c, _ := newClient(t, []string{srv.SecureConnectString()}, wire.ClientConfig{Dialer: d.DialContext})
+	_, err := c.Create(ctx, "/tls", []byte("x"), openACL, wire.ModeEphemeral, 0)
+	require.NoError(t, err)
 }
