@@ -3,6 +3,8 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +145,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.Chroot == "/" {
 		cfg.Chroot = ""
+	}
+	if cfg.Chroot != "" && (!strings.HasPrefix(cfg.Chroot, "/") || strings.HasSuffix(cfg.Chroot, "/")) {
+		return nil, fmt.Errorf("wire: invalid chroot %q", cfg.Chroot)
 	}
 	c := &Client{cfg: cfg, hosts: cfg.Hosts, quit: make(chan struct{}), kick: make(chan struct{}, 1),
 		state: zk.StateConnecting}
