@@ -74,12 +74,3 @@ func TestHostListLoneServerRetriedAtOnce(t *testing.T) {
 	_, round = h.next()
 	assert.True(t, round)
 }
-
-func TestNewClientRefusesBadConfig(t *testing.T) {
-	_, err := NewClient(ClientConfig{})
-	assert.Error(t, err, "no servers")
-	h, err := NewHostList([]string{"a:1"})
-	require.NoError(t, err)
-	_, err = NewClient(ClientConfig{Hosts: h, Chroot: "app/"})
-	assert.Error(t, err)
-}
