@@ -105,6 +105,13 @@ type Config struct {
 	OnEvent func(Event)
 	// MaxFrame is the largest frame read or written. The default is DefaultMaxFrame.
 	MaxFrame int
+
+	// order, when set, delivers the replies (a Client's ordered stream) instead of the
+	// Conn handing them straight to their callers.
+	order *stream
+	// onLost, when set, is told why the connection failed (not when it was closed), on
+	// the goroutine that saw it, before the requests awaiting replies fail.
+	onLost func(error)
 }
 
 // Conn is one connection to a ZooKeeper server, carrying one session: Dial opens a new
@@ -128,7 +135,8 @@ type Conn struct {
 	pingTO   time.Duration
 	maxFrame int
 	lastZxid atomic.Int64
-	closing  atomic.Bool // CloseSession was called: the end of the connection is ours
+	heard    atomic.Int64 // when the last frame came from the server, in Unix ns
+	closing  atomic.Bool  // CloseSession was called: the end of the connection is ours
 
 	mu      sync.Mutex
 	xid     int32
@@ -145,7 +153,17 @@ type Conn struct {
 type call struct {
 	xid  int32
 	done chan reply // buffered: the reader never blocks on a caller that left
+	// hook, when set, runs on the reading goroutine for a reply that came (not for a
+	// request that failed without one), before the reply is delivered and before the
+	// next frame is read: a Client registers watches there. The notices it returns are
+	// delivered before the reply.
+	hook func(r *reply) []Notice
+	// ordered: the reply goes through the Config's ordered stream (a Client's request;
+	// not those Dial sends to restore the session).
+	ordered bool
 }
+
+func newCall() *call { return &call{done: make(chan reply, 1)} }
 
 // reply is a request's outcome: the reply's header and body, or why none came.
 type reply struct {
@@ -225,6 +243,7 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	}
 	c.pingTO = min(c.readTO/2, maxPingInterval)
 	c.lastZxid.Store(cfg.LastZxid)
+	c.heard.Store(time.Now().UnixNano())
 	c.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
@@ -364,6 +383,10 @@ func (c *Conn) Session() Session {
 // if higher): what a later Dial that resumes the session needs.
 func (c *Conn) LastZxid() int64 { return c.lastZxid.Load() }
 
+// lastHeard returns when the last frame came from the server (the handshake's reply at
+// first).
+func (c *Conn) lastHeard() time.Time { return time.Unix(0, c.heard.Load()) }
+
 // Done is closed when the Conn has ended; Err says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
@@ -383,6 +406,13 @@ func (c *Conn) Close() error {
 	c.fail(ErrClosed)
 	c.wg.Wait()
 	return nil
+}
+
+// abandon ends the Conn as a failed connection would (its requests fail with
+// ErrConnectionLost wrapping cause), and waits for its goroutines.
+func (c *Conn) abandon(cause error) {
+	c.fail(lost(cause))
+	c.wg.Wait()
 }
 
 // CloseSession ends the session (closeSession), so that its ephemeral nodes go at once,
@@ -418,12 +448,27 @@ func (c *Conn) fail(err error) {
 	close(c.done)
 	c.mu.Unlock()
 	c.nc.Close()
+	if c.cfg.onLost != nil && !errors.Is(err, ErrClosed) {
+		c.cfg.onLost(err)
+	}
 	for _, cl := range pending {
-		cl.done <- reply{err: err}
+		c.deliver(cl, reply{err: err})
 	}
 	for _, cl := range auths {
 		cl.done <- reply{err: err}
 	}
+}
+
+// deliver hands a reply to its call: through the Config's ordered stream if it has one.
+func (c *Conn) deliver(cl *call, r reply) {
+	if c.cfg.order != nil && cl.ordered {
+		c.cfg.order.reply(cl, r)
+		return
+	}
+	if cl.hook != nil && r.err == nil {
+		cl.hook(&r)
+	}
+	cl.done <- r
 }
 
 // lost is the error that ends a Conn whose connection failed: it wraps both
@@ -435,7 +480,19 @@ func lost(cause error) error {
 // send queues a request (nil rec: header only) and returns its call. With xid 0 it
 // takes the next ordinary xid. A Conn that has ended answers at once with its error.
 func (c *Conn) send(opcode, xid int32, rec request) *call {
-	cl := &call{done: make(chan reply, 1)}
+	cl := newCall()
+	if !c.enqueue(cl, opcode, xid, rec) {
+		c.mu.Lock()
+		err := c.err
+		c.mu.Unlock()
+		cl.done <- reply{err: err}
+	}
+	return cl
+}
+
+// enqueue queues cl's request; false (and nothing queued) if the Conn has ended. A
+// request beyond the largest frame is answered at once with ErrFrameTooLarge.
+func (c *Conn) enqueue(cl *call, opcode, xid int32, rec request) bool {
 	f := newFrame()
 	hdr := requestHeader{opcode: opcode}
 	hdr.encode(f)
@@ -444,13 +501,12 @@ func (c *Conn) send(opcode, xid int32, rec request) *call {
 	}
 	if len(f.b)-4 > c.maxFrame {
 		cl.done <- reply{err: ErrFrameTooLarge}
-		return cl
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		cl.done <- reply{err: c.err}
-		return cl
+		return false
 	}
 	if xid == 0 {
 		c.xid++
@@ -473,7 +529,7 @@ func (c *Conn) send(opcode, xid int32, rec request) *call {
 	case c.wake <- struct{}{}:
 	default:
 	}
-	return cl
+	return true
 }
 
 // sendAuth queues an auth packet.
@@ -498,7 +554,12 @@ func (c *Conn) do(ctx context.Context, opcode int32, req request, rsp response) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	r := c.wait(ctx, c.send(opcode, 0, req))
+	return decodeReply(c.wait(ctx, c.send(opcode, 0, req)), rsp)
+}
+
+// decodeReply decodes a reply's body into rsp (nil: none expected); it returns the
+// reply's zxid, and the server's error code as an *Error.
+func decodeReply(r reply, rsp response) (int64, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -522,6 +583,9 @@ func (c *Conn) readLoop() {
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(c.readTO))
 		body, err := readFrame(c.nc, c.maxFrame)
+		if err == nil {
+			c.heard.Store(time.Now().UnixNano())
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -587,7 +651,7 @@ func (c *Conn) dispatch(body []byte) error {
 	if h.zxid > c.lastZxid.Load() {
 		c.lastZxid.Store(h.zxid) // only this goroutine stores after Dial
 	}
-	cl.done <- reply{zxid: h.zxid, code: h.err, body: rest}
+	c.deliver(cl, reply{zxid: h.zxid, code: h.err, body: rest})
 	return nil
 }
 
@@ -624,25 +688,33 @@ func (c *Conn) writeLoop() {
 }
 
 // full returns the server's path for a client path: with the chroot.
-func (c *Conn) full(p string) string {
-	if c.cfg.Chroot == "" {
+func (c *Conn) full(p string) string { return chroot(c.cfg.Chroot).full(p) }
+
+// strip returns the client's path for a server path: without the chroot.
+func (c *Conn) strip(p string) string { return chroot(c.cfg.Chroot).strip(p) }
+
+// chroot is a chroot ("" for none), which maps the client's paths to the server's.
+type chroot string
+
+// full returns the server's path for a client path: with the chroot.
+func (ch chroot) full(p string) string {
+	if ch == "" {
 		return p
 	}
 	if p == "/" {
-		return c.cfg.Chroot
+		return string(ch)
 	}
-	return c.cfg.Chroot + p
+	return string(ch) + p
 }
 
 // strip returns the client's path for a server path: without the chroot.
-func (c *Conn) strip(p string) string {
-	ch := c.cfg.Chroot
+func (ch chroot) strip(p string) string {
 	switch {
 	case ch == "":
 		return p
-	case p == ch:
+	case p == string(ch):
 		return "/"
-	case strings.HasPrefix(p, ch+"/"):
+	case strings.HasPrefix(p, string(ch)+"/"):
 		return p[len(ch):]
 	default:
 		return p

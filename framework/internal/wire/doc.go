@@ -1,8 +1,9 @@
-// Package wire speaks ZooKeeper's client protocol: the jute encoding of its records, and
-// a Conn that carries one session over one connection to one server. It is the
-// connection the framework is to use instead of go-zookeeper's Conn, whose exported
-// types (zk.Stat, zk.ACL, zk.EventType, zk.State) and error values (zk.ErrNoNode, ...)
-// it keeps as its vocabulary. The framework does not use it yet.
+// Package wire speaks ZooKeeper's client protocol: the jute encoding of its records, a
+// Conn that carries one session over one connection to one server, and a Client that
+// keeps a session over a succession of Conns. The Client is what the framework is to
+// use instead of go-zookeeper's Conn, whose exported types (zk.Stat, zk.ACL,
+// zk.EventType, zk.State) and error values (zk.ErrNoNode, ...) it keeps as its
+// vocabulary. The framework does not use it yet.
 //
 // # What it does
 //
@@ -24,6 +25,53 @@
 // nodes too), addWatch (persistent and persistent recursive), removeWatches and
 // checkWatches, multiRead, getEphemerals, getAllChildrenNumber and whoAmI.
 //
+// # The Client: a session across connections
+//
+// A Client (NewClient) dials the servers of a HostList in the Java client's order: one
+// random order, round after round, the server of the last connection last, and a
+// pause of a second after a round that reached none. Each attempt has the session
+// timeout divided by the number of servers (at least a second), as in the Java
+// client. When a connection ends, the Client resumes the session on the next server
+// with its id, password and last zxid (a server behind that zxid refuses it, and the
+// next is tried), its credentials (ClientConfig.Auth, on every connection, before any
+// request) and its watches. HostList.Update replaces the servers while the Client runs;
+// the connection open then is kept.
+//
+// Expiry. The session ends when a server says it expired (on a reconnection), when
+// GiveUp is called, or on the client's side when no frame (a reply, a ping's, an event,
+// the handshake's) came from any server for the whole negotiated session timeout. The
+// server restarts a session's timeout at every packet it receives, and each frame the
+// client receives was sent after the server received a packet of the session: counted
+// from the last frame received, the timeout ends at the earliest when the server may
+// expire the session (late by one network delay at most), and before the server does
+// whenever a packet whose answer was lost reached it. The Java client, since
+// ZOOKEEPER-4508, waits 4/3 of the timeout, to be sure; Curator counts from the
+// disconnection (two thirds of the timeout after the last frame), which is later still.
+// A lock holder must rather stop early than late, so this Client waits no longer than
+// the timeout. After an expiry the Client reports zk.StateExpired, ends every watch
+// (EventNotWatching, one notice per path), fails the requests waiting for a connection
+// with ErrSessionExpired (they are never sent in another session) and opens a new
+// session, keeping its last zxid so that its reads never go back in time.
+//
+// Watches. A read with a watch (Exists, GetData, GetChildren) and AddWatch register
+// their watch when the server's reply says it is set, on the reading goroutine before
+// the next frame is read: the registry and the events that end its watches are in the
+// server's order, so a notice's Ended says which one-shot watches it ended, exactly.
+// The registry is what a resumed session sets again (setWatches, setWatches2 for
+// persistent ones, relative to the last zxid); RemoveWatches removes from it and makes
+// the events the Java client makes (EventDataWatchRemoved, ...).
+//
+// Notices and replies. One callback, ClientConfig.OnEvent, gets every change of state
+// (zk.StateConnecting, zk.StateHasSession, zk.StateDisconnected, zk.StateExpired,
+// zk.StateAuthFailed, StateClosed) and every watch event, one at a time, in order, on a
+// goroutine of the Client; a reply is delivered after the notices before it, across
+// reconnections too. No goroutine or channel is made per watch.
+//
+// Requests. A request goes to the connection of the moment; one made while there is
+// none waits for the next connection of its session, in the order requests were made,
+// within its ctx (a request whose ctx ends before it was sent is never sent). Close
+// sends closeSession on the open connection (waiting at most 2 s) and ends the Client.
+//
 // # Events and replies
 //
 // Watch events go to Config.OnEvent, called on the Conn's reading goroutine one at a
@@ -42,7 +90,11 @@
 //     may still live: Dial again with Conn.Session and Conn.LastZxid.
 //   - ErrClosed (wrapping zk.ErrClosing): Close or CloseSession ended the Conn.
 //   - ErrSessionExpired (wrapping zk.ErrSessionExpired): Dial could not resume the
-//     session.
+//     session; a Client's request that waited for a connection of a session that
+//     expired. ErrSessionTimedOut and ErrSessionGivenUp wrap it: the causes of an expiry
+//     on the client's side.
+//   - an error wrapping zk.ErrAuthFailed: a Client whose credential a server refused has
+//     ended (every server would refuse it).
 //   - ctx.Err(): the caller's context ended first; the request may have been applied,
 //     and its late reply is dropped.
 //   - ErrMalformed: the server sent bytes that do not decode (never a panic);
@@ -51,11 +103,13 @@
 // # What it does not do
 //
 // A Conn is one connection: choosing among servers, reconnecting, telling the
-// application of disconnection and expiry, and timing a session's expiry on the
-// client's side are the caller's. It keeps no registry of watches (the caller knows
-// which to set again, and makes the DataWatchRemoved-like events the Java client makes
-// after removeWatches: the server sends none) and no credentials beyond one Dial. It
-// checks no paths (the server answers zk.ErrBadArguments). SASL, reconfig, getConfig
+// application of disconnection and expiry, timing a session's expiry on the client's
+// side, keeping a registry of watches and credentials are the Client's. A Client does
+// not move a connection to balance servers after HostList.Update (the Java client may),
+// does not wait a random delay before reconnecting, sends a request that a failed
+// connection carried only once (it fails with ErrConnectionLost, maybe applied), has no
+// AddAuth after NewClient, no local removal of watches while disconnected, and no
+// read-only mode (it refuses read-only servers). Neither checks paths (the server answers zk.ErrBadArguments). SASL, reconfig, getConfig
 // and the read-only mode's search for a read-write server are not there;
 // CanBeReadOnly is sent and Session.ReadOnly reported, untested against a read-only
 // server (zktest starts none). A session first opened on a read-only server is not a

@@ -86,8 +86,7 @@ func TestRecordsEncodeAsJuteLaysThemOut(t *testing.T) {
 }
 
 func TestMultiRequestEncodesHeadersAndDone(t *testing.T) {
-	c := &Conn{cfg: Config{Chroot: "/app"}}
-	got := encode(&multiRequest{c: c, write: []WriteOp{
+	got := encode(&multiRequest{c: chroot("/app"), write: []WriteOp{
 		CreateOp{Path: "/x", Data: []byte("1"), ACL: worldACL, Mode: ModeEphemeral},
 		CreateOp{Path: "/c", ACL: worldACL, Mode: ModeContainer},
 		CreateOp{Path: "/t", ACL: worldACL, Mode: ModePersistentWithTTL, TTL: 1500e6},
@@ -108,7 +107,7 @@ func TestMultiRequestEncodesHeadersAndDone(t *testing.T) {
 	want = want.i32(-1).bool(true).i32(-1)
 	assert.Equal(t, []byte(want), got)
 
-	got = encode(&multiRequest{c: &Conn{}, read: []ReadOp{GetDataOp{Path: "/a"}, GetChildrenOp{Path: "/b"}}})
+	got = encode(&multiRequest{c: "", read: []ReadOp{GetDataOp{Path: "/a"}, GetChildrenOp{Path: "/b"}}})
 	want = layout{}.i32(4).bool(false).i32(-1).str("/a").bool(false)
 	want = want.i32(8).bool(false).i32(-1).str("/b").bool(false)
 	want = want.i32(-1).bool(true).i32(-1)

@@ -89,6 +89,10 @@ func (c *Conn) Create(ctx context.Context, path string, data []byte, acl []zk.AC
 }
 
 func (c *Conn) createRequest(path string, data []byte, acl []zk.ACL, mode CreateMode, ttl time.Duration) *createRequest {
+	return chroot(c.cfg.Chroot).createRequest(path, data, acl, mode, ttl)
+}
+
+func (c chroot) createRequest(path string, data []byte, acl []zk.ACL, mode CreateMode, ttl time.Duration) *createRequest {
 	if acl == nil {
 		acl = []zk.ACL{}
 	}
@@ -244,12 +248,12 @@ func (c *Conn) SetWatches(ctx context.Context, zxid int64, w Watches) (Reply, er
 
 // WriteOp is an operation of a Multi: CreateOp, DeleteOp, SetDataOp or CheckOp.
 type WriteOp interface {
-	encodeOp(c *Conn, e *encoder)
+	encodeOp(c chroot, e *encoder)
 }
 
 // ReadOp is an operation of a MultiRead: GetDataOp or GetChildrenOp.
 type ReadOp interface {
-	encodeRead(c *Conn, e *encoder)
+	encodeRead(c chroot, e *encoder)
 }
 
 // CreateOp creates a node; its result has the node's Path and, from ZooKeeper 3.8, its
@@ -288,32 +292,32 @@ type GetDataOp struct{ Path string }
 // GetChildrenOp lists a node's children; its result has Children.
 type GetChildrenOp struct{ Path string }
 
-func (o CreateOp) encodeOp(c *Conn, e *encoder) {
+func (o CreateOp) encodeOp(c chroot, e *encoder) {
 	(&multiHeader{typ: o.Mode.opcode(), err: -1}).encode(e)
 	c.createRequest(o.Path, o.Data, o.ACL, o.Mode, o.TTL).encode(e)
 }
 
-func (o DeleteOp) encodeOp(c *Conn, e *encoder) {
+func (o DeleteOp) encodeOp(c chroot, e *encoder) {
 	(&multiHeader{typ: opDelete, err: -1}).encode(e)
 	(&versionRequest{path: c.full(o.Path), version: o.Version}).encode(e)
 }
 
-func (o SetDataOp) encodeOp(c *Conn, e *encoder) {
+func (o SetDataOp) encodeOp(c chroot, e *encoder) {
 	(&multiHeader{typ: opSetData, err: -1}).encode(e)
 	(&setDataRequest{path: c.full(o.Path), data: o.Data, version: o.Version}).encode(e)
 }
 
-func (o CheckOp) encodeOp(c *Conn, e *encoder) {
+func (o CheckOp) encodeOp(c chroot, e *encoder) {
 	(&multiHeader{typ: opCheck, err: -1}).encode(e)
 	(&versionRequest{path: c.full(o.Path), version: o.Version}).encode(e)
 }
 
-func (o GetDataOp) encodeRead(c *Conn, e *encoder) {
+func (o GetDataOp) encodeRead(c chroot, e *encoder) {
 	(&multiHeader{typ: opGetData, err: -1}).encode(e)
 	(&pathWatchRequest{path: c.full(o.Path)}).encode(e)
 }
 
-func (o GetChildrenOp) encodeRead(c *Conn, e *encoder) {
+func (o GetChildrenOp) encodeRead(c chroot, e *encoder) {
 	(&multiHeader{typ: opGetChildren, err: -1}).encode(e)
 	(&pathWatchRequest{path: c.full(o.Path)}).encode(e)
 }
@@ -321,7 +325,7 @@ func (o GetChildrenOp) encodeRead(c *Conn, e *encoder) {
 // multiRequest is MultiOperationRecord: each operation after its header, then a header
 // with done set.
 type multiRequest struct {
-	c     *Conn
+	c     chroot
 	write []WriteOp
 	read  []ReadOp
 }
@@ -405,7 +409,11 @@ func (r *multiResponse) decode(d *decoder) {
 // that of the first that failed, wrapped with its index, and the reply has every
 // operation's result.
 func (c *Conn) Multi(ctx context.Context, ops ...WriteOp) (MultiReply, error) {
-	rep, err := c.multi(ctx, opMulti, &multiRequest{c: c, write: ops})
+	return multiOutcome(c.multi(ctx, opMulti, &multiRequest{c: chroot(c.cfg.Chroot), write: ops}))
+}
+
+// multiOutcome is a Multi's error: that of its first operation that failed.
+func multiOutcome(rep MultiReply, err error) (MultiReply, error) {
 	if err != nil {
 		return rep, err
 	}
@@ -421,14 +429,18 @@ func (c *Conn) Multi(ctx context.Context, ops ...WriteOp) (MultiReply, error) {
 // error (a node that does not exist) while the others succeed. The reads are not a
 // snapshot: a write may be applied between two of them.
 func (c *Conn) MultiRead(ctx context.Context, ops ...ReadOp) (MultiReply, error) {
-	return c.multi(ctx, opMultiRead, &multiRequest{c: c, read: ops})
+	return c.multi(ctx, opMultiRead, &multiRequest{c: chroot(c.cfg.Chroot), read: ops})
 }
 
 func (c *Conn) multi(ctx context.Context, opcode int32, req *multiRequest) (MultiReply, error) {
 	if err := ctx.Err(); err != nil {
 		return MultiReply{}, err
 	}
-	r := c.wait(ctx, c.send(opcode, 0, req))
+	return decodeMulti(c.wait(ctx, c.send(opcode, 0, req)), req.c)
+}
+
+// decodeMulti decodes the reply to a multi or a multiRead.
+func decodeMulti(r reply, ch chroot) (MultiReply, error) {
 	if r.err != nil {
 		return MultiReply{}, r.err
 	}
@@ -442,7 +454,7 @@ func (c *Conn) multi(ctx context.Context, opcode int32, req *multiRequest) (Mult
 	}
 	for i := range rsp.results {
 		if rsp.results[i].Path != "" {
-			rsp.results[i].Path = c.strip(rsp.results[i].Path)
+			rsp.results[i].Path = ch.strip(rsp.results[i].Path)
 		}
 	}
 	rep := MultiReply{Results: rsp.results, Zxid: r.zxid}
