@@ -306,9 +306,9 @@ func TestClientExpiresSessionWhenNoServerAnswers(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewLocalServer(t)
 	ctx := testCtx(t)
-	// Four seconds: the request below is made within a few milliseconds of the
-	// disconnection, long before the expiry.
-	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{SessionTimeout: 4 * time.Second})
+	// Ten seconds: the server's stop, the disconnection and the request below must come
+	// before the expiry, also on a loaded machine (a JVM's stop can take seconds there).
+	c, ns := newClient(t, []string{srv.Addr()}, wire.ClientConfig{SessionTimeout: 10 * time.Second})
 	sess := c.Session()
 	_, err := c.Create(ctx, "/w", nil, openACL, wire.ModePersistent, 0)
 	require.NoError(t, err)
