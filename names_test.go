@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -35,12 +36,13 @@ var (
 	nameWord      = regexp.MustCompile(`[A-Z][a-z]*[0-9]*|[0-9]+`)
 )
 
-// TestNamesSayWhatIsNotHowItCame walks every Go file of the repository (the nested
-// modules too) and fails on a test file whose name, a test function or subtest whose
-// name, or a comment that says which issue, review or round it came from.
+// TestNamesSayWhatIsNotHowItCame walks every Go and Markdown file of the repository (the
+// nested modules too) and fails on a test file whose name, a test function or subtest
+// whose name, or a comment that says which issue, review or round it came from, and on a
+// Markdown line that cites an issue by its number.
 func TestNamesSayWhatIsNotHowItCame(t *testing.T) {
 	fset := token.NewFileSet()
-	files := 0
+	files, docs := 0, 0
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -49,6 +51,19 @@ func TestNamesSayWhatIsNotHowItCame(t *testing.T) {
 			name := d.Name()
 			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
 				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".md") {
+			docs++
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if m := issueCitation.FindString(line); m != "" {
+					t.Errorf("%s:%d: the text cites an issue (%q): say what holds", path, i+1, m)
+				}
 			}
 			return nil
 		}
@@ -99,6 +114,9 @@ func TestNamesSayWhatIsNotHowItCame(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if docs < 5 {
+		t.Fatalf("only %d Markdown files found: the walk missed the docs", docs)
 	}
 	if files < 500 {
 		t.Fatalf("only %d Go files found: the walk missed the packages", files)
