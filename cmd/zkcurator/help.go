@@ -229,8 +229,11 @@ Works for locks taken by Curator's InterProcessMutex, the Go mutex and zkcurator
 for a LeaderSelector's path: its holder is the leader).
 
 A free lock lists nothing (and says so on stderr) and exits 0. A path that does not
-exist, or that is a semaphore, a leader latch, a read-write lock or no lock at all,
-is reported on stderr with what it looks like, and the exit status is 1.
+exist, or that is a semaphore, a leader latch, a read-write lock or no lock at all (its
+children are not lock nodes; or it has none but holds data, or is ephemeral: a plain
+node), is reported on stderr with what it looks like, and the exit status is 1. A
+semaphore is a path whose only children are leases (holding _c_<uuid>-lease- nodes)
+and locks (holding lock- nodes): a path with a child named locks alone is not one.
 `
 
 const helpLockRevoke = `Usage: zkcurator lock revoke <node> [--wait D]
@@ -296,9 +299,11 @@ Prints the participant id of the leader of the election at <path>: a LeaderLatch
 recipes/leader or "zkcurator leader run". With -v, prints everyone in line, the leader
 first, one a line: "leader" or "waiting", the node's path and the participant id.
 
-An election nobody takes part in prints nothing (and says so on stderr) and exits 0. A
-path that does not exist, or whose children are not election nodes, is reported on
-stderr, and the exit status is 1.
+An election nobody takes part in (a node with no children and no data) prints nothing
+(and says so on stderr) and exits 0. A path that does not exist, another recipe's path
+(a semaphore, a read-write lock, a queue), a path whose children are not election
+nodes, or a plain node (no children, but data; or ephemeral) is reported on stderr with
+what it is, and the exit status is 1.
 `
 
 const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>

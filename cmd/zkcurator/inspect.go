@@ -441,18 +441,6 @@ func (w *walker) status() error {
 	return exitWith(exitNoAuth, "%d %s could not be listed: no permission (zkcurator sends no credentials)", w.denied, nodes)
 }
 
-// isSemaphore reports whether path, which has a leases or a locks child, is a
-// semaphore: its leases child holds lease- nodes or its locks child lock- nodes.
-func (w *walker) isSemaphore(ctx context.Context, path string) bool {
-	for dir, marker := range map[string]string{semLeases: markLease, semLocks: markLock} {
-		kids, _, err := w.c.Children(ctx, framework.JoinPath(path, dir))
-		if err == nil && hasMarker(kids, marker) {
-			return true
-		}
-	}
-	return false
-}
-
 // maxRoleData bounds the data tree reads to recognise a service instance by its JSON.
 const maxRoleData = 64 << 10
 
@@ -466,9 +454,7 @@ func (w *walker) role(ctx context.Context, p string, kids []string, st *framewor
 	if r := nodeRole(parent, name, nil); r != "" {
 		return r
 	}
-	if k := kindOf(kids); k == semaphoreKind && !w.isSemaphore(ctx, p) {
-		return "" // a child named leases or locks, but not a semaphore's
-	} else if k != notARecipe {
+	if k, err := pathKind(ctx, w.c, p, kids); err == nil && k != notARecipe {
 		return k.String()
 	}
 	if st == nil || st.NumChildren > 0 || st.DataLength < 2 || st.DataLength > maxRoleData {
