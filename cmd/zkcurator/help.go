@@ -416,7 +416,7 @@ The command gets ZK_SERVICE_NAME and ZK_SERVICE_ID.
 
 const helpCounter = `Usage: zkcurator counter get <path> [--int]
        zkcurator counter add <path> <delta> [--int]
-       zkcurator counter set <path> <value> [--int] [--expect N]
+       zkcurator counter set <path> <value> [--int] [--expect N] [--force]
 
 A distributed counter (Curator's DistributedAtomicLong: 8 big-endian bytes in the node
 at <path>; with --int, DistributedAtomicInteger: 4 bytes). Go, Curator and zkcurator
@@ -427,7 +427,10 @@ holds 0; add and set create the node.
   add     adds <delta> (write a negative one after --: "counter add /c -- -3") and
           prints the value after it
   set     sets the value; with --expect N, only if the counter holds N (compare-and-set):
-          otherwise it says what it holds and exits 3
+          otherwise it says what it holds and exits 3. A node that holds data of
+          another format (text, the other size of counter) is not overwritten: set
+          says what it holds and exits 1; --force overwrites it. A node with no data
+          holds 0.
 
 A write whose connection was lost while it was in flight may or may not have been
 applied: the command says so and exits 1; it does not try again (that could add twice).
@@ -460,7 +463,7 @@ ZooKeeper is not a high-volume queue: keep queues short (see the README's number
 `
 
 const helpSharedCount = `Usage: zkcurator sharedcount get <path> [--with-version]
-       zkcurator sharedcount set <path> <value> [--version V]
+       zkcurator sharedcount set <path> <value> [--version V] [--force]
 
 A shared count (Curator's SharedCount: a 32-bit integer, 4 big-endian bytes in the node
 at <path>) that a fleet reads and agrees on; the Go package sharedcount and Curator
@@ -470,7 +473,9 @@ listen to its changes.
                    version); a missing node is an error (exit 1)
   set              sets the value, creating the node if needed; with --version V, only if
                    the node is at version V (what get --with-version printed) and nobody
-                   changed it since: otherwise exits 3 and writes nothing
+                   changed it since: otherwise exits 3 and writes nothing. A node that
+                   holds data but not 4 bytes (text, an 8-byte counter) is not
+                   overwritten: set says what it holds and exits 1; --force overwrites it
 `
 
 var helpTopics = map[string]string{

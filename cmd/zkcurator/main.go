@@ -102,6 +102,8 @@ type app struct {
 	connectTimeout time.Duration
 	namespace      string
 	tls            tlsFiles // --tls-ca, --tls-cert, --tls-key (default $ZK_TLS_*)
+
+	force bool // --force of the commands that write: overwrite or delete what they would refuse to
 }
 
 // run runs the command line args and returns the exit status.
