@@ -153,8 +153,13 @@ applies.
           first); -R: the path of every node below it, depth first (not the node itself). --json: {"path", "children"}
           or, with -R, {"path", "descendants"}
   get     the node's data: as it is when it is text (a newline added if it has none),
-          else Go-quoted. --json: {"path", "data", "encoding", "stat"}, the data as a
-          string when it is UTF-8 ("encoding": "utf-8"), else in base64 ("base64")
+          else Go-quoted. A node zkcurator recognises (a queue item, a lock node, a
+          service instance, a recipe's path, or 4 or 8 bytes that are not text: a
+          shared count's or a counter's format) gets a line on stderr saying what it is
+          and the command that reads it ("zkcurator queue list /jobs").
+          --json: {"path", "data", "encoding", "stat", "recipe", "readWith"}, the data
+          as a string when it is UTF-8 ("encoding": "utf-8"), else in base64
+          ("base64"); recipe and readWith (that hint) only when it is recognised
   stat    the node's stat: czxid, mzxid, pzxid, ctime, mtime (UTC), version, cversion,
           aversion, ephemeralOwner, mode (ephemeral or persistent: ZooKeeper reports
           containers and TTL nodes as persistent), dataLength, numChildren, and the

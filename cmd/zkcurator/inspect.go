@@ -124,13 +124,22 @@ func (a *app) get(ctx context.Context, args []string) error {
 	if err != nil {
 		return readFailed(ctx, path, err)
 	}
+	kind := notARecipe
+	if st.NumChildren > 0 {
+		if kids, _, err := c.Children(ctx, path); err == nil {
+			kind, _ = pathKind(ctx, c, path, kids)
+		}
+	}
+	what, cmd := readHint(path, data, kind)
 	if *asJSON {
 		out := struct {
 			Path     string   `json:"path"`
 			Data     string   `json:"data"`
 			Encoding string   `json:"encoding"`
 			Stat     statJSON `json:"stat"`
-		}{Path: path, Data: string(data), Encoding: "utf-8", Stat: newStatJSON(path, st)}
+			Recipe   string   `json:"recipe,omitempty"` // what recipe's node it is, when zkcurator can tell
+			ReadWith string   `json:"readWith,omitempty"`
+		}{Path: path, Data: string(data), Encoding: "utf-8", Stat: newStatJSON(path, st), Recipe: what, ReadWith: cmd}
 		if !utf8.Valid(data) {
 			out.Data, out.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 		}
@@ -145,6 +154,9 @@ func (a *app) get(ctx context.Context, args []string) error {
 		}
 	default:
 		fmt.Fprintln(a.stdout, strconv.Quote(string(data)))
+	}
+	if what != "" {
+		fmt.Fprintf(a.stderr, "zkcurator: %s: %s; '%s' reads it\n", path, what, cmd)
 	}
 	return nil
 }

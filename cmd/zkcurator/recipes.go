@@ -214,6 +214,48 @@ func pathKind(ctx context.Context, c childLister, path string, kids []string) (r
 	return notARecipe, nil
 }
 
+// readHint says what recipe's node path is, as get can tell (data is the node's data;
+// kind what its children make it), and the command that reads it: by the node's name
+// and its parent's (nodeRole), by its children, or by its bytes (8 of them, not text: a
+// counter's; 4: a shared count's or a 4-byte counter's). "" when nothing is known.
+func readHint(path string, data []byte, kind recipeKind) (what, cmd string) {
+	parent := parentOf(path)
+	role := nodeRole(framework.NodeName(parent), framework.NodeName(path), data)
+	switch {
+	case role == "queue item":
+		return "a queue item", "zkcurator queue list " + parent
+	case role == "simple queue item":
+		return "a simple queue item", "zkcurator queue list " + parent + " --kind simple"
+	case role == "lock node":
+		return "a lock node (a mutex's or a leader selector's)", "zkcurator lock holders " + parent
+	case role == "leader latch node":
+		return "a leader latch node", "zkcurator leader who -v " + parent
+	case role == "semaphore lease" || role == "semaphore lock node":
+		return "a " + role, "zkcurator semaphore holders " + parentOf(parent)
+	case strings.HasPrefix(role, "read-write lock node"):
+		return "a " + role, "zkcurator tree " + parent
+	case strings.HasPrefix(role, "service instance of "):
+		cmd := "zkcurator discovery list " + strings.TrimPrefix(role, "service instance of ")
+		if base := parentOf(parent); base != defaultDiscoveryBase {
+			cmd += " --base " + base
+		}
+		return "a " + role, cmd
+	case kind == queueKind:
+		return "a " + kind.String(), "zkcurator queue list " + path
+	case kind == simpleQueueKind:
+		return "a " + kind.String(), "zkcurator queue list " + path + " --kind simple"
+	case kind == rwLockKind:
+		return "a " + kind.String(), "zkcurator tree " + path
+	case kind != notARecipe:
+		return "a " + kind.String(), kind.holdersHint(path)
+	case len(data) == 8 && !isText(data):
+		return "8 bytes in a counter's format (Curator's DistributedAtomicLong)", "zkcurator counter get " + path
+	case len(data) == 4 && !isText(data):
+		return "4 bytes in a shared count's format (Curator's SharedCount; or a counter's, --int)", "zkcurator sharedcount get " + path
+	}
+	return "", ""
+}
+
 // plainNode refuses path, which has no children, as what (a lock, a leader election)
 // when its stat shows it is a plain node: one that holds data, or an ephemeral node
 // (which can have no children). Recipes make their paths without data, so a path with
