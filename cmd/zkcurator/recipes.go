@@ -97,7 +97,8 @@ func (k recipeKind) noun() string {
 	return "node"
 }
 
-// holdersHint is the command that lists who holds a lock-like path of the kind.
+// holdersHint is the command that lists who holds a lock-like path of the kind, or
+// what a queue's path holds.
 func (k recipeKind) holdersHint(path string) string {
 	switch k {
 	case lockKind:
@@ -106,6 +107,10 @@ func (k recipeKind) holdersHint(path string) string {
 		return "zkcurator leader who -v " + path
 	case semaphoreKind:
 		return "zkcurator semaphore holders " + path
+	case queueKind:
+		return "zkcurator queue list " + path
+	case simpleQueueKind:
+		return "zkcurator queue list " + path + " --kind simple"
 	}
 	return "zkcurator tree " + path
 }
@@ -240,12 +245,6 @@ func readHint(path string, data []byte, kind recipeKind) (what, cmd string) {
 			cmd += " --base " + base
 		}
 		return "a " + role, cmd
-	case kind == queueKind:
-		return "a " + kind.String(), "zkcurator queue list " + path
-	case kind == simpleQueueKind:
-		return "a " + kind.String(), "zkcurator queue list " + path + " --kind simple"
-	case kind == rwLockKind:
-		return "a " + kind.String(), "zkcurator tree " + path
 	case kind != notARecipe:
 		return "a " + kind.String(), kind.holdersHint(path)
 	case len(data) == 8 && !isText(data):

@@ -218,7 +218,7 @@ func (a *app) set(ctx context.Context, args []string) error {
 			return exitWith(exitConflict, "%s %s: not set: the node is at version %d, not %d", topic, path, st.Version, version.v)
 		}
 		if !a.force {
-			if err := recipeData(ctx, c, topic, path, cur, st); err != nil {
+			if err := recipeData(topic, path, cur); err != nil {
 				return err
 			}
 		}
@@ -245,18 +245,13 @@ func setFailed(ctx context.Context, path string, version versionFlag, err error)
 	return writeFailedAt(ctx, "set", path, err)
 }
 
-// recipeData refuses to overwrite the node at path (its data cur, its stat st) when it
-// is a recipe's, as get recognises it (readHint): the recipe would then read data it
-// does not understand (a counter's bytes, a queue item's), or a holder's node would
-// change under it.
-func recipeData(ctx context.Context, c *framework.Client, topic, path string, cur []byte, st *framework.Stat) error {
-	kind := notARecipe
-	if st.NumChildren > 0 {
-		if kids, _, err := c.Children(ctx, path); err == nil {
-			kind, _ = pathKind(ctx, c, path, kids)
-		}
-	}
-	if what, cmd := readHint(path, cur, kind); what != "" {
+// recipeData refuses to overwrite the node at path (its data cur) when it is a recipe's
+// node, as get recognises it by its name or its bytes (readHint): the recipe would then
+// read data it does not understand (a counter's bytes, a queue item's), or a holder's
+// node would change under it. A recipe's path (a lock's, whose children are its nodes)
+// may be written: no recipe reads its data.
+func recipeData(topic, path string, cur []byte) error {
+	if what, cmd := readHint(path, cur, notARecipe); what != "" {
 		return exitWith(exitError, "%s %s: %s; '%s' reads it: not overwritten (--force overwrites it)", topic, path, what, cmd)
 	}
 	return nil

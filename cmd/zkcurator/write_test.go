@@ -184,7 +184,7 @@ func TestCreateSetDelete(t *testing.T) {
 }
 
 // TestSetAndDeleteRefuseRecipeNodes checks that set does not overwrite a node a recipe
-// reads (a counter's bytes, a queue item, a lock node) and delete does not delete a live
+// reads (a counter's bytes, a queue item, a lock node; a lock's path it does) and delete does not delete a live
 // holder's node (a lock node): each says what the node is and which command to use,
 // exits 1 and leaves the node as it was; --force writes or deletes it.
 func TestSetAndDeleteRefuseRecipeNodes(t *testing.T) {
@@ -221,6 +221,7 @@ func TestSetAndDeleteRefuseRecipeNodes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "%s was written", tc.path)
 	}
+	assert.Equal(t, "", out(t, zkConnect, "set", "/r/lock", "the lock's path: no recipe reads its data"))
 	assert.Equal(t, "", out(t, zkConnect, "set", "/r/done", "text", "--force"))
 	got, _, err := c.GetData(ctx, "/r/done")
 	require.NoError(t, err)
