@@ -102,6 +102,13 @@ func TestRunTakesPathWithPlainLocksChild(t *testing.T) {
 	assert.Equal(t, 1, p.code)
 	assert.Contains(t, p.stderr.String(), "/cli/app is not a semaphore")
 
+	// Its lock node is a lock node, not a semaphore's, for get, stat and tree.
+	p = zkc(t, zkConnect, "get", lease.Node())
+	assert.Equal(t, 0, p.code)
+	assert.Contains(t, p.stderr.String(), "a lock node (a mutex's or a leader selector's); 'zkcurator lock holders /cli/app/locks' reads it")
+	assert.Contains(t, rawOut(t, zkConnect, "stat", lease.Node()), "recipe          lock node\n")
+	assert.Regexp(t, `(?m)^    _c_[0-9a-f-]{36}-lock-0000000000  \(.*\)  lock node$`, rawOut(t, zkConnect, "tree", "/cli/app"))
+
 	sem, err := semaphore.New(c, "/cli/sem", 1)
 	require.NoError(t, err)
 	semLease, err := sem.Acquire(ctx)
@@ -113,4 +120,6 @@ func TestRunTakesPathWithPlainLocksChild(t *testing.T) {
 	p = zkc(t, zkConnect, "lock", "run", "/cli/sem", "--timeout", "5s", "--", "true")
 	assert.Equal(t, 1, p.code)
 	assert.Contains(t, p.stderr.String(), "/cli/sem is a semaphore")
+	p = zkc(t, zkConnect, "get", semLease.Node())
+	assert.Contains(t, p.stderr.String(), "a semaphore lease; 'zkcurator semaphore holders /cli/sem' reads it")
 }

@@ -130,7 +130,8 @@ func (a *app) get(ctx context.Context, args []string) error {
 			kind, _ = pathKind(ctx, c, path, kids)
 		}
 	}
-	what, cmd := readHint(path, data, kind)
+	semaphoreAt := func(p string) bool { return isSemaphorePath(ctx, c, p) }
+	what, cmd := readHint(path, roleOf(path, data, semaphoreAt), data, kind)
 	if *asJSON {
 		out := struct {
 			Path     string   `json:"path"`
@@ -206,7 +207,7 @@ func (a *app) stat(ctx context.Context, args []string) error {
 	} {
 		fmt.Fprintf(a.stdout, "%-15s %s\n", kv[0], kv[1])
 	}
-	if role := nodeRole(framework.NodeName(parentOf(path)), framework.NodeName(path), nil); role != "" {
+	if role := roleOf(path, nil, func(p string) bool { return isSemaphorePath(ctx, c, p) }); role != "" {
 		fmt.Fprintf(a.stdout, "%-15s %s\n", "recipe", role)
 	}
 	return nil
@@ -397,6 +398,8 @@ type walker struct {
 	a      *app
 	quiet  bool // tree says it in its listing: no warning on stderr
 	denied int  // nodes whose children could not be listed for want of permission
+
+	semaphores map[string]bool // whether a path is a semaphore, as role found it
 }
 
 // walk calls visit for path (whose children are kids, its stat st) and for every node
@@ -459,11 +462,10 @@ const maxRoleData = 64 << 10
 // role says what recipe's node or path p is: by its name and its parent's, by its
 // children's names, or (a leaf holding a JSON object) by its data.
 func (w *walker) role(ctx context.Context, p string, kids []string, st *framework.Stat) string {
-	name, parent := framework.NodeName(p), framework.NodeName(parentOf(p))
 	if p == "/" {
 		return ""
 	}
-	if r := nodeRole(parent, name, nil); r != "" {
+	if r := roleOf(p, nil, w.semaphoreAt(ctx)); r != "" {
 		return r
 	}
 	if k, err := pathKind(ctx, w.c, p, kids); err == nil && k != notARecipe {
@@ -476,5 +478,20 @@ func (w *walker) role(ctx context.Context, p string, kids []string, st *framewor
 	if err != nil {
 		return "" // gone, or not ours to read: no role said
 	}
-	return nodeRole(parent, name, data)
+	return roleOf(p, data, w.semaphoreAt(ctx))
+}
+
+// semaphoreAt returns isSemaphorePath, remembered for each path it is asked about: the
+// walk asks it for every lease and lock node of a semaphore.
+func (w *walker) semaphoreAt(ctx context.Context) func(string) bool {
+	return func(p string) bool {
+		if is, ok := w.semaphores[p]; ok {
+			return is
+		}
+		if w.semaphores == nil {
+			w.semaphores = map[string]bool{}
+		}
+		w.semaphores[p] = isSemaphorePath(ctx, w.c, p)
+		return w.semaphores[p]
+	}
 }

@@ -219,13 +219,43 @@ func pathKind(ctx context.Context, c childLister, path string, kids []string) (r
 	return notARecipe, nil
 }
 
-// readHint says what recipe's node path is, as get can tell (data is the node's data;
-// kind what its children make it), and the command that reads it: by the node's name
-// and its parent's (nodeRole), by its children, or by its bytes (8 of them, not text: a
-// counter's; 4: a shared count's or a 4-byte counter's). "" when nothing is known.
-func readHint(path string, data []byte, kind recipeKind) (what, cmd string) {
+// roleOf is nodeRole of the node at path (its data, nil when not read), with a
+// semaphore's nodes checked: a lease node or a lock node under leases or locks is a
+// semaphore's only when the path above is a semaphore (pathKind); a lock node under a
+// mutex's path named locks is a lock node. semaphoreAt says whether a path is a
+// semaphore (isSemaphorePath, or a cache of it).
+func roleOf(path string, data []byte, semaphoreAt func(string) bool) string {
 	parent := parentOf(path)
 	role := nodeRole(framework.NodeName(parent), framework.NodeName(path), data)
+	switch {
+	case role != "semaphore lease" && role != "semaphore lock node":
+		return role
+	case semaphoreAt(parentOf(parent)):
+		return role
+	case role == "semaphore lock node":
+		return "lock node"
+	}
+	return ""
+}
+
+// isSemaphorePath reports whether path is a semaphore, as pathKind says from its
+// children (false when they cannot be read).
+func isSemaphorePath(ctx context.Context, c childLister, path string) bool {
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return false
+	}
+	kind, err := pathKind(ctx, c, path, kids)
+	return err == nil && kind == semaphoreKind
+}
+
+// readHint says what recipe's node path is, as get can tell (role is roleOf the node,
+// data its data, kind what its children make it), and the command that reads it: by
+// the node's name and its parent's, by its children, or by its bytes (8 of them, not
+// text: a counter's; 4: a shared count's or a 4-byte counter's). "" when nothing is
+// known.
+func readHint(path, role string, data []byte, kind recipeKind) (what, cmd string) {
+	parent := parentOf(path)
 	switch {
 	case role == "queue item":
 		return "a queue item", "zkcurator queue list " + parent

@@ -51,6 +51,17 @@ func TestIsSemaphoreReadsLeasesAndLocks(t *testing.T) {
 	}
 }
 
+func TestRoleOfChecksSemaphoreNodes(t *testing.T) {
+	const lease = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lease-0000000003"
+	const lock = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000001"
+	sem := func(p string) bool { return p == "/sem" }
+	assert.Equal(t, "semaphore lease", roleOf("/sem/leases/"+lease, nil, sem))
+	assert.Equal(t, "semaphore lock node", roleOf("/sem/locks/"+lock, nil, sem))
+	assert.Equal(t, "lock node", roleOf("/app/locks/"+lock, nil, sem), "a mutex at a path named locks")
+	assert.Equal(t, "", roleOf("/app/leases/"+lease, nil, sem))
+	assert.Equal(t, "lock node", roleOf("/app/"+lock, nil, sem))
+}
+
 func TestNodeRoleNamesRecipeNode(t *testing.T) {
 	const uuid = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-"
 	instance := []byte(`{"name":"orders","id":"o1","address":"10.0.0.7","port":8080,"sslPort":null,"payload":null,` +

@@ -218,7 +218,7 @@ func (a *app) set(ctx context.Context, args []string) error {
 			return exitWith(exitConflict, "%s %s: not set: the node is at version %d, not %d", topic, path, st.Version, version.v)
 		}
 		if !a.force {
-			if err := recipeData(topic, path, cur); err != nil {
+			if err := recipeData(ctx, c, topic, path, cur); err != nil {
 				return err
 			}
 		}
@@ -250,8 +250,9 @@ func setFailed(ctx context.Context, path string, version versionFlag, err error)
 // read data it does not understand (a counter's bytes, a queue item's), or a holder's
 // node would change under it. A recipe's path (a lock's, whose children are its nodes)
 // may be written: no recipe reads its data.
-func recipeData(topic, path string, cur []byte) error {
-	if what, cmd := readHint(path, cur, notARecipe); what != "" {
+func recipeData(ctx context.Context, c *framework.Client, topic, path string, cur []byte) error {
+	role := roleOf(path, cur, func(p string) bool { return isSemaphorePath(ctx, c, p) })
+	if what, cmd := readHint(path, role, cur, notARecipe); what != "" {
 		return exitWith(exitError, "%s %s: %s; '%s' reads it: not overwritten (--force overwrites it)", topic, path, what, cmd)
 	}
 	return nil
@@ -333,7 +334,8 @@ func liveHolder(ctx context.Context, c *framework.Client, path string, st *frame
 	if err != nil {
 		data = nil // not readable: known by its name alone
 	}
-	what, cmd := readHint(path, data, notARecipe)
+	role := roleOf(path, data, func(p string) bool { return isSemaphorePath(ctx, c, p) })
+	what, cmd := readHint(path, role, data, notARecipe)
 	if what == "" {
 		return nil
 	}
