@@ -21,6 +21,7 @@ func (a *app) counterCmd(ctx context.Context, verb string, args []string, names 
 	intFlag := fs.Bool("int", false, "a 4-byte counter (Curator's DistributedAtomicInteger) instead of an 8-byte one")
 	var expectStr *string // nil unless --expect was given, even empty
 	if verb == "set" {
+		fs.BoolVar(&a.force, "force", false, "overwrite a node that holds data of another format")
 		fs.Func("expect", "set only if the counter holds this value (compare-and-set)", func(v string) error {
 			expectStr = &v
 			return nil
@@ -71,10 +72,12 @@ func parseCount(topic, what, s string, bits int) (int64, error) {
 
 // counter is the part of a Long or an Int that the commands use, in int64.
 type counter struct {
-	get   func(context.Context) (atomic.Result[int64], error)
-	add   func(context.Context, int64) (atomic.Result[int64], error)
-	force func(context.Context, int64) error
-	cas   func(context.Context, int64, int64) (atomic.Result[int64], error)
+	client *framework.Client
+	size   int // bytes: 8 for a Long, 4 for an Int
+	get    func(context.Context) (atomic.Result[int64], error)
+	add    func(context.Context, int64) (atomic.Result[int64], error)
+	force  func(context.Context, int64) error
+	cas    func(context.Context, int64, int64) (atomic.Result[int64], error)
 }
 
 // newCounter returns the Long (or Int) at path.
@@ -84,7 +87,7 @@ func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
 		if err != nil {
 			return counter{}, err
 		}
-		return counter{get: l.Get, add: l.Add, force: l.ForceSet, cas: l.CompareAndSet}, nil
+		return counter{client: c, size: 8, get: l.Get, add: l.Add, force: l.ForceSet, cas: l.CompareAndSet}, nil
 	}
 	i, err := atomic.NewInt(c, path)
 	if err != nil {
@@ -94,6 +97,7 @@ func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
 		return atomic.Result[int64]{Succeeded: r.Succeeded, Pre: int64(r.Pre), Post: int64(r.Post), Stats: r.Stats}, err
 	}
 	return counter{
+		client: c, size: 4,
 		get:   func(ctx context.Context) (atomic.Result[int64], error) { return widen(i.Get(ctx)) },
 		add:   func(ctx context.Context, d int64) (atomic.Result[int64], error) { return widen(i.Add(ctx, int32(d))) },
 		force: func(ctx context.Context, n int64) error { return i.ForceSet(ctx, int32(n)) },
@@ -103,10 +107,84 @@ func newCounter(c *framework.Client, path string, isInt bool) (counter, error) {
 	}, nil
 }
 
+// counterBytes is n in a counter's format (Curator's): size bytes, big-endian.
+func counterBytes(n int64, size int) []byte {
+	b := make([]byte, size)
+	for i := size - 1; i >= 0; i-- {
+		b[i], n = byte(n), n>>8
+	}
+	return b
+}
+
+// counterFormat guesses what a node of n bytes holds when a counter of size bytes was
+// expected: the other size of counter, or something else.
+func counterFormat(n, size int) string {
+	switch {
+	case n == 8 && size == 4:
+		return "an 8-byte counter (counter, without --int)"
+	case n == 4 && size == 8:
+		return "a 4-byte integer (counter --int, or a shared count)"
+	}
+	return ""
+}
+
+// foreignData is the refusal to overwrite the data b at path with want (a counter, a
+// shared count): b is not in that format. like names what b looks like, if known.
+func foreignData(path string, b []byte, want, like string) error {
+	shown := b
+	if len(shown) > 16 {
+		shown = shown[:16]
+	}
+	what := fmt.Sprintf("%d bytes (% x", len(b), shown)
+	if len(b) > len(shown) {
+		what += " ..."
+	}
+	what += ")"
+	if like != "" {
+		what += ": " + like
+	} else if isText(b) {
+		what += fmt.Sprintf(": text %q", printable(b))
+	}
+	return exitWith(exitError, "%s holds %s, not %s: not overwritten (--force overwrites it)", path, what, want)
+}
+
+// setChecked sets path's data to data, unless the node holds data that valid refuses (its
+// error is returned, nothing written); a missing node is created (parents as
+// containers). The write is bound to the node and version read, so that nothing another
+// client writes after the check is overwritten unchecked: on a change it reads again.
+func setChecked(ctx context.Context, c *framework.Client, path string, data []byte, valid func([]byte) error) error {
+	const tries = 10
+	for range tries {
+		cur, st, err := c.GetData(ctx, path)
+		if errors.Is(err, framework.ErrNoNode) {
+			err = versioned.Create(ctx, c, path, data)
+			if errors.Is(err, versioned.ErrConflict) {
+				continue // made meanwhile: check what it holds
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if err := valid(cur); err != nil {
+			return err
+		}
+		_, err = versioned.SetDataOn(ctx, c, path, data, st.Version, st.Czxid)
+		if errors.Is(err, versioned.ErrConflict) {
+			continue // changed or deleted meanwhile: check again
+		}
+		return err
+	}
+	return fmt.Errorf("not set: others changed the node on each of %d tries", tries)
+}
+
 // writeFailed turns the error of a write to a counter or shared count into an exit
 // status, saying plainly when the write may have been applied.
 func writeFailed(ctx context.Context, what string, err error) error {
+	var se *statusError
 	switch {
+	case errors.As(err, &se): // a refusal that says it all
+		return err
 	case errors.Is(err, versioned.ErrNodeReplaced):
 		return exitWith(exitError, "%s: the node was deleted and made again since it was read, and the write went to the new node: read it again and decide: %v", what, err)
 	case errors.Is(err, versioned.ErrUnknownOutcome):
@@ -158,7 +236,17 @@ func (a *app) counterSet(ctx context.Context, args []string) error {
 	}
 	defer closeFn()
 	if expect == nil {
-		if err := ctr.force(ctx, n); err != nil {
+		if a.force {
+			err = ctr.force(ctx, n)
+		} else {
+			err = setChecked(ctx, ctr.client, path, counterBytes(n, ctr.size), func(b []byte) error {
+				if len(b) == 0 || len(b) == ctr.size {
+					return nil
+				}
+				return foreignData(path, b, fmt.Sprintf("a %d-byte counter", ctr.size), counterFormat(len(b), ctr.size))
+			})
+		}
+		if err != nil {
 			return writeFailed(ctx, "counter set "+path, err)
 		}
 		return nil
@@ -218,6 +306,7 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 	const topic = "sharedcount set"
 	fs := a.newFlagSet(topic)
 	version := fs.Int("version", -1, "set only if the node is at this version (what get --with-version printed)")
+	fs.BoolVar(&a.force, "force", false, "overwrite a node that holds data of another format")
 	pos, _, err := a.parseArgs(fs, topic, args, []string{"<path>", "<value>"}, false)
 	if err != nil {
 		return err
@@ -238,6 +327,26 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 	}
 	defer c.Close()
 	path := pos[0]
+	isCount := func(b []byte) error {
+		if len(b) == 0 || len(b) == 4 {
+			return nil
+		}
+		return foreignData(path, b, "a shared count", counterFormat(len(b), 4))
+	}
+	if *version >= 0 && !a.force {
+		data, st, err := c.GetData(ctx, path)
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+			return exitWith(exitConflict, "sharedcount set %s: not set: the node does not exist, so it is not at version %d", path, *version)
+		case err != nil:
+			return writeFailed(ctx, "sharedcount set "+path, err)
+		case st.Version != int32(*version):
+			return exitWith(exitConflict, "sharedcount set %s: not set: the node is not at version %d (it is at %d)", path, *version, st.Version)
+		}
+		if err := isCount(data); err != nil {
+			return err
+		}
+	}
 	if *version >= 0 {
 		// One versioned setData: it never creates the node, and a retry after a lost
 		// connection that cannot prove what happened is reported as unknown.
@@ -248,6 +357,12 @@ func (a *app) sharedCountSet(ctx context.Context, args []string) error {
 		case errors.Is(err, versioned.ErrConflict):
 			return exitWith(exitConflict, "sharedcount set %s: not set: the node is not at version %d", path, *version)
 		case err != nil:
+			return writeFailed(ctx, "sharedcount set "+path, err)
+		}
+		return nil
+	}
+	if !a.force {
+		if err := setChecked(ctx, c, path, sharedcount.Encode(int32(n)), isCount); err != nil {
 			return writeFailed(ctx, "sharedcount set "+path, err)
 		}
 		return nil

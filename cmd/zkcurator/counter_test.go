@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -112,9 +113,12 @@ func TestSharedCount(t *testing.T) {
 	assert.Equal(t, "7", got[0])
 	assert.Equal(t, "7", out(t, c, "sharedcount", "get", path))
 
-	p = zkc(t, c, "sharedcount", "set", path, "8", "--version", got[1]+"0")
+	v, err := strconv.Atoi(got[1])
+	require.NoError(t, err)
+	other := strconv.Itoa(v + 10)
+	p = zkc(t, c, "sharedcount", "set", path, "8", "--version", other)
 	assert.Equal(t, 3, p.code)
-	assert.Contains(t, p.stderr.String(), "not set: the node is not at version "+got[1]+"0")
+	assert.Contains(t, p.stderr.String(), "not set: the node is not at version "+other)
 	assert.Equal(t, "", out(t, c, "sharedcount", "set", path, "8", "--version", got[1]))
 	assert.Equal(t, "8", out(t, c, "sharedcount", "get", path))
 	p = zkc(t, c, "sharedcount", "set", path, "9", "--version", got[1])
@@ -157,4 +161,66 @@ func TestCuratorCounters(t *testing.T) {
 	do("count.set s 41")
 	assert.Equal(t, "41", out(t, c, "sharedcount", "get", "/cli/java/shared"))
 	do("count.close s")
+}
+
+// TestCounterSetRefusesForeignData checks that counter set and sharedcount set refuse to
+// overwrite a node holding bytes of another format (text, the other counter size) with
+// exit status 1 and nothing written, overwrite it with --force, and write over a node
+// with no data.
+func TestCounterSetRefusesForeignData(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := zktest.Dial(ctx, c, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, n := range [][2]string{{"/cli", ""}, {"/cli/text", "hello"}, {"/cli/text2", "hello"}, {"/cli/empty", ""}, {"/cli/empty2", ""}} {
+		_, err := conn.Create(n[0], []byte(n[1]), 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	data := func(p string) string {
+		b, _, err := conn.Get(p)
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"counter", "set", "/cli/text", "5"}, `/cli/text holds 5 bytes (68 65 6c 6c 6f): text "hello", not a 8-byte counter: not overwritten (--force overwrites it)`},
+		{[]string{"counter", "set", "/cli/text", "5", "--int"}, "not a 4-byte counter: not overwritten"},
+		{[]string{"sharedcount", "set", "/cli/text", "5"}, "/cli/text holds 5 bytes (68 65 6c 6c 6f): text \"hello\", not a shared count: not overwritten"},
+		{[]string{"sharedcount", "set", "/cli/text", "5", "--version", "0"}, "not a shared count: not overwritten"},
+	} {
+		p := zkc(t, c, tc.args...)
+		assert.Equal(t, 1, p.code, "%q", tc.args)
+		assert.Contains(t, p.stderr.String(), tc.says, "%q", tc.args)
+		assert.Equal(t, "hello", data("/cli/text"), "%q wrote", tc.args)
+	}
+	p := zkc(t, c, "sharedcount", "set", "/cli/text", "5", "--version", "3")
+	assert.Equal(t, 3, p.code, "another version is a conflict before the format is looked at")
+
+	// The other counter size.
+	require.Equal(t, "", out(t, c, "counter", "set", "/cli/long", "1"))
+	p = zkc(t, c, "counter", "set", "/cli/long", "2", "--int")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "holds 8 bytes (00 00 00 00 00 00 00 01): an 8-byte counter (counter, without --int), not a 4-byte counter")
+	p = zkc(t, c, "sharedcount", "set", "/cli/long", "2")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "an 8-byte counter (counter, without --int), not a shared count")
+	assert.Equal(t, "1", out(t, c, "counter", "get", "/cli/long"))
+
+	// --force overwrites; a node with no data is written without it.
+	assert.Equal(t, "", out(t, c, "counter", "set", "/cli/text", "5", "--force"))
+	assert.Equal(t, "5", out(t, c, "counter", "get", "/cli/text"))
+	assert.Equal(t, "", out(t, c, "sharedcount", "set", "/cli/text2", "6", "--force"))
+	assert.Equal(t, "6", out(t, c, "sharedcount", "get", "/cli/text2"))
+	assert.Equal(t, "", out(t, c, "counter", "set", "/cli/empty", "7", "--int"))
+	assert.Equal(t, "7", out(t, c, "counter", "get", "/cli/empty", "--int"))
+	assert.Equal(t, "", out(t, c, "sharedcount", "set", "/cli/empty2", "8"))
+	assert.Equal(t, "8", out(t, c, "sharedcount", "get", "/cli/empty2"))
+	assert.Equal(t, "", out(t, c, "counter", "set", "/cli/new/deep", "9"), "a missing node is made, its parents too")
+	assert.Equal(t, "9", out(t, c, "counter", "get", "/cli/new/deep"))
 }

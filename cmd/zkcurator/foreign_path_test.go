@@ -12,6 +12,8 @@ import (
 
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/recipes/leader"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
+	"github.com/zoocurator/zoocurator/recipes/semaphore"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -70,4 +72,54 @@ func TestRunRefusesAnotherRecipesPath(t *testing.T) {
 	require.NoError(t, os.WriteFile(stop, nil, 0o644))
 	assert.Equal(t, 0, sem.wait(t, 20*time.Second))
 	assert.Equal(t, 0, lock.wait(t, 20*time.Second))
+}
+
+// TestRunTakesPathWithPlainLocksChild checks that a path with a child named locks (here a
+// mutex's path of its own) is no semaphore: lock run runs under it and lock holders lists
+// its holders, while a real semaphore's path is still refused and named.
+func TestRunTakesPathWithPlainLocksChild(t *testing.T) {
+	srv := zktest.NewServer(t)
+	zkConnect := srv.ConnectString()
+	ctx := testutil.Context(t, 60*time.Second)
+	c := testutil.Connect(t, zkConnect)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+
+	inner, err := mutex.New(c, "/cli/app/locks")
+	require.NoError(t, err)
+	lease, err := inner.Acquire(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lease.Release(ctx) }()
+
+	p := zkc(t, zkConnect, "lock", "run", "/cli/app", "--timeout", "10s", "--", "touch", marker)
+	assert.Equal(t, 0, p.code, "%s", p.stderr)
+	assert.FileExists(t, marker)
+	p = zkc(t, zkConnect, "lock", "holders", "/cli/app")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "/cli/app is not a lock: none of its 1 children is a lock node")
+	assert.NotContains(t, p.stderr.String(), "semaphore")
+	p = zkc(t, zkConnect, "semaphore", "holders", "/cli/app")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "/cli/app is not a semaphore")
+
+	// Its lock node is a lock node, not a semaphore's, for get, stat and tree.
+	p = zkc(t, zkConnect, "get", lease.Node())
+	assert.Equal(t, 0, p.code)
+	assert.Contains(t, p.stderr.String(), "a lock node (a mutex's or a leader selector's); 'zkcurator lock holders /cli/app/locks' reads it")
+	assert.Contains(t, rawOut(t, zkConnect, "stat", lease.Node()), "recipe          lock node\n")
+	assert.Regexp(t, `(?m)^    _c_[0-9a-f-]{36}-lock-0000000000  \(.*\)  lock node$`, rawOut(t, zkConnect, "tree", "/cli/app"))
+
+	sem, err := semaphore.New(c, "/cli/sem", 1)
+	require.NoError(t, err)
+	semLease, err := sem.Acquire(ctx)
+	require.NoError(t, err)
+	defer func() { _ = semLease.Release(ctx) }()
+	p = zkc(t, zkConnect, "lock", "holders", "/cli/sem")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "/cli/sem is a semaphore")
+	p = zkc(t, zkConnect, "lock", "run", "/cli/sem", "--timeout", "5s", "--", "true")
+	assert.Equal(t, 1, p.code)
+	assert.Contains(t, p.stderr.String(), "/cli/sem is a semaphore")
+	p = zkc(t, zkConnect, "get", semLease.Node())
+	assert.Contains(t, p.stderr.String(), "a semaphore lease; 'zkcurator semaphore holders /cli/sem' reads it")
 }

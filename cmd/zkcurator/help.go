@@ -20,6 +20,10 @@ Commands:
   ls [-R] <path> | get <path> | stat <path> | tree [<path>]   (each takes --json)
         read ZooKeeper: a node's children (-R: every node below it), its data, its stat;
         tree shows the nodes below <path> (default /) and names the recipe nodes it knows
+  create <path> [<data>] [--parents] [--container | --sequential] [--ttl D]
+  set <path> <data> [--version N] [--force] | delete <path> [--version N] [--force]
+        write a plain node, as zkCli does (<data> "-": read it from stdin); they refuse
+        what would break a recipe (its node, a counter's bytes, a holder's node)
   lock run <path> [--timeout D] [--grace D] [--revocable] -- <command...>
         run a command while holding the lock at <path> (like flock, across machines)
   lock holders <path>
@@ -78,16 +82,18 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
-  0    barrier, holders, who, list, revoke, counter, sharedcount, ls, get, stat and
-       tree commands succeeded; server was stopped by Ctrl-C or SIGTERM
+  0    barrier, holders, who, list, revoke, counter, sharedcount, ls, get, stat,
+       tree, create, set and delete commands succeeded; server was stopped by Ctrl-C or SIGTERM
   1    error: ZooKeeper unreachable, a request failed, holders or list of a path
        that does not exist or is not that recipe's, server's port in use, ...
   2    usage error (a bad path too: ZooKeeper's path rules)
-  3    counter set --expect, sharedcount set --version: the value or version was
-       another; nothing was written
-  4    ls, get, stat, tree: the path does not exist
+  3    counter set --expect, sharedcount set --version, set and delete --version:
+       the value or version was another; nothing was written
+  4    ls, get, stat, tree, set, delete: the path does not exist (create: its parent)
   5    ls, get, tree: no permission to read the path (its ACL; zkcurator sends no
-       credentials); tree and ls -R: to list a node below it (the rest is shown)
+       credentials); tree and ls -R: to list a node below it (the rest is shown);
+       create, set, delete: to write it
+  6    create: the node exists already; nothing was written
   70   the lock, lease or leadership was lost (or revoked) while the command ran; it
        was stopped
   75   --timeout expired before the lock, lease, leadership or barrier was had
@@ -153,8 +159,13 @@ applies.
           first); -R: the path of every node below it, depth first (not the node itself). --json: {"path", "children"}
           or, with -R, {"path", "descendants"}
   get     the node's data: as it is when it is text (a newline added if it has none),
-          else Go-quoted. --json: {"path", "data", "encoding", "stat"}, the data as a
-          string when it is UTF-8 ("encoding": "utf-8"), else in base64 ("base64")
+          else Go-quoted. A node zkcurator recognises (a queue item, a lock node, a
+          service instance, a recipe's path, or 4 or 8 bytes that are not text: a
+          shared count's or a counter's format) gets a line on stderr saying what it is
+          and the command that reads it ("zkcurator queue list /jobs").
+          --json: {"path", "data", "encoding", "stat", "recipe", "readWith"}, the data
+          as a string when it is UTF-8 ("encoding": "utf-8"), else in base64
+          ("base64"); recipe and readWith (that hint) only when it is recognised
   stat    the node's stat: czxid, mzxid, pzxid, ctime, mtime (UTC), version, cversion,
           aversion, ephemeralOwner, mode (ephemeral or persistent: ZooKeeper reports
           containers and TTL nodes as persistent), dataLength, numChildren, and the
@@ -229,8 +240,11 @@ Works for locks taken by Curator's InterProcessMutex, the Go mutex and zkcurator
 for a LeaderSelector's path: its holder is the leader).
 
 A free lock lists nothing (and says so on stderr) and exits 0. A path that does not
-exist, or that is a semaphore, a leader latch, a read-write lock or no lock at all,
-is reported on stderr with what it looks like, and the exit status is 1.
+exist, or that is a semaphore, a leader latch, a read-write lock or no lock at all (its
+children are not lock nodes; or it has none but holds data, or is ephemeral: a plain
+node), is reported on stderr with what it looks like, and the exit status is 1. A
+semaphore is a path whose only children are leases (holding _c_<uuid>-lease- nodes)
+and locks (holding lock- nodes): a path with a child named locks alone is not one.
 `
 
 const helpLockRevoke = `Usage: zkcurator lock revoke <node> [--wait D]
@@ -296,9 +310,11 @@ Prints the participant id of the leader of the election at <path>: a LeaderLatch
 recipes/leader or "zkcurator leader run". With -v, prints everyone in line, the leader
 first, one a line: "leader" or "waiting", the node's path and the participant id.
 
-An election nobody takes part in prints nothing (and says so on stderr) and exits 0. A
-path that does not exist, or whose children are not election nodes, is reported on
-stderr, and the exit status is 1.
+An election nobody takes part in (a node with no children and no data) prints nothing
+(and says so on stderr) and exits 0. A path that does not exist, another recipe's path
+(a semaphore, a read-write lock, a queue), a path whose children are not election
+nodes, or a plain node (no children, but data; or ephemeral) is reported on stderr with
+what it is, and the exit status is 1.
 `
 
 const helpSemaphoreRun = `Usage: zkcurator semaphore run <path> --leases N [--timeout D] [--grace D] [--revocable] [--foreground] -- <command...>
@@ -411,7 +427,7 @@ The command gets ZK_SERVICE_NAME and ZK_SERVICE_ID.
 
 const helpCounter = `Usage: zkcurator counter get <path> [--int]
        zkcurator counter add <path> <delta> [--int]
-       zkcurator counter set <path> <value> [--int] [--expect N]
+       zkcurator counter set <path> <value> [--int] [--expect N] [--force]
 
 A distributed counter (Curator's DistributedAtomicLong: 8 big-endian bytes in the node
 at <path>; with --int, DistributedAtomicInteger: 4 bytes). Go, Curator and zkcurator
@@ -422,7 +438,10 @@ holds 0; add and set create the node.
   add     adds <delta> (write a negative one after --: "counter add /c -- -3") and
           prints the value after it
   set     sets the value; with --expect N, only if the counter holds N (compare-and-set):
-          otherwise it says what it holds and exits 3
+          otherwise it says what it holds and exits 3. A node that holds data of
+          another format (text, the other size of counter) is not overwritten: set
+          says what it holds and exits 1; --force overwrites it. A node with no data
+          holds 0.
 
 A write whose connection was lost while it was in flight may or may not have been
 applied: the command says so and exits 1; it does not try again (that could add twice).
@@ -455,7 +474,7 @@ ZooKeeper is not a high-volume queue: keep queues short (see the README's number
 `
 
 const helpSharedCount = `Usage: zkcurator sharedcount get <path> [--with-version]
-       zkcurator sharedcount set <path> <value> [--version V]
+       zkcurator sharedcount set <path> <value> [--version V] [--force]
 
 A shared count (Curator's SharedCount: a 32-bit integer, 4 big-endian bytes in the node
 at <path>) that a fleet reads and agrees on; the Go package sharedcount and Curator
@@ -465,10 +484,57 @@ listen to its changes.
                    version); a missing node is an error (exit 1)
   set              sets the value, creating the node if needed; with --version V, only if
                    the node is at version V (what get --with-version printed) and nobody
-                   changed it since: otherwise exits 3 and writes nothing
+                   changed it since: otherwise exits 3 and writes nothing. A node that
+                   holds data but not 4 bytes (text, an 8-byte counter) is not
+                   overwritten: set says what it holds and exits 1; --force overwrites it
+`
+
+const helpWrite = `Usage: zkcurator create <path> [<data>] [--parents] [--container | --sequential] [--ttl D]
+       zkcurator set <path> <data> [--version N] [--force]
+       zkcurator delete <path> [--version N] [--force]
+
+Write a plain node, as zkCli's create, set and delete do. <data> "-" reads the data from
+stdin (all of it, as bytes: "zkcurator set /config/app - < app.json"). The root and
+/zookeeper are refused; --namespace applies.
+
+  create  makes the node, persistent, with <data> (default none). It does not write an
+          existing node (exit 6: "zkcurator set" does).
+            -p, --parents      make missing parents (persistent, no data); without it a
+                               missing parent is exit 4
+            -c, --container    a container: the server deletes it some time after its
+                               last child goes (what the recipes make for their paths)
+            -s, --sequential   append a 10-digit sequence number to the name; prints
+                               the path made
+            -t, --ttl D        a TTL node (the server needs extendedTypesEnabled): it is
+                               deleted once it has had no change and no child for D
+            -e, --ephemeral    refused: the node would go with zkcurator's session as
+                               soon as create exits ("zkcurator group join" holds a node
+                               while a command runs)
+  set     sets the node's data; the node must exist (exit 4). With -v, --version N
+          only if it is at version N (what "zkcurator stat" prints): otherwise exit 3
+          and nothing written (compare-and-set). A node that a recipe reads (a counter's
+          or a shared count's bytes, a queue item, a lock, lease or leader node, a
+          service instance; as "zkcurator get" names it) is not overwritten: it says
+          what the node is and which command to use, and exits 1; --force writes it.
+          The check and the write are bound to the node and version read.
+  delete  deletes the node (one node: one with children is refused, exit 1). With
+          -v, --version N only if it is at version N (else exit 3). A live holder's
+          node (an ephemeral lock node, lease, leader node or service instance) is not
+          deleted: its holder would carry on as if it still held it; it says what the
+          node is and exits 1 ("zkcurator lock revoke <node>" asks a revocable holder to
+          let go); --force deletes it.
+
+Exit status: 0; 2 usage or a bad path; 3 --version did not match (nothing written); 4
+the node does not exist (create: its parent); 5 no permission (its ACL; zkcurator sends
+no credentials); 6 create: the node exists already; 1 any other error (a refused
+recipe node, a write whose outcome is unknown after a lost connection: it may or may
+not have been applied).
 `
 
 var helpTopics = map[string]string{
+	"create":             helpWrite,
+	"set":                helpWrite,
+	"delete":             helpWrite,
 	"":                   helpMain,
 	"server":             helpServer,
 	"ls":                 helpRead,

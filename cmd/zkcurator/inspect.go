@@ -124,13 +124,23 @@ func (a *app) get(ctx context.Context, args []string) error {
 	if err != nil {
 		return readFailed(ctx, path, err)
 	}
+	kind := notARecipe
+	if st.NumChildren > 0 {
+		if kids, _, err := c.Children(ctx, path); err == nil {
+			kind, _ = pathKind(ctx, c, path, kids)
+		}
+	}
+	semaphoreAt := func(p string) bool { return isSemaphorePath(ctx, c, p) }
+	what, cmd := readHint(path, roleOf(path, data, semaphoreAt), data, kind)
 	if *asJSON {
 		out := struct {
 			Path     string   `json:"path"`
 			Data     string   `json:"data"`
 			Encoding string   `json:"encoding"`
 			Stat     statJSON `json:"stat"`
-		}{Path: path, Data: string(data), Encoding: "utf-8", Stat: newStatJSON(path, st)}
+			Recipe   string   `json:"recipe,omitempty"` // what recipe's node it is, when zkcurator can tell
+			ReadWith string   `json:"readWith,omitempty"`
+		}{Path: path, Data: string(data), Encoding: "utf-8", Stat: newStatJSON(path, st), Recipe: what, ReadWith: cmd}
 		if !utf8.Valid(data) {
 			out.Data, out.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 		}
@@ -145,6 +155,9 @@ func (a *app) get(ctx context.Context, args []string) error {
 		}
 	default:
 		fmt.Fprintln(a.stdout, strconv.Quote(string(data)))
+	}
+	if what != "" {
+		fmt.Fprintf(a.stderr, "zkcurator: %s: %s; '%s' reads it\n", path, what, cmd)
 	}
 	return nil
 }
@@ -194,7 +207,7 @@ func (a *app) stat(ctx context.Context, args []string) error {
 	} {
 		fmt.Fprintf(a.stdout, "%-15s %s\n", kv[0], kv[1])
 	}
-	if role := nodeRole(framework.NodeName(parentOf(path)), framework.NodeName(path), nil); role != "" {
+	if role := roleOf(path, nil, func(p string) bool { return isSemaphorePath(ctx, c, p) }); role != "" {
 		fmt.Fprintf(a.stdout, "%-15s %s\n", "recipe", role)
 	}
 	return nil
@@ -385,6 +398,8 @@ type walker struct {
 	a      *app
 	quiet  bool // tree says it in its listing: no warning on stderr
 	denied int  // nodes whose children could not be listed for want of permission
+
+	semaphores map[string]bool // whether a path is a semaphore, as role found it
 }
 
 // walk calls visit for path (whose children are kids, its stat st) and for every node
@@ -441,34 +456,19 @@ func (w *walker) status() error {
 	return exitWith(exitNoAuth, "%d %s could not be listed: no permission (zkcurator sends no credentials)", w.denied, nodes)
 }
 
-// isSemaphore reports whether path, which has a leases or a locks child, is a
-// semaphore: its leases child holds lease- nodes or its locks child lock- nodes.
-func (w *walker) isSemaphore(ctx context.Context, path string) bool {
-	for dir, marker := range map[string]string{semLeases: markLease, semLocks: markLock} {
-		kids, _, err := w.c.Children(ctx, framework.JoinPath(path, dir))
-		if err == nil && hasMarker(kids, marker) {
-			return true
-		}
-	}
-	return false
-}
-
 // maxRoleData bounds the data tree reads to recognise a service instance by its JSON.
 const maxRoleData = 64 << 10
 
 // role says what recipe's node or path p is: by its name and its parent's, by its
 // children's names, or (a leaf holding a JSON object) by its data.
 func (w *walker) role(ctx context.Context, p string, kids []string, st *framework.Stat) string {
-	name, parent := framework.NodeName(p), framework.NodeName(parentOf(p))
 	if p == "/" {
 		return ""
 	}
-	if r := nodeRole(parent, name, nil); r != "" {
+	if r := roleOf(p, nil, w.semaphoreAt(ctx)); r != "" {
 		return r
 	}
-	if k := kindOf(kids); k == semaphoreKind && !w.isSemaphore(ctx, p) {
-		return "" // a child named leases or locks, but not a semaphore's
-	} else if k != notARecipe {
+	if k, err := pathKind(ctx, w.c, p, kids); err == nil && k != notARecipe {
 		return k.String()
 	}
 	if st == nil || st.NumChildren > 0 || st.DataLength < 2 || st.DataLength > maxRoleData {
@@ -478,5 +478,20 @@ func (w *walker) role(ctx context.Context, p string, kids []string, st *framewor
 	if err != nil {
 		return "" // gone, or not ours to read: no role said
 	}
-	return nodeRole(parent, name, data)
+	return roleOf(p, data, w.semaphoreAt(ctx))
+}
+
+// semaphoreAt returns isSemaphorePath, remembered for each path it is asked about: the
+// walk asks it for every lease and lock node of a semaphore.
+func (w *walker) semaphoreAt(ctx context.Context) func(string) bool {
+	return func(p string) bool {
+		if is, ok := w.semaphores[p]; ok {
+			return is
+		}
+		if w.semaphores == nil {
+			w.semaphores = map[string]bool{}
+		}
+		w.semaphores[p] = isSemaphorePath(ctx, w.c, p)
+		return w.semaphores[p]
+	}
 }

@@ -201,3 +201,56 @@ func TestReadCommandsSayWhyTheyFail(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, st)
 }
+
+// TestGetSaysWhatRecipeNodeItIs checks that get prints the data of a node it recognises
+// (a queue item, a counter, a shared count, a lock's path) as it is, and says on stderr
+// (with --json, in the recipe and readWith fields) what it is and which command reads
+// it; a plain node gets no such line.
+func TestGetSaysWhatRecipeNodeItIs(t *testing.T) {
+	srv := zktest.NewServer(t)
+	zkConnect := srv.ConnectString()
+	c := testutil.Connect(t, zkConnect)
+	ctx := testutil.Context(t, 60*time.Second)
+
+	put := zkc(t, zkConnect, "queue", "put", "/g/jobs", "rebuild index")
+	require.Equal(t, 0, put.code, "%s", put.stderr)
+	items, _, err := c.Children(ctx, "/g/jobs")
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	require.Equal(t, "", out(t, zkConnect, "counter", "set", "/g/done", "3"))
+	require.Equal(t, "", out(t, zkConnect, "sharedcount", "set", "/g/workers", "8"))
+	m, err := mutex.New(c, "/g/lock")
+	require.NoError(t, err)
+	lease, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lease.Release(ctx) }()
+	_, err = c.Create(ctx, "/g/plain", []byte("\x00\x01\x02"))
+	require.NoError(t, err)
+
+	for _, tc := range []struct{ path, says string }{
+		{"/g/jobs/" + items[0], "zkcurator: /g/jobs/" + items[0] + ": a queue item; 'zkcurator queue list /g/jobs' reads it\n"},
+		{"/g/done", "zkcurator: /g/done: 8 bytes in a counter's format (Curator's DistributedAtomicLong); 'zkcurator counter get /g/done' reads it\n"},
+		{"/g/workers", "zkcurator: /g/workers: 4 bytes in a shared count's format (Curator's SharedCount; or a counter's, --int); 'zkcurator sharedcount get /g/workers' reads it\n"},
+		{"/g/lock", "zkcurator: /g/lock: a lock (lock- nodes: a mutex or a leader selector); 'zkcurator lock holders /g/lock' reads it\n"},
+		{lease.Node(), "'zkcurator lock holders /g/lock' reads it\n"},
+	} {
+		p := zkc(t, zkConnect, "get", tc.path)
+		assert.Equal(t, 0, p.code, "%s: %s", tc.path, p.stderr)
+		assert.Contains(t, p.stderr.String(), tc.says, tc.path)
+	}
+	p := zkc(t, zkConnect, "get", "/g/done")
+	assert.Equal(t, `"\x00\x00\x00\x00\x00\x00\x00\x03"`+"\n", p.stdout.String(), "the data is printed as before")
+	p = zkc(t, zkConnect, "get", "/g/plain")
+	assert.Equal(t, 0, p.code)
+	assert.Empty(t, p.stderr.String(), "a plain node gets no hint")
+
+	var got struct {
+		Recipe, ReadWith string
+	}
+	require.NoError(t, json.Unmarshal([]byte(rawOut(t, zkConnect, "get", "--json", "/g/done")), &got))
+	assert.Equal(t, "8 bytes in a counter's format (Curator's DistributedAtomicLong)", got.Recipe)
+	assert.Equal(t, "zkcurator counter get /g/done", got.ReadWith)
+	p = zkc(t, zkConnect, "get", "--json", "/g/plain")
+	assert.Empty(t, p.stderr.String())
+	assert.NotContains(t, p.stdout.String(), "recipe")
+}

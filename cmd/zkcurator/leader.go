@@ -151,18 +151,25 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	kids, _, err := c.Children(ctx, path)
+	kids, st, err := c.Children(ctx, path)
 	if errors.Is(err, framework.ErrNoNode) {
 		return exitWith(exitError, "%s does not exist: no election there", path)
 	}
 	if err != nil {
 		return err
 	}
+	kind, err := pathKind(ctx, c, path, kids)
+	if err != nil {
+		return err
+	}
+	if err := notAnElection(path, kind, st); err != nil {
+		return err
+	}
 	// A LeaderLatch's nodes are "latch-", a LeaderSelector's (a mutex's) "lock-".
 	const whoID = "zkcurator-who" // never started: only lists
 	var parts []leader.Participant
 	marker := markLock
-	if kindOf(kids) == latchKind {
+	if kind == latchKind {
 		marker = markLatch
 		l, err := leader.NewLatch(c, path, whoID)
 		if err != nil {
@@ -206,4 +213,19 @@ func (a *app) leaderWho(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "%-7s  %s  %s\n", role, p.Node, printable([]byte(p.ID)))
 	}
 	return nil
+}
+
+// notAnElection says what path is when its children (which make it a path of kind) or
+// its stat st show that it is not a leader election: another recipe's path, or a plain
+// node. A node with no children that holds no data is an election nobody is in.
+func notAnElection(path string, kind recipeKind, st *framework.Stat) error {
+	switch {
+	case kind == latchKind || kind == lockKind:
+		return nil
+	case kind != notARecipe:
+		return exitWith(exitError, "%s is not a leader election: it is a %s: try '%s'", path, kind, kind.holdersHint(path))
+	case st.NumChildren > 0:
+		return exitWith(exitError, "%s is not a leader election: none of its %d children is a latch- or lock- node", path, st.NumChildren)
+	}
+	return plainNode(path, "a leader election", st)
 }

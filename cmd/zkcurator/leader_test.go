@@ -200,3 +200,48 @@ func TestLeaderWhoNotAnElection(t *testing.T) {
 		assert.Contains(t, p.stderr.String(), "/cli/sem is not a leader election", "%q", args)
 	}
 }
+
+// leader who and lock holders refuse a node that is plainly no election or lock: one
+// holding data, an ephemeral node, a path whose children are plain nodes (one of them
+// named locks); a node with no children and no data is one nobody is in (exit 0).
+func TestLeaderWhoAndLockHoldersRefusePlainNodes(t *testing.T) {
+	srv := zktest.NewServer(t)
+	c := srv.ConnectString()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := zktest.Dial(ctx, c, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, n := range []struct {
+		path, data string
+		flags      int32
+	}{
+		{"/cli", "", 0}, {"/cli/config", "workers=8", 0}, {"/cli/empty", "", 0}, {"/cli/eph", "", zk.FlagEphemeral},
+		{"/cli/plain", "", 0}, {"/cli/plain/locks", "", 0}, {"/cli/plain/locks/lock-0000000000", "", 0},
+	} {
+		_, err = conn.Create(n.path, []byte(n.data), n.flags, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	for _, tc := range []struct{ path, says string }{
+		{"/cli/config", "/cli/config is not %s: it is a plain node holding 9 bytes of data and no children: try 'zkcurator get /cli/config'"},
+		{"/cli/eph", "/cli/eph is not %s: it is an ephemeral node"},
+		{"/cli/plain", "/cli/plain is not %s: none of its 1 children is a "},
+	} {
+		for _, cmd := range [][]string{{"leader", "who"}, {"leader", "who", "-v"}, {"lock", "holders"}} {
+			what := "a leader election"
+			if cmd[0] == "lock" {
+				what = "a lock"
+			}
+			p := zkc(t, c, append(cmd, tc.path)...)
+			assert.Equal(t, 1, p.code, "%q %s", cmd, tc.path)
+			assert.Empty(t, p.stdout.String(), "%q %s", cmd, tc.path)
+			assert.Contains(t, p.stderr.String(), fmt.Sprintf(tc.says, what), "%q %s", cmd, tc.path)
+		}
+	}
+	p := zkc(t, c, "leader", "who", "/cli/empty")
+	assert.Equal(t, 0, p.code)
+	assert.Contains(t, p.stderr.String(), "nobody leads at /cli/empty")
+	p = zkc(t, c, "lock", "holders", "/cli/empty")
+	assert.Equal(t, 0, p.code)
+	assert.Contains(t, p.stderr.String(), "nobody holds the lock at /cli/empty")
+}

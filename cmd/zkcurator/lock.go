@@ -125,14 +125,21 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	kids, _, err := c.Children(ctx, path)
+	kids, st, err := c.Children(ctx, path)
 	if errors.Is(err, framework.ErrNoNode) {
 		return exitWith(exitError, "%s does not exist: no lock there", path)
 	}
 	if err != nil {
 		return err
 	}
-	if err := notALock(path, kids); err != nil {
+	kind, err := pathKind(ctx, c, path, kids)
+	if err != nil {
+		return err
+	}
+	if err := notALock(path, kind, len(kids)); err != nil {
+		return err
+	}
+	if err := plainNode(path, "a lock", st); err != nil {
 		return err
 	}
 	m, err := mutex.New(c, path)
@@ -164,18 +171,19 @@ func (a *app) lockHolders(ctx context.Context, args []string) error {
 	return nil
 }
 
-// notALock says what path is when its children show that it is not a lock: a
-// semaphore, a leader latch, a read-write lock, or something else.
-func notALock(path string, kids []string) error {
-	switch kind := kindOf(kids); {
+// notALock says what path is when its children (n of them, which make it a path of
+// kind) show that it is not a lock: a semaphore, a leader latch, a read-write lock, or
+// something else.
+func notALock(path string, kind recipeKind, n int) error {
+	switch {
 	case kind == semaphoreKind:
 		return exitWith(exitError, "%s is a %s, not a lock: try 'zkcurator semaphore holders %s'", path, kind, path)
 	case kind == latchKind:
 		return exitWith(exitError, "%s is a %s, not a lock: try 'zkcurator leader who -v %s'", path, kind, path)
 	case kind == rwLockKind:
 		return exitWith(exitError, "%s is a %s, not a lock", path, kind)
-	case len(kids) > 0 && kind != lockKind:
-		return exitWith(exitError, "%s is not a lock: none of its %d children is a lock node", path, len(kids))
+	case n > 0 && kind != lockKind:
+		return exitWith(exitError, "%s is not a lock: none of its %d children is a lock node", path, n)
 	}
 	return nil
 }
@@ -184,7 +192,7 @@ func notALock(path string, kids []string) error {
 // children are another recipe's nodes, whose holder ours would not exclude: the command
 // would run beside a leader latch's leader, or a semaphore's or a lock's holder. Kind
 // "lock" is a mutex's lock- nodes (lock run, and leader run: a LeaderSelector is a
-// mutex); "semaphore" is the leases and locks children. A path that is not there yet, or
+// mutex); "semaphore" is the leases and locks children (pathKind). A path that is not there yet, or
 // holds only other nodes, is fine. It creates nothing.
 func refuseForeign(ctx context.Context, c *framework.Client, path, kind string) error {
 	kids, _, err := c.Children(ctx, path)
@@ -194,8 +202,12 @@ func refuseForeign(ctx context.Context, c *framework.Client, path, kind string) 
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", path, err)
 	}
+	found, err := pathKind(ctx, c, path, kids)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", path, err)
+	}
 	const beside = "not running the command beside its holder"
-	switch found := kindOf(kids); {
+	switch {
 	case found == latchKind:
 		return exitWith(exitError, "%s is a %s: not running the command beside its leader", path, found)
 	case found == rwLockKind:

@@ -301,7 +301,7 @@ func emptyQueue(ctx context.Context, c *framework.Client, path, kind string) (ms
 	if err != nil {
 		return path + " is empty", false
 	}
-	if k := kindOf(kids); k.isLockLike() {
+	if k, err := pathKind(ctx, c, path, kids); err == nil && k.isLockLike() {
 		return fmt.Sprintf("%s is not a queue: it holds a %s's nodes, not queue items: try '%s'",
 			path, k.noun(), k.holdersHint(path)), true
 	}

@@ -18,11 +18,48 @@ func TestKindOfNamesRecipeByChildren(t *testing.T) {
 		{[]string{"_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-__WRIT__0000000001"}, rwLockKind},
 		{[]string{"_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-__READ__0000000002"}, rwLockKind},
 		{[]string{"leases", "locks"}, semaphoreKind},
+		{[]string{"locks"}, semaphoreKind}, // until pathKind reads it
+		{[]string{"locks", "config"}, notARecipe},
+		{[]string{"leases", "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007"}, lockKind},
 		{[]string{"queue-0000000000", "queue-0000000001"}, queueKind},
 		{[]string{"qn-0000000000"}, simpleQueueKind},
 	} {
 		assert.Equal(t, tc.want, kindOf(tc.kids), "%v", tc.kids)
 	}
+}
+
+func TestIsSemaphoreReadsLeasesAndLocks(t *testing.T) {
+	const lease = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lease-0000000003"
+	const lock = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000001"
+	for _, tc := range []struct {
+		name                string
+		leases, locks       []string
+		hasLeases, hasLocks bool
+		want                bool
+	}{
+		{"a lease held", []string{lease}, nil, true, false, true},
+		{"a lease held, an acquirer queued", []string{lease}, []string{lock}, true, true, true},
+		{"free, both containers still there", nil, nil, true, true, true},
+		{"a mutex at <path>/locks", nil, []string{lock}, false, true, false},
+		{"a plain child named locks", nil, nil, false, true, false},
+		{"a plain child named leases", nil, nil, true, false, false},
+		{"leases holding plain nodes", []string{"config"}, nil, true, true, false},
+		{"leases holding unprotected lease names", []string{"lease-0000000003"}, nil, true, false, false},
+		{"locks holding plain nodes", []string{lease}, []string{"orders"}, true, true, false},
+	} {
+		assert.Equal(t, tc.want, isSemaphore(tc.leases, tc.locks, tc.hasLeases, tc.hasLocks), tc.name)
+	}
+}
+
+func TestRoleOfChecksSemaphoreNodes(t *testing.T) {
+	const lease = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lease-0000000003"
+	const lock = "_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000001"
+	sem := func(p string) bool { return p == "/sem" }
+	assert.Equal(t, "semaphore lease", roleOf("/sem/leases/"+lease, nil, sem))
+	assert.Equal(t, "semaphore lock node", roleOf("/sem/locks/"+lock, nil, sem))
+	assert.Equal(t, "lock node", roleOf("/app/locks/"+lock, nil, sem), "a mutex at a path named locks")
+	assert.Equal(t, "", roleOf("/app/leases/"+lease, nil, sem))
+	assert.Equal(t, "lock node", roleOf("/app/"+lock, nil, sem))
 }
 
 func TestNodeRoleNamesRecipeNode(t *testing.T) {

@@ -92,20 +92,27 @@ func (a *app) semaphoreHolders(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	kids, _, err := c.Children(ctx, path)
+	kids, st, err := c.Children(ctx, path)
 	if errors.Is(err, framework.ErrNoNode) {
 		return exitWith(exitError, "%s does not exist: no semaphore there", path)
 	}
 	if err != nil {
 		return err
 	}
-	if kindOf(kids) != semaphoreKind {
+	kind, err := pathKind(ctx, c, path, kids)
+	if err != nil {
+		return err
+	}
+	if kind != semaphoreKind {
+		if err := plainNode(path, "a semaphore", st); err != nil {
+			return err
+		}
 		if len(kids) == 0 {
 			fmt.Fprintf(a.stderr, "zkcurator: nobody holds a lease of the semaphore at %s\n", path)
 			return nil
 		}
-		if err := notALock(path, kids); err != nil {
-			return exitWith(exitError, "%s is not a semaphore (no leases or locks child)", path)
+		if err := notALock(path, kind, len(kids)); err != nil {
+			return exitWith(exitError, "%s is not a semaphore (its children are not a semaphore's leases and locks)", path)
 		}
 		return exitWith(exitError, "%s is a lock, not a semaphore: try 'zkcurator lock holders %s'", path, path)
 	}
