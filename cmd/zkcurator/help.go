@@ -20,10 +20,6 @@ Commands:
   ls [-R] <path> | get <path> | stat <path> | tree [<path>]   (each takes --json)
         read ZooKeeper: a node's children (-R: every node below it), its data, its stat;
         tree shows the nodes below <path> (default /) and names the recipe nodes it knows
-  create <path> [<data>] [--parents] [--container | --sequential] [--ttl D]
-  set <path> <data> [--version N] [--force] | delete <path> [--version N] [--force]
-        write a plain node, as zkCli does (<data> "-": read it from stdin); they refuse
-        what would break a recipe (its node, a counter's bytes, a holder's node)
   lock run <path> [--timeout D] [--grace D] [--revocable] -- <command...>
         run a command while holding the lock at <path> (like flock, across machines)
   lock holders <path>
@@ -82,18 +78,16 @@ Durations are written 500ms, 30s, 5m. Flags may be written -flag or --flag.
 
 Exit status:
   the command's own status when it ran (128+N when signal N killed it)
-  0    barrier, holders, who, list, revoke, counter, sharedcount, ls, get, stat,
-       tree, create, set and delete commands succeeded; server was stopped by Ctrl-C or SIGTERM
+  0    barrier, holders, who, list, revoke, counter, sharedcount, ls, get, stat and
+       tree commands succeeded; server was stopped by Ctrl-C or SIGTERM
   1    error: ZooKeeper unreachable, a request failed, holders or list of a path
        that does not exist or is not that recipe's, server's port in use, ...
   2    usage error (a bad path too: ZooKeeper's path rules)
-  3    counter set --expect, sharedcount set --version, set and delete --version:
-       the value or version was another; nothing was written
-  4    ls, get, stat, tree, set, delete: the path does not exist (create: its parent)
+  3    counter set --expect, sharedcount set --version: the value or version was
+       another; nothing was written
+  4    ls, get, stat, tree: the path does not exist
   5    ls, get, tree: no permission to read the path (its ACL; zkcurator sends no
-       credentials); tree and ls -R: to list a node below it (the rest is shown);
-       create, set, delete: to write it
-  6    create: the node exists already; nothing was written
+       credentials); tree and ls -R: to list a node below it (the rest is shown)
   70   the lock, lease or leadership was lost (or revoked) while the command ran; it
        was stopped
   75   --timeout expired before the lock, lease, leadership or barrier was had
@@ -489,52 +483,7 @@ listen to its changes.
                    overwritten: set says what it holds and exits 1; --force overwrites it
 `
 
-const helpWrite = `Usage: zkcurator create <path> [<data>] [--parents] [--container | --sequential] [--ttl D]
-       zkcurator set <path> <data> [--version N] [--force]
-       zkcurator delete <path> [--version N] [--force]
-
-Write a plain node, as zkCli's create, set and delete do. <data> "-" reads the data from
-stdin (all of it, as bytes: "zkcurator set /config/app - < app.json"). The root and
-/zookeeper are refused; --namespace applies.
-
-  create  makes the node, persistent, with <data> (default none). It does not write an
-          existing node (exit 6: "zkcurator set" does).
-            -p, --parents      make missing parents (persistent, no data); without it a
-                               missing parent is exit 4
-            -c, --container    a container: the server deletes it some time after its
-                               last child goes (what the recipes make for their paths)
-            -s, --sequential   append a 10-digit sequence number to the name; prints
-                               the path made
-            -t, --ttl D        a TTL node (the server needs extendedTypesEnabled): it is
-                               deleted once it has had no change and no child for D
-            -e, --ephemeral    refused: the node would go with zkcurator's session as
-                               soon as create exits ("zkcurator group join" holds a node
-                               while a command runs)
-  set     sets the node's data; the node must exist (exit 4). With -v, --version N
-          only if it is at version N (what "zkcurator stat" prints): otherwise exit 3
-          and nothing written (compare-and-set). A node that a recipe reads (a counter's
-          or a shared count's bytes, a queue item, a lock, lease or leader node, a
-          service instance; as "zkcurator get" names it) is not overwritten: it says
-          what the node is and which command to use, and exits 1; --force writes it.
-          The check and the write are bound to the node and version read.
-  delete  deletes the node (one node: one with children is refused, exit 1). With
-          -v, --version N only if it is at version N (else exit 3). A live holder's
-          node (an ephemeral lock node, lease, leader node or service instance) is not
-          deleted: its holder would carry on as if it still held it; it says what the
-          node is and exits 1 ("zkcurator lock revoke <node>" asks a revocable holder to
-          let go); --force deletes it.
-
-Exit status: 0; 2 usage or a bad path; 3 --version did not match (nothing written); 4
-the node does not exist (create: its parent); 5 no permission (its ACL; zkcurator sends
-no credentials); 6 create: the node exists already; 1 any other error (a refused
-recipe node, a write whose outcome is unknown after a lost connection: it may or may
-not have been applied).
-`
-
 var helpTopics = map[string]string{
-	"create":             helpWrite,
-	"set":                helpWrite,
-	"delete":             helpWrite,
 	"":                   helpMain,
 	"server":             helpServer,
 	"ls":                 helpRead,

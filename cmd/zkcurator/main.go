@@ -2,8 +2,8 @@
 // and operators: a command under a distributed lock (like flock(1), but across machines)
 // or a semaphore, or only while it leads an election (Curator's LeaderSelector); barriers
 // that hold and release jobs; queues, service discovery, counters; a look at who holds a
-// lock or leads, a look at any path (ls, get, stat, tree, which names the recipe nodes
-// it knows), and plain writes (create, set, delete) that keep the recipes' nodes whole. What it makes is wire-compatible with Curator's recipes and
+// lock or leads, and a read-only look at any path (ls, get, stat, tree, which names the
+// recipe nodes it knows). What it makes is wire-compatible with Curator's recipes and
 // with this module's Go packages on the same paths. It asks for the library's default
 // session timeout unless --session-timeout says otherwise. For development, zkcurator
 // server runs a ZooKeeper on this machine until Ctrl-C.
@@ -50,9 +50,8 @@ const (
 	exitError       = 1   // an error: ZooKeeper unreachable, a failed request, ...
 	exitUsage       = 2   // a bad command line
 	exitConflict    = 3   // a conditional write found another value or version: nothing written
-	exitNoNode      = 4   // ls, get, stat, tree, set, delete: the path does not exist (create: its parent)
-	exitNoAuth      = 5   // ls, get, tree: no permission to read the path (or, tree and ls -R, a node below it); create, set, delete: to write it
-	exitExists      = 6   // create: the node exists already (nothing written)
+	exitNoNode      = 4   // ls, get, stat, tree: the path does not exist
+	exitNoAuth      = 5   // ls, get, tree: no permission to read the path (or, tree and ls -R, a node below it)
 	exitLost        = 70  // the lock or lease was lost or revoked while the command ran; it was stopped
 	exitTimeout     = 75  // --timeout expired first (EX_TEMPFAIL; what `flock -E 75 -w` would say)
 	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM or SIGHUP) while waiting
@@ -104,7 +103,7 @@ type app struct {
 	namespace      string
 	tls            tlsFiles // --tls-ca, --tls-cert, --tls-key (default $ZK_TLS_*)
 
-	force bool // --force of the commands that write: overwrite or delete what they would refuse to
+	force bool // --force of counter set and sharedcount set: overwrite data of another format
 }
 
 // run runs the command line args and returns the exit status.
@@ -169,12 +168,6 @@ func (a *app) dispatch(ctx context.Context, args []string) error {
 		return a.stat(ctx, rest)
 	case "tree":
 		return a.tree(ctx, rest)
-	case "create":
-		return a.create(ctx, rest)
-	case "set":
-		return a.set(ctx, rest)
-	case "delete":
-		return a.delete(ctx, rest)
 	case "lock":
 		return a.sub(ctx, "lock", rest, map[string]func(context.Context, []string) error{
 			"run": a.lockRun, "holders": a.lockHolders, "revoke": a.lockRevoke,
