@@ -56,3 +56,68 @@ func TestTTLNodeWaitForInitialCreateReturnsRefusedTouch(t *testing.T) {
 	assert.NoError(t, ctx.Err(), "returned on the refusal, not at the context's end")
 	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren()))
 }
+
+// ttlChildMzxid reads the TTL child's Stat through c, failing the test on any error.
+func ttlChildStat(t *testing.T, c *framework.Client, path string) *framework.Stat {
+	t.Helper()
+	_, st, err := c.GetData(testutil.Context(t, 10*time.Second), path)
+	require.NoError(t, err, "reading the TTL child %s", path)
+	return st
+}
+
+// A TTLNode touches its child every TTL/factor while started, and Close stops the
+// touching: the child's mzxid advances while the node runs and stays put after Close
+// (the doc: "Close stops touching the child ... and deletes neither").
+func TestTTLNodeCloseStopsTouchingAndDeletesNeither(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pn/ttl-touch"
+	tn, err := persistentnode.NewTTL(c, path, 800*time.Millisecond, []byte("d"))
+	require.NoError(t, err)
+	require.NoError(t, tn.Start())
+	require.NoError(t, tn.WaitForInitialCreate(ctx))
+	first := ttlChildStat(t, other, tn.ChildPath())
+	require.Eventually(t, func() bool { return ttlChildStat(t, other, tn.ChildPath()).Mzxid > first.Mzxid },
+		10*time.Second, 20*time.Millisecond, "the child is touched again within a few TTL/2 periods")
+	require.NoError(t, tn.Close())
+	after := ttlChildStat(t, other, tn.ChildPath())
+	time.Sleep(1200 * time.Millisecond) // three touch periods: no touch may come
+	st, err := other.Exists(ctx, tn.ChildPath())
+	require.NoError(t, err)
+	if st != nil {
+		assert.Equal(t, after.Mzxid, st.Mzxid, "the child was touched after Close")
+	}
+	cst, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	_ = cst // the container may be reaped by the server once its child's TTL passed
+	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
+}
+
+// The container deleted by someone else (child first) is made again by the TTLNode,
+// and its child touched again: the node is kept, as the package promises.
+func TestTTLNodeMakesContainerAndChildAgainAfterDeletion(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pn/ttl-again"
+	tn, err := persistentnode.NewTTL(c, path, 2*time.Second, []byte("d"))
+	require.NoError(t, err)
+	require.NoError(t, tn.Start())
+	defer tn.Close()
+	require.NoError(t, tn.WaitForInitialCreate(ctx))
+	before := ttlChildStat(t, other, path)
+	require.NoError(t, other.Delete(ctx, path, framework.WithChildren()))
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, tn.ChildPath())
+		return err == nil && st != nil
+	}, 10*time.Second, 20*time.Millisecond, "the container and its child are made again")
+	data, st, err := other.GetData(ctx, path)
+	require.NoError(t, err)
+	assert.Equal(t, "d", string(data))
+	assert.Greater(t, st.Czxid, before.Czxid, "a new container")
+}
