@@ -1,6 +1,7 @@
 package persistentnode_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -120,4 +121,66 @@ func TestTTLNodeMakesContainerAndChildAgainAfterDeletion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "d", string(data))
 	assert.Greater(t, st.Czxid, before.Czxid, "a new container")
+}
+
+// Close stops touching the child, also when a touch is in flight on a connection that
+// hangs: Close returns without waiting for the hung server, and once the connection
+// comes back no touch of the closed TTLNode reaches the child ("Close stops touching
+// the child").
+func TestTTLNodeCloseDuringHungTouchLeavesChildUntouched(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var (
+		mu    sync.Mutex
+		armed bool
+		sent  = make(chan struct{})
+	)
+	hook := func(op string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if armed && op == "setData" {
+			armed = false
+			close(sent)
+		}
+	}
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(hook),
+		framework.WithSessionTimeout(20*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pn/ttl-hung"
+	tn, err := persistentnode.NewTTL(c, path, 2*time.Second, []byte("d"))
+	require.NoError(t, err)
+	require.NoError(t, tn.Start())
+	require.NoError(t, tn.WaitForInitialCreate(ctx))
+	proxy.Stall()
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	select {
+	case <-sent:
+	case <-ctx.Done():
+		t.Fatal("no touch was sent")
+	}
+	before := ttlChildStat(t, other, tn.ChildPath())
+	closed := make(chan error, 1)
+	go func() { closed <- tn.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		proxy.Heal()
+		<-closed
+		t.Fatal("Close waited on the hung connection for more than 5s")
+	}
+	proxy.Heal()
+	// Once the connection is back, whatever the closed TTLNode sent has been answered
+	// after a request of c's made now is (one session's requests are handled in order).
+	_, err = c.Exists(ctx, path)
+	require.NoError(t, err)
+	st, err := other.Exists(ctx, tn.ChildPath())
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	assert.Equal(t, before.Mzxid, st.Mzxid, "the child was touched after Close returned")
+	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
 }
