@@ -184,3 +184,50 @@ func TestTTLNodeCloseDuringHungTouchLeavesChildUntouched(t *testing.T) {
 	assert.Equal(t, before.Mzxid, st.Mzxid, "the child was touched after Close returned")
 	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
 }
+
+// A TTLNode's listener may call Close (AddListener: "see Node.AddListener", whose fn
+// "may call Close"): the Close from the listener returns, the TTLNode stops touching
+// its child, and a Close from elsewhere returns too, leaving no goroutine.
+func TestTTLNodeCloseFromListenerReturns(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pn/ttl-listener"
+	tn, err := persistentnode.NewTTL(c, path, 600*time.Millisecond, []byte("d"))
+	require.NoError(t, err)
+	closed := make(chan error, 1)
+	tn.AddListener(func(persistentnode.Created) {
+		select {
+		case closed <- tn.Close():
+		default:
+		}
+	})
+	require.NoError(t, tn.Start())
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Close called from the listener did not return")
+	}
+	done := make(chan error, 1)
+	go func() { done <- tn.Close() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("a Close after the listener's did not return")
+	}
+	st, err := other.Exists(ctx, path+"/"+persistentnode.DefaultChildNodeName)
+	require.NoError(t, err)
+	if st != nil {
+		time.Sleep(900 * time.Millisecond) // three touch periods
+		st2, err := other.Exists(ctx, path+"/"+persistentnode.DefaultChildNodeName)
+		require.NoError(t, err)
+		if st2 != nil {
+			assert.Equal(t, st.Mzxid, st2.Mzxid, "the child was touched after Close")
+		}
+	}
+	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
+}
