@@ -2,6 +2,7 @@ package persistentnode_test
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +230,52 @@ func TestTTLNodeCloseFromListenerReturns(t *testing.T) {
 			assert.Equal(t, st.Mzxid, st2.Mzxid, "the child was touched after Close")
 		}
 	}
+	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
+}
+
+// Close stops keeping the container node: a re-creation of the container (someone
+// deleted it) sent on a connection that then hangs, and given up by Close, must not
+// leave a container made after Close returned. (A container that never had a child is
+// not reaped by the server: such a node would stay for good.)
+func TestTTLNodeCloseDuringHungRecreationLeavesNoContainer(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var armed atomic.Bool
+	sent := make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.Stall() // the re-creation goes out into a connection that answers nothing
+			close(sent)
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), hook, framework.WithSessionTimeout(30*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const path = "/pn/ttl-recreate"
+	tn, err := persistentnode.NewTTL(c, path, time.Minute, []byte("d"))
+	require.NoError(t, err)
+	require.NoError(t, tn.Start())
+	require.NoError(t, tn.WaitForInitialCreate(ctx))
+
+	armed.Store(true)
+	require.NoError(t, other.Delete(ctx, path, framework.WithChildren()))
+	testutil.WaitClosed(t, sent, 20*time.Second, "the container's re-creation")
+	closed := make(chan error, 1)
+	go func() { closed <- tn.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second): // a bound on the wait, not an assertion
+		proxy.Heal()
+		require.NoError(t, <-closed)
+	}
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, "/pn") // every request c sent before has been answered
+	require.NoError(t, err)
+	st, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	assert.Nil(t, st, "the container was made again after Close returned, by a re-creation Close gave up on")
 	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
 }
