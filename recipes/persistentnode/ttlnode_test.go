@@ -85,6 +85,8 @@ func TestTTLNodeCloseStopsTouchingAndDeletesNeither(t *testing.T) {
 	require.Eventually(t, func() bool { return ttlChildStat(t, other, tn.ChildPath()).Mzxid > first.Mzxid },
 		10*time.Second, 20*time.Millisecond, "the child is touched again within a few TTL/2 periods")
 	require.NoError(t, tn.Close())
+	_, err = c.Exists(ctx, path) // a touch sent before Close is answered before this (one session's order)
+	require.NoError(t, err)
 	after := ttlChildStat(t, other, tn.ChildPath())
 	time.Sleep(1200 * time.Millisecond) // three touch periods: no touch may come
 	st, err := other.Exists(ctx, tn.ChildPath())
@@ -220,6 +222,8 @@ func TestTTLNodeCloseFromListenerReturns(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a Close after the listener's did not return")
 	}
+	_, err = c.Exists(ctx, path) // a touch sent before Close is answered before this (one session's order)
+	require.NoError(t, err)
 	st, err := other.Exists(ctx, path+"/"+persistentnode.DefaultChildNodeName)
 	require.NoError(t, err)
 	if st != nil {
