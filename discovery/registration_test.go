@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"context"
+	"github.com/go-zookeeper/zk"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -826,4 +827,36 @@ func TestCloseDuringHungRecreationLeavesNoNode(t *testing.T) {
 		assert.Failf(t, "the node is left", "the closed registry's node %s (owner 0x%x, the client's live session 0x%x) was made after Close returned and is still there",
 			path, st.EphemeralOwner, c.SessionID())
 	}
+}
+
+// A registered instance whose node someone makes unreadable to the registry's client and
+// then deletes is registered again: "A registered instance is kept: when its node goes
+// (the session expired and the client has a new one, or someone deleted it) it is
+// created again once the client is connected". ZooKeeper sends no event on a node to a
+// client that may not read it, so the keeper must not rest on its watch alone.
+func TestRegisteredNodeMadeUnreadableThenDeletedIsCreatedAgain(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, server.ConnectString())
+	other := testutil.ConnectFailFast(t, server.ConnectString(), framework.WithAuth("digest", []byte("other:pw")))
+	ctx := testutil.Context(t, 60*time.Second)
+	const base = "/disc/unreadable-deleted"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	t.Cleanup(func() { _ = other.Delete(ctx, base, framework.WithChildren(), framework.Quietly()) })
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "a", 1)))
+	path := base + "/svc/a"
+	_, old, err := other.GetData(ctx, path)
+	require.NoError(t, err)
+
+	_, err = other.SetACL(ctx, path, zk.DigestACL(zk.PermAll, "other", "pw"), -1)
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctx, path))
+	var st *framework.Stat
+	require.Eventually(t, func() bool {
+		st, err = other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 25*time.Second, 20*time.Millisecond, "the instance was not registered again within 25 s of its node's deletion")
+	assert.Greater(t, st.Czxid, old.Czxid)
 }
