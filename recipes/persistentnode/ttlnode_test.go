@@ -283,3 +283,49 @@ func TestTTLNodeCloseDuringHungRecreationLeavesNoContainer(t *testing.T) {
 	assert.Nil(t, st, "the container was made again after Close returned, by a re-creation Close gave up on")
 	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
 }
+
+// Close during the first create of the container, sent on a connection that then hangs:
+// once the connection is back and the client's cleanups are done, no container made by
+// that create stays (it would never get a child, and the server never reaps a container
+// that had none).
+func TestTTLNodeCloseDuringHungFirstCreateLeavesNoContainer(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var armed atomic.Bool
+	sent := make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.Stall() // the first create goes out into a connection that answers nothing
+			close(sent)
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), hook, framework.WithSessionTimeout(30*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	_, err := other.Create(ctx, "/pn", nil) // the parent is there: the stalled create is the container's
+	require.NoError(t, err)
+	const path = "/pn/ttl-first"
+	tn, err := persistentnode.NewTTL(c, path, time.Minute, []byte("d"))
+	require.NoError(t, err)
+	armed.Store(true)
+	require.NoError(t, tn.Start())
+	testutil.WaitClosed(t, sent, 20*time.Second, "the container's first create")
+	closed := make(chan error, 1)
+	go func() { closed <- tn.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second): // a bound on the wait, not an assertion
+		proxy.Heal()
+		require.NoError(t, <-closed)
+	}
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, "/pn") // every request c sent before has been answered
+	require.NoError(t, err)
+	st, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	assert.Nil(t, st, "the container made by a first create Close gave up on stays")
+	require.NoError(t, other.Delete(ctx, "/pn", framework.WithChildren(), framework.Quietly()))
+}
