@@ -209,7 +209,11 @@ func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.
 
 // Close stops touching the child and keeping the container node, and deletes neither:
 // as Curator's, the server deletes the child once its TTL passes without a touch, then
-// the container once it has no child. A create of the container in flight when Close
+// the container once it has no child. Close does not wait for a hung connection to
+// answer a touch: a touch already handed to the connection when Close is called may
+// still be applied after Close returned (once a stalled connection is back), and the
+// child then lives one TTL past it; no touch is sent after Close returned. A create of
+// the container in flight when Close
 // is called (the first, or a re-creation after someone deleted it) is waited for, at
 // most 10 s and then by a cleanup in the background (the client's WaitGuaranteedDeletes
 // and Close wait for it): the container it made is deleted when it carries this
