@@ -35,6 +35,9 @@ type TTLNode struct {
 	// (refused then holds the server's answer, until a later touch writes the child).
 	touched chan struct{}
 	refused error
+	// closeDone is closed once the first Close has done its work (its wait for a create
+	// of the container it gave up on): a later Close waits for it.
+	closeDone chan struct{}
 }
 
 // NewTTL returns a TTLNode: a container node at path with data, and a child
@@ -73,7 +76,7 @@ func NewTTL(c *framework.Client, path string, ttl time.Duration, data []byte, op
 	if every <= 0 {
 		every = time.Millisecond
 	}
-	return &TTLNode{node: n, child: child, ttl: ttl, every: every}, nil
+	return &TTLNode{node: n, child: child, ttl: ttl, every: every, closeDone: make(chan struct{})}, nil
 }
 
 // Start creates the container node in the background and starts touching its child:
@@ -228,11 +231,14 @@ func (t *TTLNode) Close() error {
 		if started {
 			waitFor(t.done) // the first Close may be under way
 		}
-		return t.node.Close()
+		err := t.node.Close()
+		waitUnlessInside(t.node.g, t.closeDone) // not from a listener the first Close waits for
+		return err
 	}
 	t.closed = true
 	started := t.started
 	t.mu.Unlock()
+	defer close(t.closeDone)
 	if started {
 		close(t.stop)
 		waitFor(t.done)
