@@ -1,9 +1,11 @@
 package cache_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/cache"
@@ -152,4 +154,76 @@ func TestChangesAcrossSessionExpiry(t *testing.T) {
 	requireConverges(t, cw, root, 1<<30, tc.Snapshot)
 	rt.checkConsistent(t)
 	rp.checkConsistent(t)
+}
+
+// On a connection that hangs (the proxy stalls before the cache's first read goes out),
+// a Start under BuildInitialCache returns once its context ends, with an error wrapping
+// ctx.Err() ("or with an error wrapping ctx.Err() — the cache is then closed"), and a
+// Close made then returns without waiting for the hung server, leaving no goroutine
+// ("Close stops the cache and waits for its goroutines").
+func TestCacheStartAndCloseOnHungConnectionReturnWithContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := newClient(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	owner := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const root = "/hungstart"
+	create(t, owner, root, "r")
+	create(t, owner, root+"/a", "a")
+	t.Cleanup(func() { _ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly()) })
+	type startCloser interface {
+		Start(context.Context) error
+		Close() error
+	}
+	mk := map[string]func() (startCloser, error){
+		"node cache": func() (startCloser, error) {
+			return cache.NewNodeCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
+		},
+		"path children cache": func() (startCloser, error) {
+			return cache.NewPathChildrenCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
+		},
+		"tree cache": func() (startCloser, error) {
+			return cache.NewTreeCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
+		},
+	}
+	proxy.Stall()
+	defer proxy.Heal()
+	for name, newCache := range mk {
+		cc, err := newCache()
+		require.NoError(t, err, name)
+		sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		start := time.Now()
+		err = cc.Start(sctx)
+		took := time.Since(start)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+		assert.Less(t, took, 2*time.Second, "%s: Start returned %v after its context's deadline", name, took-300*time.Millisecond)
+		closed := make(chan error, 1)
+		go func() { closed <- cc.Close() }()
+		select {
+		case err := <-closed:
+			assert.NoError(t, err, name)
+		case <-time.After(5 * time.Second):
+			proxy.Heal()
+			<-closed
+			t.Fatalf("%s: Close waited on the hung connection for more than 5 s", name)
+		}
+	}
+	// A CuratorCache's Start returns at once ("ctx bounds nothing after Start returns"):
+	// its Close alone is bounded here.
+	cc, err := cache.NewCuratorCache(c, root)
+	require.NoError(t, err)
+	require.NoError(t, cc.Start(ctx))
+	time.Sleep(200 * time.Millisecond) // its first read is sent on the hung connection
+	closed := make(chan error, 1)
+	go func() { closed <- cc.Close() }()
+	select {
+	case err := <-closed:
+		assert.NoError(t, err, "curator cache")
+	case <-time.After(5 * time.Second):
+		proxy.Heal()
+		<-closed
+		t.Fatal("curator cache: Close waited on the hung connection for more than 5 s")
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/cache"
@@ -216,4 +218,54 @@ func TestLargeTree(t *testing.T) {
 	r.expect(t, "NODE_UPDATED /large/p042/c017")
 	d, _ := tc.Get(root + "/p042/c017")
 	require.Equal(t, "changed", string(d.Data))
+}
+
+// A Selector gets full paths without the client's namespace (Selector: "Both methods get
+// full paths (without the client's namespace)"), and a TreeCache of a namespaced client
+// holds, prunes and watches by those paths: the accepted nodes are held, the refused one
+// and everything below it are not, and the node whose children are not traversed is held
+// without its children.
+func TestTreeCacheSelectorSeesPathsWithoutNamespace(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := newClient(t, srv.ConnectString(), framework.WithNamespace("selns/deep"))
+	ctx := testutil.Context(t, 30*time.Second)
+	const root = "/r"
+	for _, p := range []string{root, root + "/keep", root + "/keep/k", root + "/skip", root + "/skip/s", root + "/flat", root + "/flat/f"} {
+		create(t, c, p, p)
+	}
+	var mu sync.Mutex
+	var seen []string
+	sel := cache.SelectorFuncs{
+		Traverse: func(p string) bool {
+			mu.Lock()
+			seen = append(seen, p)
+			mu.Unlock()
+			return p != root+"/flat"
+		},
+		Accept: func(p string) bool {
+			mu.Lock()
+			seen = append(seen, p)
+			mu.Unlock()
+			return p != root+"/skip"
+		},
+	}
+	tc, err := cache.NewTreeCache(c, root, cache.WithSelector(sel), cache.WithStartMode(cache.BuildInitialCache))
+	require.NoError(t, err)
+	require.NoError(t, tc.Start(ctx))
+	defer tc.Close()
+	for _, p := range []string{root, root + "/keep", root + "/keep/k", root + "/flat"} {
+		_, ok := tc.Get(p)
+		assert.True(t, ok, "%s is held", p)
+	}
+	for _, p := range []string{root + "/skip", root + "/skip/s", root + "/flat/f"} {
+		_, ok := tc.Get(p)
+		assert.False(t, ok, "%s is not held", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, seen)
+	for _, p := range seen {
+		assert.True(t, p == root || strings.HasPrefix(p, root+"/"), "the selector got %q, not a path without the namespace", p)
+	}
 }

@@ -188,3 +188,61 @@ func TestCacheHoldsRootMadeReadable(t *testing.T) {
 	rn.checkConsistent(t)
 	rt.checkConsistent(t)
 }
+
+// A node the cache may not read, whose ACL is then opened (setACL: the server sends no
+// event, and the parent's children do not change), is held once the cache reads it
+// again on its own ("The cache reads such a node again every 10 seconds ... and holds
+// it once it can read it"), for a child and for the cache's own node.
+func TestCacheHoldsNodeWhoseACLIsOpened(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	owner := newClient(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	c := newClient(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const root = "/aclopened"
+	secret := zk.DigestACL(zk.PermAll, "owner", "pw")
+	create(t, owner, root, "")
+	_, err := owner.Create(ctx, root+"/b", []byte("b"), framework.WithNodeACL(secret))
+	require.NoError(t, err)
+	_, err = owner.Create(ctx, "/aclopened-node", []byte("n"), framework.WithNodeACL(secret))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = owner.Delete(ctx, root, framework.WithChildren(), framework.Quietly())
+		_ = owner.Delete(ctx, "/aclopened-node", framework.Quietly())
+	})
+
+	pc, err := cache.NewPathChildrenCache(c, root, cache.WithStartMode(cache.BuildInitialCache))
+	require.NoError(t, err)
+	require.NoError(t, pc.Start(ctx))
+	t.Cleanup(func() { _ = pc.Close() })
+	tc, err := cache.NewTreeCache(c, root)
+	require.NoError(t, err)
+	rt := listen(t, newRecorder(root, true), tc.AddListener)
+	require.NoError(t, tc.Start(ctx))
+	t.Cleanup(func() { _ = tc.Close() })
+	nc, err := cache.NewNodeCache(c, "/aclopened-node")
+	require.NoError(t, err)
+	rn := listen(t, newRecorder("/aclopened-node", false), nc.AddListener)
+	require.NoError(t, nc.Start(ctx))
+	t.Cleanup(func() { _ = nc.Close() })
+	rt.skipUntil(t, "INITIALIZED")
+	ev := rn.next(t, 15*time.Second)
+	require.Equal(t, cache.Unreadable, ev.Type, "node cache: %v", ev)
+	_, ok := pc.Get(root + "/b")
+	require.False(t, ok)
+
+	_, err = owner.SetACL(ctx, root+"/b", zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	_, err = owner.SetACL(ctx, "/aclopened-node", zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, b := pc.Get(root + "/b")
+		_, tb := tc.Get(root + "/b")
+		_, n := nc.Current()
+		return b && tb && n
+	}, 25*time.Second, 20*time.Millisecond, "the caches hold the nodes once readable")
+	d, _ := nc.Current()
+	assert.Equal(t, "n", string(d.Data))
+	rt.checkConsistent(t)
+	rn.checkConsistent(t)
+}

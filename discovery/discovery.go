@@ -596,6 +596,7 @@ func (r *registration[T]) keep(ctx context.Context) {
 			return
 		}
 		w, err := r.ensure(ctx)
+		path := r.path
 		r.release()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -616,13 +617,45 @@ func (r *registration[T]) keep(ctx context.Context) {
 			t.Stop()
 			continue
 		}
+		if !r.await(ctx, w, wake, path) {
+			return
+		}
+	}
+}
+
+// recheckEvery is how often a registration looks at its node without a watch (one
+// exists, which needs no permission on the node): ZooKeeper tells a watch nothing about
+// a node its client may not read, so a node whose ACL someone changed to deny this
+// client READ and then deleted fires no watch. A deletion made while the node was
+// unreadable is noticed within recheckEvery.
+const recheckEvery = 10 * time.Second
+
+// await waits for the node's watch, a reconnection (wake) or, every recheckEvery, a look
+// that finds the node at path gone unseen by the watch. It returns false when ctx ended
+// or the client closed.
+func (r *registration[T]) await(ctx context.Context, w *framework.Watch, wake <-chan struct{}, path string) bool {
+	c := r.d.c
+	tick := time.NewTicker(recheckEvery)
+	defer tick.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-d.c.Done():
-			return
+			return false
+		case <-c.Done():
+			return false
 		case <-w.Done():
+			return true
 		case <-wake: // a reconnection: look again (a new session, say)
+			return true
+		case <-tick.C:
+			if path == "" {
+				continue
+			}
+			// No watch: one set at each look would pile watchers up on a node that
+			// never changes. A failed look waits for the next (a connection event wakes).
+			if st, err := c.Exists(ctx, path); err == nil && st == nil {
+				return true
+			}
 		}
 	}
 }

@@ -39,6 +39,13 @@
 // connected, once. While the client is cut off, the registration cannot be kept and the
 // server removes a Dynamic instance when the session expires.
 //
+// ZooKeeper tells a watch nothing about a node its client may not read, and setACL fires
+// no watch: a registered instance's node whose ACL someone changed to deny this client
+// READ, and then deleted, fires no event. So each registration also looks at its node
+// every 10 s (one exists request, which needs no permission on the node, per 10 s per
+// registered instance; no watch is added): a deletion made while the node was unreadable
+// is noticed within 10 s, and the instance is registered again.
+//
 // A node belongs to the registration that made it, not to a session: each registration
 // puts a token of its own in the ACL of every node it creates (framework.WithOwnerToken:
 // one READ entry for an identity no one can authenticate as; the node's name and data are

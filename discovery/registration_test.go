@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"context"
+	"github.com/go-zookeeper/zk"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -772,4 +773,90 @@ func TestSequentialRegisterWithLostReplyGivenUpLeavesNoNode(t *testing.T) {
 	}
 	assert.Empty(t, kids, "the given-up Register's sequential node is left under the live session 0x%x", c.SessionID())
 	assert.Empty(t, d.Registered())
+}
+
+// Close during the keeper's re-creation of an instance's node (someone deleted it) sent
+// on a connection that then hangs: the create is applied once the connection is back,
+// after Close gave the registration up. Close "unregisters every instance still
+// registered (deleting their nodes as Unregister does ... the deletes not done by then go
+// on in the background)": once the connection is back and WaitGuaranteedDeletes
+// returned, no node of the closed registry may be there (an ephemeral node would stay for
+// the client's session, handed out by every provider).
+func TestCloseDuringHungRecreationLeavesNoNode(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, server.ConnectString())
+	var armed atomic.Bool
+	sent := make(chan struct{})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second),
+		framework.WithRequestHook(func(op string) {
+			if (op == "create" || op == "multi") && armed.CompareAndSwap(true, false) {
+				proxy.Stall() // the re-creation goes out into a connection that answers nothing
+				close(sent)
+			}
+		}))
+	other := testutil.Connect(t, server.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	const base = "/disc/hung-recreate"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Heal(); _ = d.Close() })
+	inst := newInstance(t, "svc", "a", 1)
+	require.NoError(t, d.Register(ctx, inst))
+	path := base + "/svc/a"
+
+	armed.Store(true)
+	require.NoError(t, other.Delete(ctx, path))
+	testutil.WaitClosed(t, sent, 20*time.Second, "the keeper's re-creation")
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close during the stall: %v", err)
+	case <-time.After(15 * time.Second): // a bound on the wait, not an assertion
+		proxy.Heal()
+		t.Logf("Close: %v", <-closed)
+	}
+	proxy.Heal()
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, base) // every request c sent before has been answered
+	require.NoError(t, err)
+	st, err := other.Exists(ctx, path)
+	require.NoError(t, err)
+	if st != nil {
+		assert.Failf(t, "the node is left", "the closed registry's node %s (owner 0x%x, the client's live session 0x%x) was made after Close returned and is still there",
+			path, st.EphemeralOwner, c.SessionID())
+	}
+}
+
+// A registered instance whose node someone makes unreadable to the registry's client and
+// then deletes is registered again: "A registered instance is kept: when its node goes
+// (the session expired and the client has a new one, or someone deleted it) it is
+// created again once the client is connected". ZooKeeper sends no event on a node to a
+// client that may not read it, so the keeper must not rest on its watch alone.
+func TestRegisteredNodeMadeUnreadableThenDeletedIsCreatedAgain(t *testing.T) {
+	leakcheck.Check(t)
+	server := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, server.ConnectString())
+	other := testutil.ConnectFailFast(t, server.ConnectString(), framework.WithAuth("digest", []byte("other:pw")))
+	ctx := testutil.Context(t, 60*time.Second)
+	const base = "/disc/unreadable-deleted"
+	d, err := discovery.New[details](c, base)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	t.Cleanup(func() { _ = other.Delete(ctx, base, framework.WithChildren(), framework.Quietly()) })
+	require.NoError(t, d.Register(ctx, newInstance(t, "svc", "a", 1)))
+	path := base + "/svc/a"
+	_, old, err := other.GetData(ctx, path)
+	require.NoError(t, err)
+
+	_, err = other.SetACL(ctx, path, zk.DigestACL(zk.PermAll, "other", "pw"), -1)
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctx, path))
+	var st *framework.Stat
+	require.Eventually(t, func() bool {
+		st, err = other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 25*time.Second, 20*time.Millisecond, "the instance was not registered again within 25 s of its node's deletion")
+	assert.Greater(t, st.Czxid, old.Czxid)
 }

@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -110,5 +111,36 @@ func TestNamespaceThereButParentClosed(t *testing.T) {
 		_, _, err := c.GetData(ctx, "/x")
 		require.NoError(t, err)
 		assert.Equal(t, uint64(1), c.Requests()-before, "getData %d: requests once the namespace was found", i)
+	}
+}
+
+// A protected create under a namespace whose reply is lost finds its node on the retry
+// (Curator's protected mode) and returns its path without the namespace (Create: "returns
+// its path (with the sequence suffix and protected prefix, if any; without the
+// namespace)"): one node, named with the call's prefix. So does CreateStat, whose Stat is
+// that node's.
+func TestNamespaceProtectedCreateThroughLostReply(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithNamespace("apps/prot"))
+	plain := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testCtx(t)
+	require.NoError(t, c.EnsurePath(ctx, "/locks"))
+	for i, mode := range []framework.CreateMode{framework.EphemeralSequential, framework.Ephemeral} {
+		prefix := framework.NewProtectedPrefix()
+		proxy.DropNextCreateReply()
+		accepted := proxy.Accepted()
+		p, st, err := c.CreateStat(ctx, "/locks/n-", []byte("me"), framework.WithMode(mode), framework.WithProtectionPrefix(prefix))
+		require.NoError(t, err, "mode %v", mode)
+		assert.Greater(t, proxy.Accepted(), accepted, "the create's connection was dropped")
+		assert.True(t, strings.HasPrefix(p, "/locks/"+prefix+"n-"), "mode %v: path %q", mode, p)
+		require.NotNil(t, st)
+		_, real, err := plain.GetData(ctx, "/apps/prot"+p)
+		require.NoError(t, err, "mode %v: the node at the namespaced path", mode)
+		assert.Equal(t, real.Czxid, st.Czxid, "mode %v", mode)
+		kids, _, err := plain.Children(ctx, "/apps/prot/locks")
+		require.NoError(t, err)
+		assert.Len(t, kids, i+1, "mode %v: one node per create: %v", mode, kids)
 	}
 }

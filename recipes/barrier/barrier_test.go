@@ -383,3 +383,36 @@ func TestPollingWaitSharesOneWatch(t *testing.T) {
 	assert.Equal(t, 0, c.Watches())
 	require.NoError(t, c.Delete(ctx, "/barriers", framework.Quietly()))
 }
+
+// On a connection that hangs (the server answers nothing), each of the barrier's calls
+// returns once its context ends, with an error matching the context's: Wait as its doc
+// says ("when ctx ends Wait returns an error that matches ctx.Err()"), Set, Remove and
+// IsSet as every call bounded by a context.
+func TestCallsOnHungConnectionReturnWithContext(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/jobs/hung"
+	b := newBarrier(t, c, path)
+	require.NoError(t, b.Set(ctx))
+	proxy.Stall()
+	defer proxy.Heal()
+	for name, call := range map[string]func(context.Context) error{
+		"Wait":   b.Wait,
+		"Set":    b.Set,
+		"Remove": b.Remove,
+		"IsSet":  func(ctx context.Context) error { _, err := b.IsSet(ctx); return err },
+	} {
+		dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		start := time.Now()
+		err := call(dctx)
+		took := time.Since(start)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+		assert.Less(t, took, 2*time.Second, "%s returned %v after its context's deadline", name, took-300*time.Millisecond)
+	}
+	proxy.Heal()
+	require.NoError(t, newBarrier(t, testutil.ConnectFailFast(t, srv.ConnectString()), path).Remove(ctx))
+}

@@ -17,6 +17,11 @@
 // created with) to the client's guaranteed-delete worker, which deletes it once the
 // connection is back; the client's WaitGuaranteedDeletes waits for it.
 //
+// A member's node deleted while its ACL denied this client READ (ZooKeeper tells a watch
+// nothing about such a node) is noticed within 10 s and created again: the
+// persistentnode.Node looks at it every 10 s with one exists request (see persistentnode,
+// "What is not guaranteed").
+//
 // A member's node is its own only when it carries the member's owner token (see
 // persistentnode, "Ownership"; the token is an entry of the node's ACL, so names and
 // payloads are as Curator's). Two members of one id (in two processes, or on one

@@ -2,6 +2,7 @@ package groupmember_test
 
 import (
 	"context"
+	"github.com/go-zookeeper/zk"
 	"slices"
 	"testing"
 	"time"
@@ -161,4 +162,36 @@ func TestStartFailsLeavesNoMember(t *testing.T) {
 	assert.ErrorIs(t, m.WaitForInitialCreate(ctx), groupmember.ErrClosed, "the member joined although Start failed")
 	require.NoError(t, m.Close())
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/services/failed")
+}
+
+// A member whose node someone makes unreadable to the member's client and then deletes
+// joins the group again: its node is "kept in place by a persistentnode.Node (created
+// again when it is deleted or the session is lost)". ZooKeeper sends no event on a node to
+// a client that may not read it.
+func TestMemberNodeMadeUnreadableThenDeletedIsCreatedAgain(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithAuth("digest", []byte("other:pw")))
+	ctx := testutil.Context(t, 60*time.Second)
+	const group = "/gacl"
+	m, err := groupmember.New(c, group, "a", []byte("pa"))
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	t.Cleanup(func() { _ = m.Close() })
+	t.Cleanup(func() { _ = other.Delete(ctx, group, framework.WithChildren(), framework.Quietly()) })
+	require.NoError(t, m.WaitForInitialCreate(ctx))
+	path := group + "/a"
+	_, old, err := other.GetData(ctx, path)
+	require.NoError(t, err)
+
+	_, err = other.SetACL(ctx, path, zk.DigestACL(zk.PermAll, "other", "pw"), -1)
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctx, path))
+	var st *framework.Stat
+	require.Eventually(t, func() bool {
+		st, err = other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 25*time.Second, 20*time.Millisecond, "the member's node was not created again within 25 s of its deletion")
+	assert.Greater(t, st.Czxid, old.Czxid)
 }

@@ -73,6 +73,13 @@
 // after a pause, doubling from 100 ms to 5 s, until that name is free or the counter
 // moves on.
 //
+// ZooKeeper tells a watch nothing about a node its client may not read (and setACL fires
+// no watch): a node whose ACL someone changed to deny this client READ, and then deleted,
+// fires no event. So a Node also looks at its node every 10 s with one exists request
+// (which needs no permission on the node) and no watch: a deletion made while the node
+// was unreadable is noticed within 10 s, and the node is created again. That costs one
+// request per 10 s per started Node; Close stops it.
+//
 // Ownership is read from the node's ACL (getACL needs READ or ADMIN): a Node whose ACL
 // provider gives its own client neither on the node cannot prove the node its own, and
 // Close leaves it.

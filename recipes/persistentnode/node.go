@@ -375,13 +375,57 @@ func (n *Node) run() {
 			// Otherwise wait for the node's watch, when step set one (as Curator watches
 			// the node whatever its write returned), a reconnection or a SetData.
 		}
-		select {
-		case <-next:
-		case <-n.wake:
-		case <-ctx.Done():
+		if !n.await(ctx, next) {
 			return
 		}
 	}
+}
+
+// recheckEvery is how often a Node looks at its node without a watch (one exists
+// request, which needs no permission on the node): ZooKeeper tells a watch nothing about
+// a node its client may not read, so a node whose ACL someone changed to deny this
+// client READ and then deleted fires no watch. A deletion made while the node was
+// unreadable is noticed within recheckEvery.
+const recheckEvery = 10 * time.Second
+
+// await waits for what step returned (next), a poke or, every recheckEvery, a look
+// that finds the node gone unseen by the watch. It returns false
+// when ctx ended.
+func (n *Node) await(ctx context.Context, next <-chan struct{}) bool {
+	tick := time.NewTicker(recheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-next:
+			return true
+		case <-n.wake:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			if n.goneUnseen(ctx) {
+				return true
+			}
+		}
+	}
+}
+
+// goneUnseen reports whether the node this Node keeps is gone, as seen by an exists
+// without a watch (one that set a watch each time would pile watchers up on a node that
+// never changes): the next step then acts as on its watch's event. A failed look reports
+// false (a connection event wakes the loop).
+func (n *Node) goneUnseen(ctx context.Context) bool {
+	n.mu.Lock()
+	path := n.path
+	n.mu.Unlock()
+	if path == "" {
+		return false
+	}
+	st, err := n.client.Exists(ctx, path)
+	if err != nil {
+		return false
+	}
+	return st == nil
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -610,3 +610,34 @@ func TestCloseFromOutsideWaitsForListener(t *testing.T) {
 	require.NoError(t, testutil.Result(t, outside, 10*time.Second, "Close from outside"))
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/pn/outside")
 }
+
+// A Node's node whose ACL someone changes to deny this client READ, and which they then
+// delete, is created again: "when someone deletes it ... the node is created again at the
+// same path with the data last asked for". ZooKeeper tells a client of no change to a
+// node it may not read, so the Node must not rest on its watch alone.
+func TestNodeMadeUnreadableThenDeletedIsCreatedAgain(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithAuth("digest", []byte("other:pw")))
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pnacl/v"
+	n, err := persistentnode.New(c, path, []byte("mine"), persistentnode.WithMode(framework.Persistent))
+	require.NoError(t, err)
+	require.NoError(t, n.Start())
+	t.Cleanup(func() { _ = n.Close() })
+	t.Cleanup(func() { _ = other.Delete(ctx, "/pnacl", framework.WithChildren(), framework.Quietly()) })
+	require.NoError(t, n.WaitForInitialCreate(ctx))
+	_, old, err := other.GetData(ctx, path)
+	require.NoError(t, err)
+
+	_, err = other.SetACL(ctx, path, zk.DigestACL(zk.PermAll, "other", "pw"), -1)
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctx, path))
+	var st *framework.Stat
+	require.Eventually(t, func() bool {
+		st, err = other.Exists(ctx, path)
+		return err == nil && st != nil
+	}, 25*time.Second, 20*time.Millisecond, "the Node did not create its node again within 25 s of its deletion")
+	assert.Greater(t, st.Czxid, old.Czxid)
+}

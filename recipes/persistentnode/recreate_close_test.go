@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -63,4 +64,48 @@ func TestCloseWaitsForARecreationGivenUp(t *testing.T) {
 	st, err := other.Exists(ctx, "/pnre/v")
 	require.NoError(t, err)
 	require.Nil(t, st, "the re-creation Close gave up on left the node after Close returned")
+}
+
+// Close while a re-creation of a persistent node (after someone deleted it) has been
+// sent on a connection that then hangs: the create is applied only once the connection
+// is back, after Close gave it up. The Node's node must not be left for good: Close
+// "deletes the node" when it is its own, and what Close cannot do within its bound goes
+// to the background, which WaitGuaranteedDeletes waits for.
+func TestCloseDuringRecreationSentOnHungConnectionLeavesNoNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	var armed atomic.Bool
+	sent := make(chan struct{})
+	hook := framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			proxy.Stall() // the create goes out into a connection that answers nothing
+			close(sent)
+		}
+	})
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), hook, framework.WithSessionTimeout(30*time.Second))
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 90*time.Second)
+	n, err := persistentnode.New(c, "/pnhung/v", []byte("mine"))
+	require.NoError(t, err)
+	require.NoError(t, n.Start())
+	require.NoError(t, n.WaitForInitialCreate(ctx))
+
+	armed.Store(true)
+	require.NoError(t, other.Delete(ctx, "/pnhung/v"))
+	testutil.WaitClosed(t, sent, 20*time.Second, "the node's re-creation")
+	closed := testutil.Go(ctx, func(context.Context) error { return n.Close() })
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second): // a bound on the wait, not an assertion
+	}
+	proxy.Heal()
+	require.NoError(t, testutil.Result(t, closed, 30*time.Second, "Close"))
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	_, err = c.Exists(ctx, "/pnhung") // every request c sent before has been answered
+	require.NoError(t, err)
+	st, err := other.Exists(ctx, "/pnhung/v")
+	require.NoError(t, err)
+	assert.Nil(t, st, "the persistent node re-created by a create Close gave up on stays after Close and WaitGuaranteedDeletes")
+	_ = other.Delete(ctx, "/pnhung", framework.WithChildren(), framework.Quietly())
 }

@@ -35,6 +35,9 @@ type TTLNode struct {
 	// (refused then holds the server's answer, until a later touch writes the child).
 	touched chan struct{}
 	refused error
+	// closeDone is closed once the first Close has done its work (its wait for a create
+	// of the container it gave up on): a later Close waits for it.
+	closeDone chan struct{}
 }
 
 // NewTTL returns a TTLNode: a container node at path with data, and a child
@@ -73,7 +76,7 @@ func NewTTL(c *framework.Client, path string, ttl time.Duration, data []byte, op
 	if every <= 0 {
 		every = time.Millisecond
 	}
-	return &TTLNode{node: n, child: child, ttl: ttl, every: every}, nil
+	return &TTLNode{node: n, child: child, ttl: ttl, every: every, closeDone: make(chan struct{})}, nil
 }
 
 // Start creates the container node in the background and starts touching its child:
@@ -209,7 +212,17 @@ func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.
 
 // Close stops touching the child and keeping the container node, and deletes neither:
 // as Curator's, the server deletes the child once its TTL passes without a touch, then
-// the container once it has no child. Close may be called many times.
+// the container once it has no child. Close does not wait for a hung connection to
+// answer a touch: a touch already handed to the connection when Close is called may
+// still be applied after Close returned (once a stalled connection is back), and the
+// child then lives one TTL past it; no touch is sent after Close returned. A create of
+// the container in flight when Close
+// is called (the first, or a re-creation after someone deleted it) is waited for, at
+// most 10 s and then by a cleanup in the background (the client's WaitGuaranteedDeletes
+// and Close wait for it): the container it made is deleted when it carries this
+// TTLNode's owner token and never had a child (cversion 0: the server never reaps such
+// a container), bound to its czxid; a container with a child is left to the server.
+// Close may be called many times.
 func (t *TTLNode) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -218,14 +231,91 @@ func (t *TTLNode) Close() error {
 		if started {
 			waitFor(t.done) // the first Close may be under way
 		}
-		return t.node.Close()
+		err := t.node.Close()
+		waitUnlessInside(t.node.g, t.closeDone) // not from a listener the first Close waits for
+		return err
 	}
 	t.closed = true
 	started := t.started
 	t.mu.Unlock()
+	defer close(t.closeDone)
 	if started {
 		close(t.stop)
 		waitFor(t.done)
 	}
-	return t.node.Close()
+	if err := t.node.Close(); err != nil {
+		return err
+	}
+	if !started || !t.node.creates.Pending() {
+		return nil
+	}
+	return t.reapLateContainer()
+}
+
+// reapLateContainer runs when Close gave up on a create of the container (the first, or
+// a re-creation after someone deleted it) still in flight: applied after Close, it would
+// make a container that never gets a child, which the server never deletes (it reaps
+// only a container that had a child). A cleanup of the client's (GoCleanup: Client.Close
+// and WaitGuaranteedDeletes wait for it) waits for that create's answer and deletes the
+// container it made; Close waits for it at most cleanupTimeout.
+func (t *TTLNode) reapLateContainer() error {
+	c := t.node.client
+	done := make(chan error, 1)
+	if !c.GoCleanup(func() { done <- t.deleteLateContainer() }) {
+		return nil // the client is closed: nothing can be sent
+	}
+	timer := time.NewTimer(cleanupTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		c.Logger().Debug("close leaves the container's create given up on to a cleanup in the background", "component", "persistentnode", "path", t.node.base)
+		return nil
+	}
+}
+
+// deleteLateContainer waits, with no bound but the client's life, for the answer to the
+// creates of the container given up on (go-zookeeper fails them when the connection
+// drops), then deletes the container when a create of this TTLNode made it and it never
+// had a child: it carries the Node's owner token, and its cversion is 0. The delete is
+// bound to the czxid read (a node made at the path later stays). A container with a child,
+// or that had one, is left to the server, as Close's doc says.
+func (t *TTLNode) deleteLateContainer() error {
+	n := t.node
+	c := n.client
+	wctx, wcancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-c.Done():
+			wcancel()
+		case <-wctx.Done():
+		}
+	}()
+	err := n.creates.Wait(wctx)
+	wcancel()
+	if err != nil {
+		return nil // the client closed
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = c.Sync(ctx, n.base) // a create answered by a connection loss: bring the member up to date
+	st, mine, err := c.OwnedBy(ctx, n.base, n.token)
+	switch {
+	case errors.Is(err, framework.ErrClosed):
+		return nil
+	case err != nil:
+		err = fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+		c.Logger().Warn("container of a create given up on not looked at", "component", "persistentnode", "path", n.base, "err", err)
+		return err
+	case st == nil || !mine || st.NumChildren > 0 || st.Cversion > 0:
+		return nil
+	}
+	err = c.Delete(ctx, n.base, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
+	if err != nil && !errors.Is(err, framework.ErrNotEmpty) { // a child came: the server reaps it
+		err = fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+		c.Logger().Warn("container of a create given up on not deleted", "component", "persistentnode", "path", n.base, "err", err)
+		return err
+	}
+	return nil
 }

@@ -10,8 +10,12 @@
 // Start creates the node with the seed value when it does not exist, reads it, and keeps
 // a watch on it: the value Get returns is refreshed each time the node changes, and read
 // again after every reconnection (a change made while the client was cut off is seen once
-// it is back). Get returns the value together with the node's version; TrySet writes only
-// if nobody changed the node since that version was read (a versioned setData) and
+// it is back). ZooKeeper tells a watch nothing about a change to a node its client may not
+// read, and setACL fires no watch: so the count also looks at the node every 10 s (one
+// exists request, which needs no permission, per 10 s per started count), and reads it
+// again when its mzxid moved past the value held. A change made while the node was
+// unreadable is seen within 10 s of the node becoming readable again. Get returns the
+// value together with the node's version; TrySet writes only if nobody changed the node since that version was read (a versioned setData) and
 // returns ErrConflict otherwise; Set writes unconditionally (ErrConflict only when the
 // node was deleted: Set does not make it again). A write sent again after a connection
 // loss and then answered "no node" or "bad version" may have been applied by its first

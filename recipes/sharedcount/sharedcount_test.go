@@ -2,6 +2,7 @@ package sharedcount_test
 
 import (
 	"errors"
+	"github.com/go-zookeeper/zk"
 	"testing"
 	"time"
 
@@ -194,4 +195,46 @@ func TestCancelledBeforeSending(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, cctx.Err()))
 	assert.NotErrorIs(t, err, sharedcount.ErrUnknownOutcome, "nothing was sent")
+}
+
+// A count node made unreadable for a while (its ACL denies this client's READ), changed
+// meanwhile, then made readable again: once it can be read, the count holds what the node
+// holds ("the value Get returns is refreshed each time the node changes"). ZooKeeper tells
+// a client of no change to a node it may not read, and setACL fires no watch: the count
+// must read the node on its own to learn of the change made while it could not (the
+// caches do: "The cache reads such a node again every 10 seconds").
+func TestCountFollowsChangeMadeWhileNodeWasUnreadable(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	const path = "/counts/hidden-for-a-while"
+	c := testutil.ConnectFailFast(t, srv.ConnectString())
+	owner := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithAuth("digest", []byte("owner:pw")))
+	ctx := testutil.Context(t, 60*time.Second)
+	sc, err := sharedcount.New(c, path, 1)
+	require.NoError(t, err)
+	require.NoError(t, sc.Start(ctx))
+	t.Cleanup(func() { _ = sc.Close() })
+	t.Cleanup(func() { _ = owner.Delete(ctx, "/counts", framework.WithChildren(), framework.Quietly()) })
+
+	_, err = owner.SetACL(ctx, path, zk.DigestACL(zk.PermAll, "owner", "pw"), -1)
+	require.NoError(t, err)
+	_, err = owner.SetData(ctx, path, sharedcount.Encode(2), -1)
+	require.NoError(t, err)
+	_, err = owner.SetACL(ctx, path, zk.WorldACL(zk.PermAll), -1)
+	require.NoError(t, err)
+	data, _, err := c.GetData(ctx, path)
+	require.NoError(t, err, "the node is readable again")
+	require.Equal(t, sharedcount.Encode(2), data)
+	deadline := time.Now().Add(25 * time.Second)
+	for {
+		v, err := sc.Get()
+		require.NoError(t, err)
+		if v.Value == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the count still says %d (version %d) 25 s after its node, readable again, holds 2", v.Value, v.Version)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/versioned"
@@ -157,12 +158,19 @@ func (v *Value) loop(ch <-chan struct{}) {
 		}
 		cancel()
 	}()
+	tick := time.NewTicker(recheckEvery)
+	defer tick.Stop()
+	failing := false // the last refresh failed
 	for {
 		select {
 		case <-ch: // fired (changed, deleted, or the session ended)
 		case <-v.wake:
 		case <-ctx.Done():
 			return
+		case <-tick.C:
+			if !v.changedUnseen(ctx) {
+				continue
+			}
 		}
 		var err error
 		ch, err = v.refresh(ctx)
@@ -170,10 +178,34 @@ func (v *Value) loop(ch <-chan struct{}) {
 			if ctx.Err() != nil {
 				return
 			}
-			v.client.Logger().Warn("shared value not refreshed", "component", "sharedcount", "path", v.path, "err", err)
-			ch = nil // wait for a reconnection to try again
+			if failing { // told once, not at every look (a node that stays unreadable)
+				v.client.Logger().Debug("shared value not refreshed", "component", "sharedcount", "path", v.path, "err", err)
+			} else {
+				v.client.Logger().Warn("shared value not refreshed", "component", "sharedcount", "path", v.path, "err", err)
+			}
+			ch = nil // a reconnection, or the next look, tries again
 		}
+		failing = err != nil
 	}
+}
+
+// recheckEvery is how often a Value looks at its node without a watch (one exists,
+// which needs no permission on the node): ZooKeeper tells a watch nothing about a change
+// to a node its client may not read, and setACL fires no watch, so a change made while
+// the node was unreadable would otherwise stay unseen once it is readable again.
+const recheckEvery = 10 * time.Second
+
+// changedUnseen reports whether the node's mzxid is past the value held (a change the
+// watch did not tell): the caller then reads it again. A failed look, or no node, reports
+// false (a deletion keeps the value held, as the watch's event does).
+func (v *Value) changedUnseen(ctx context.Context) bool {
+	st, err := v.client.Exists(ctx, v.path)
+	if err != nil || st == nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return st.Mzxid > v.cur.Zxid
 }
 
 // refresh reads the node with a watch (an exists watch while it is missing), updates the
