@@ -1,15 +1,16 @@
 package doublebarrier_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
-	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -148,4 +149,64 @@ func TestEnterCountedBeforeItsNodeWasReplacedIsIn(t *testing.T) {
 	require.NoError(t, testutil.Result(t, bOut, 20*time.Second, "b's Leave"))
 	require.NoError(t, testutil.Result(t, cOut, 20*time.Second, "c's Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, c, other)
+}
+
+// A member whose client starts a new session while another client's node stands at the
+// member's name (made there after the member's node was deleted) does not take that node
+// for its old session's: it leaves it, and makes its node under a new name.
+func TestEnterLeavesAnotherSessionsNodeAtItsName(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	states := testutil.States(c)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	adv := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+
+	const path = "/jobs/forged-name"
+	v := newMember(t, c, path, 3) // (the other client's node counts: two nodes do not open it)
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	entered := testutil.Go(ectx, v.Enter)
+	waitChildren(t, srv.ConnectString(), path, 1)
+	name := v.Node()
+
+	// Another client deletes the member's node and makes its own at the name.
+	require.NoError(t, adv.Delete(ctx, name))
+	_, err = adv.Create(ctx, name, []byte("not the member's"), framework.WithMode(framework.Ephemeral))
+	require.NoError(t, err)
+	forged, err := adv.Exists(ctx, name)
+	require.NoError(t, err)
+	require.NotNil(t, forged)
+
+	// The member's client gives its session up and starts a new one; Enter, still
+	// waiting, makes its node again.
+	proxy.Refuse()
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 40*time.Second)
+	proxy.Heal()
+	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	var kids []string
+	require.Eventually(t, func() bool {
+		k, err := zktest.Children(ctx, srv.ConnectString(), path)
+		kids = k
+		return err == nil && len(k) == 2
+	}, 30*time.Second, 20*time.Millisecond, "the member makes its node again beside the other client's (children %v)", &kids)
+	st, err := adv.Exists(ctx, name)
+	require.NoError(t, err)
+	require.NotNil(t, st, "the member deleted the other client's node at its name")
+	require.Equal(t, forged.Czxid, st.Czxid, "the member replaced the other client's node at its name")
+	require.NotEqual(t, name, v.Node(), "the member kept the name another client's node stands at")
+
+	cancel()
+	require.ErrorIs(t, testutil.Result(t, entered, 20*time.Second, "Enter cancelled"), context.Canceled)
+	require.NoError(t, adv.Delete(ctx, name))
+	assertNoMembers(t, srv.ConnectString(), path, c, adv)
 }
