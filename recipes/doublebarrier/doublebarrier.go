@@ -56,6 +56,10 @@ type DoubleBarrier struct {
 	// an ended session). Set and read by Enter only.
 	made  bool
 	makes int
+	// sent: the sessions this Enter's creates of our node went out on (under mu: the
+	// framework calls the send hook on its request goroutine). A node at our name owned by
+	// one of them is ours; one owned by another session is not, whatever its name.
+	sent []int64
 
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
@@ -151,6 +155,9 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return err
 	}
 	d.made, d.makes = false, 0
+	d.mu.Lock()
+	d.sent = nil
+	d.mu.Unlock()
 	gen, err := d.enter(ctx)
 	if err != nil {
 		withdrawn := !d.made || d.deleteOurs(ctx, false, false) == nil
@@ -319,12 +326,14 @@ func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InF
 
 // ensureOurs makes sure our member node exists and belongs to the client's current
 // session. It creates first (one request in the common case) and looks at an existing
-// node only when the create says there is one.
+// node only when the create says there is one: a node of an older session of ours (one a
+// create went out on) is replaced; another session's node at our name is not touched,
+// and the member takes a new name.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		d.made = true
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
-			framework.WithInFlight(&d.created))
+			framework.WithInFlight(&d.created), framework.WithOnSend(d.noteSent))
 		if err == nil {
 			d.makes++
 			return nil
@@ -344,6 +353,20 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		if st.EphemeralOwner == d.client.SessionID() {
 			return nil
 		}
+		d.mu.Lock()
+		mine := st.EphemeralOwner != 0 && slices.Contains(d.sent, st.EphemeralOwner)
+		if !mine {
+			// Another client's node at our name (made there while ours was gone): not ours
+			// to replace. The member takes a new name.
+			d.client.Logger().Warn("a node of another session is at the member's name: the member takes a new one",
+				"component", "doublebarrier", "path", d.ourPath, "owner", st.EphemeralOwner)
+			d.retireNameLocked()
+			d.sent = nil
+		}
+		d.mu.Unlock()
+		if !mine {
+			continue
+		}
 		d.makes++ // an earlier node of ours: the one being replaced
 		replaced, err := d.replaceOurs(ctx, st.Version)
 		if err != nil || replaced {
@@ -351,6 +374,16 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("member node %s keeps belonging to another session", d.ourPath)
+}
+
+// noteSent records the session a create of our node goes out on.
+func (d *DoubleBarrier) noteSent() {
+	sid := d.client.SessionID()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.sent, sid) {
+		d.sent = append(d.sent, sid)
+	}
 }
 
 // replaceOurs replaces our node, left by an older session of ours (at version), by one
@@ -692,8 +725,9 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 // failed is retried by the client's worker too). When this delete or an earlier one of
 // this Leave failed or went to the background, the client may still be deleting the
 // node: so that it cannot delete the node of a later Enter (which would have the same
-// name), the member takes a new name. A closed client is no failure: its session, and
-// our ephemeral node with it, is gone.
+// name), the member takes a new name. A closed client is not proof that the node is
+// gone: its close may not have reached the server (a connection lost), and the session,
+// with our node, then lives until it expires.
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
@@ -737,9 +771,6 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool)
 	defer d.mu.Unlock()
 	if err != nil || queued || d.retire {
 		d.retireNameLocked()
-	}
-	if errors.Is(err, framework.ErrClosed) {
-		return nil
 	}
 	return err
 }
