@@ -140,7 +140,8 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // or for at most 2 s once ctx has ended; what that cuts short goes on in the
 // background), and returns the error: one that matches ctx.Err() when ctx ended,
 // framework.ErrClosed when the client was closed. When the delete of the node did not
-// complete (a connection stalled or lost), the node may still be there and counted by
+// complete (a connection stalled or lost, or the client closed: its close may not have
+// reached the server), the node may still be there and counted by
 // the others, who may go in by it: the error then matches framework.ErrUnknownOutcome
 // too, and the member is not known to be out.
 // Before it looks at ready and the members it syncs its server with the leader, so that
