@@ -319,3 +319,25 @@ func TestCuratorSemaphoreInterop(t *testing.T) {
 	requireEmpty(t, srv.ConnectString(), "/sem/interop")
 	requireEmpty(t, srv.ConnectString(), "/sem/imutex")
 }
+
+// Asking a shared-count semaphore for more leases than its count fails with ErrTooMany
+// ("ErrTooMany is returned when asking for more leases than the maximum"), as it does for
+// a fixed maximum, rather than holding what it can and waiting for leases that can never
+// all be had.
+func TestSharedAcquireNMoreThanCountIsTooMany(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, semaphore.SetCount(ctx, c, "/semtm/count", 2))
+	s, err := semaphore.NewShared(c, "/semtm/sem", "/semtm/count", 2)
+	require.NoError(t, err)
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := s.AcquireN(actx, 3)
+	if err == nil {
+		_ = semaphore.ReturnAll(ctx, ls...)
+	}
+	require.ErrorIs(t, err, semaphore.ErrTooMany, "3 leases of a semaphore whose shared count is 2")
+	requireEmpty(t, srv.ConnectString(), "/semtm/sem")
+}
