@@ -10,6 +10,7 @@ import (
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
+	"github.com/zoocurator/zoocurator/recipes/mutex"
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
@@ -90,4 +91,60 @@ func heal(t *testing.T, ens *zktest.Ensemble) {
 	defer cancel()
 	_, err := ens.WaitLeader(ctx)
 	require.NoError(t, err)
+}
+
+// Within a local batch (WithLocalBatch) a release hands the node to the next local
+// waiter without any read. The node may be gone by then: deleted by someone else, whose
+// delete event the holder has not heard yet (its server's replies held on the way), with
+// another process now holding the lock. The hand-over is an admission, and it must not
+// rest on what the holder last heard (REFERENCE.md: "A release or an admission never
+// rests on a stale read"; README: a lock node deleted by someone else while held ends
+// the lease lost, and "the mutex's local queue never hands such a holding on").
+func TestReleaseWithinLocalBatchHandsOverOnlyAnExistingNode(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	a := testutil.Connect(t, proxy.ConnectString(), framework.WithSessionTimeout(30*time.Second))
+	other := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, time.Minute)
+	const path = "/locks/batch-handover"
+	ma := newMutex(t, a, path, mutex.WithLocalBatch(2))
+	la, err := ma.Acquire(ctx)
+	require.NoError(t, err)
+	a2 := goAcquire(ctx, ma)
+	require.Eventually(t, func() bool { return ma.LocalWaiters() == 1 }, 10*time.Second, 5*time.Millisecond, "a2 does not queue locally")
+
+	proxy.HoldReplies() // a hears nothing more for now: its node's delete event waits
+	require.NoError(t, other.Delete(ctx, la.Node()))
+	mb := newMutex(t, other, path)
+	lb, err := mb.Acquire(ctx)
+	require.NoError(t, err, "b, once a's node is gone")
+
+	relCtx, relCancel := context.WithTimeout(ctx, 3*time.Second)
+	defer relCancel()
+	t.Logf("a's release: %v", la.Release(relCtx))
+	select {
+	case r := <-a2:
+		if r.err == nil {
+			t.Errorf("a2 got the lock (node %s, deleted by someone else) while b holds it (node %s)", r.l.Node(), lb.Node())
+			proxy.Heal()
+			t.Logf("a2's release: %v", r.l.Release(ctx))
+		} else {
+			t.Logf("a2: %v", r.err)
+			proxy.Heal()
+		}
+		require.NoError(t, lb.Release(ctx))
+		return
+	case <-time.After(2 * time.Second):
+	}
+	proxy.Heal()
+	require.NoError(t, lb.Release(ctx))
+	select {
+	case r := <-a2:
+		if r.err == nil {
+			require.NoError(t, r.l.Release(ctx))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a2 did not return after b let go")
+	}
 }
