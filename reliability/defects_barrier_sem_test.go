@@ -216,7 +216,8 @@ func bsCheckNextReady(t *testing.T, w *defectWorld, vc *framework.Client, p stri
 // the delete, once sent, could not tell them apart: P deleted ready, N made its own, and
 // V's delayed delete removed it. Now V deletes its node and ready in one transaction:
 // while V's node exists, P waits for it and N enters by the round's ready (it joins the
-// round), so the ready the transaction meets is the round's own.
+// round), so the ready the transaction meets is the round's own, and V's Leave waits for
+// N (a member that entered by the round's ready before V's transaction).
 func bsReadyDeleteDelayed(t *testing.T, w *defectWorld) {
 	var (
 		mu      sync.Mutex
@@ -293,12 +294,12 @@ func bsReadyDeleteDelayed(t *testing.T, w *defectWorld) {
 	require.NotNil(t, cur, "the ready N entered by")
 
 	w.proxy.Heal() // V's request lands late, on the same connection
-	select {
-	case err := <-vLeft:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("V's Leave did not return within 30 s of the heal")
-	}
+	// V's Leave then waits for N, which entered by the round's ready before V's
+	// transaction landed: V's node going shows that it landed.
+	vNode := v.Node()
+	bsEventually(t, 30*time.Second, "V's transaction lands after the heal", func() bool {
+		return bsStat(t, w, vNode) == nil
+	})
 	require.Equal(t, accepted, w.proxy.Accepted(), "V kept its connection (its request was only delayed)")
 	st := bsStat(t, w, p+"/ready")
 	if cur.Czxid > old.Czxid { // N's round made a ready of its own
@@ -307,6 +308,12 @@ func bsReadyDeleteDelayed(t *testing.T, w *defectWorld) {
 		assert.Nil(t, st, "the round's ready, which N entered by, outlived V's transaction")
 	}
 	require.NoError(t, n.Leave(w.ctx))
+	select {
+	case err := <-vLeft:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("V's Leave did not return within 30 s of N's")
+	}
 	select {
 	case err := <-pLeft:
 		require.NoError(t, err)

@@ -68,10 +68,6 @@ const rollingDown = time.Second
 const rollingSteady = 2 * time.Second
 
 // rollingBarrierTimeout bounds each Enter and each Leave of the double barrier's members.
-// A member whose Leave hears of the end of its round only after the other members have
-// entered the next one (its connection was down meanwhile) takes the next round's member
-// nodes for its own round's and waits for them until this timeout: it then enters the
-// next round, which lets everyone through.
 const rollingBarrierTimeout = 10 * time.Second
 
 // rollingSample is the period of the samplers.
@@ -365,13 +361,12 @@ func TestRollingRestart(t *testing.T) {
 		connect(t, ens.ConnectString(), otherSession),
 		connect(t, ens.ConnectString(), otherSession),
 	}
-	// The members stop between rounds, never by a cancelled Enter or Leave (a Leave cut
-	// short by its context as the last member out leaves ready behind, and a next round's
-	// Enter passes by it: see the report): once dbStop is set, each ends its round
-	// (bounded by the timeouts) and stops.
-	var dbStop atomic.Bool
+	// The members run until stopBarrier cancels them, wherever they are in their round: an
+	// Enter or Leave cut short withdraws the member, and the last member node to go takes
+	// a ready left behind with it.
+	dbCtx, dbCancel := context.WithCancel(context.Background())
 	var dbWG sync.WaitGroup
-	stopBarrier := func() { dbStop.Store(true); dbWG.Wait() }
+	stopBarrier := func() { dbCancel(); dbWG.Wait() }
 	defer stopBarrier()
 	for i, c := range dbClients {
 		d, err := doublebarrier.New(c, dbPath, len(clients))
@@ -379,22 +374,28 @@ func TestRollingRestart(t *testing.T) {
 		dbWG.Add(1)
 		go func() {
 			defer dbWG.Done()
-			for !dbStop.Load() {
+			for dbCtx.Err() == nil {
 				began := time.Now()
 				phase := "enter"
-				ectx, cancel := context.WithTimeout(context.Background(), rollingBarrierTimeout)
+				ectx, cancel := context.WithTimeout(dbCtx, rollingBarrierTimeout)
 				err := d.Enter(ectx)
 				cancel()
 				if err == nil {
 					phase = "leave"
-					lctx, cancel := context.WithTimeout(context.Background(), rollingBarrierTimeout)
+					lctx, cancel := context.WithTimeout(dbCtx, rollingBarrierTimeout)
 					err = d.Leave(lctx)
 					cancel()
 				}
 				if err == nil {
 					dbS.ok()
-					time.Sleep(10 * time.Millisecond)
+					select {
+					case <-time.After(10 * time.Millisecond):
+					case <-dbCtx.Done():
+					}
 					continue
+				}
+				if dbCtx.Err() != nil {
+					return // stopped: no failure
 				}
 				// What the barrier held when this member gave up, for the log.
 				lctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -680,7 +681,6 @@ func TestRollingRestart(t *testing.T) {
 			pick, rd.wasLeader, rd.stopTook.Round(time.Millisecond), rollingDown, rd.rejoinDuration.Round(time.Millisecond), rd.leaderAfter.Round(time.Millisecond))
 	}
 	restarts := time.Since(rounds[0].stop)
-	dbStop.Store(true) // the barrier's members end their rounds meanwhile
 	victimGen, _ := e.victim.Session()
 
 	// Stop the workers, then the producers' items are delivered before the consumers go.

@@ -296,6 +296,10 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 		l.alone.Store(false)
 		return nil, err
 	}
+	// The session the node was made in: a failed acquisition deletes it only while that
+	// session owns it (when the create went out on an older session too, its node, if
+	// it is that one's, goes with it).
+	owner := c.SessionID()
 	name := framework.NodeName(node)
 	pred := spec.Predicate
 	if pred == nil {
@@ -303,7 +307,7 @@ func (l *Internals) attempt(ctx context.Context, try bool, spec Spec) (*Held, er
 	}
 	h, err := l.wait(ctx, try, node, name, gen, first, pred, spec.Predicate == nil)
 	if err != nil {
-		l.deleteNode(ctx, node)
+		l.deleteNode(ctx, node, owner)
 		return nil, err
 	}
 	return h, nil
@@ -532,14 +536,18 @@ func (l *Internals) position(kids []string, name string) (ours int, ahead string
 // caller's (which may be what failed), and guaranteed (Cleanup). When the caller's context
 // ended, the call must return now: the client's background worker deletes the node (one
 // request, sent at once on a live connection) instead of the caller waiting for it, which
-// on a stalled connection would hold the caller for the cleanup's whole bound.
-func (l *Internals) deleteNode(ctx context.Context, node string) {
+// on a stalled connection would hold the caller for the cleanup's whole bound. Only a
+// node of session owner is deleted (framework.OwnedBy): once that session ended, a node
+// at the path is another client's.
+func (l *Internals) deleteNode(ctx context.Context, node string, owner int64) {
 	c := l.cfg.Client
 	if ctx.Err() != nil {
-		_ = c.Delete(ctx, node, framework.InBackground())
+		_ = c.Delete(ctx, node, framework.InBackground(), framework.OwnedBy(owner))
 		return
 	}
-	Cleanup(ctx, c, func(cctx context.Context) { _ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed()) })
+	Cleanup(ctx, c, func(cctx context.Context) {
+		_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(owner))
+	})
 }
 
 // OthersWaiting reports whether the lock's parent has children other than our node (one

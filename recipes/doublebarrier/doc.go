@@ -23,6 +23,10 @@
 //     transaction that lands late (delayed in the network) or is sent again after it
 //     was applied fails as a whole on the member node, whose name is never used again
 //     once a delete of it may be outstanding: it cannot remove a next round's ready.
+//     A member may still enter by ready between the last member's listing and its
+//     transaction: the transaction also sets the last member's node's data, whose new
+//     Stat gives the transaction's zxid, and the last member lists the barrier once more
+//     and waits for any member node made before that zxid (a next round's are later).
 //
 // The fallback: a member that finds no member node left but ready still there deletes
 // ready (already gone is fine), as Curator's members do. That happens only when the last
@@ -35,8 +39,17 @@
 
 // Enter syncs its server with the leader, sets an exists watch on ready, creates the
 // member node, and is in if ready exists or the members number at least memberQty (then it
-// creates ready); otherwise it waits for ready to appear. The sync keeps a server that
-// lags (cut off from its peers) from letting a member in by the last round's ready or by
+// creates ready); otherwise it waits for ready to appear. A ready seen before the member
+// node was made is looked at again once it is (one more exists, with its watch): a round
+// that ended in between took its ready with it, and the member would be in alone. A
+// ready there while the member node is lets the member in only if it was made after that
+// node, or a member node older than it is still there (a round under way: the member
+// joins it late), or memberQty is 1, or this Enter made its node more than once (an
+// earlier one went with an ended session or was replaced: ready's maker may have counted
+// it, and the round's members wait for this one); otherwise it is a leftover of a round
+// with no member left (every Leave cut short, or Curator members, which delete their node
+// before ready): the member deletes it (bound by its czxid) and waits for memberQty
+// members. The sync keeps a server that lags (cut off from its peers) from letting a member in by the last round's ready or by
 // members gone since; Curator reads without it. memberQty is a threshold, not a limit:
 // more members may enter.
 //
@@ -46,7 +59,12 @@
 // highest to go; every other member deletes its node and waits for the lowest to go; a
 // member alone deletes its node (and ready, in the same transaction). Leave returns when
 // no member node is left, so nobody returns from Leave before every member has at least
-// started leaving.
+// started leaving. Names are reused from one round to the next, identities are not: a
+// member whose node is gone returns once the round's ready is gone (or the one listed is
+// a later round's, by its czxid), and does not wait for a next round's members; only the
+// last member waits for one that entered by ready after its listing. A member node this member may not read (its ACL denies it; the server
+// tells watch events only to clients that may read the node) is waited for by a watch on
+// the barrier's children instead.
 //
 // # One value, one member
 //
@@ -60,7 +78,10 @@
 // # Giving up, and session loss
 //
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
-// returns the context's error: the member was never counted. A member whose own create
+// returns the context's error: the member was never counted. When that delete cannot
+// complete within 2 s (a stalled or lost connection; it goes on in the background), the
+// node may still be counted by the others, who may go in by it: the error then matches
+// framework.ErrUnknownOutcome too. A member whose own create
 // of ready was applied is in, though: Enter returns nil even when its context ended (or
 // the connection was lost) while that create was in flight, because its ready may have
 // let the others in. Enter then waits up to 2 s for the create's answer and reads ready;
@@ -72,7 +93,9 @@
 // (in the background when the context ended): if the first was applied, it fails on the
 // member node and removes nothing. These deletes never hold Enter or Leave past the
 // context's deadline: they run within it, and what it cuts short goes on in the
-// background (Client.WaitGuaranteedDeletes waits for it).
+// background (Client.WaitGuaranteedDeletes waits for it). A Leave cut short lists the
+// barrier once its node is gone, and deletes ready when no member node is left (bound by
+// that listing's pzxid): when every member's Leave is cut short, the last takes ready.
 //
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is
@@ -88,7 +111,8 @@
 // completes the count creates ready; Leave sends a sync, lists the members, watches one
 // node per step (getData, which leaves no watch behind on a node that is already gone) and
 // deletes its own node; the last member deletes its node and ready in one transaction (one
-// request). Only the fallback (no member node left, ready still listed) reads ready's Stat
+// request), then lists the barrier once more (and reads the Stat of any member node it
+// then shows). Only the fallback (no member node left, ready still listed) reads ready's Stat
 // to check its czxid and deletes it. Curator's members all try to delete ready. It was
 // about 8.6 before the two syncs, and about 10.3 while every member whose
 // last listing still showed ready deleted it, after the read.

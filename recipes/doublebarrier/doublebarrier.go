@@ -51,6 +51,11 @@ type DoubleBarrier struct {
 	// delete after a failed Enter waits for them, so that it cannot reach the server
 	// before a late create (which would then leave a member nobody deletes).
 	created framework.InFlight
+	// made: this Enter sent a create of our node; makes: how many of its creates of our
+	// node succeeded (more than one: an earlier node of ours was replaced, or went with
+	// an ended session). Set and read by Enter only.
+	made  bool
+	makes int
 
 	mu    sync.Mutex // guards the fields below; ourName and ourPath change only in Enter or Leave
 	state state
@@ -127,11 +132,17 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 
 // Enter blocks until at least memberQty members (this one included) have entered, ctx
 // ends or the client is closed. A deadline on ctx is Curator's enter(time, unit). On
-// failure Enter deletes this member's node, so the others do not count it (within ctx;
-// what ctx cuts short goes on in the background), and returns the error: one that
-// matches ctx.Err() when ctx ended, framework.ErrClosed when the client was closed.
+// failure Enter deletes this member's node, so the others do not count it (within ctx,
+// or for at most 2 s once ctx has ended; what that cuts short goes on in the
+// background), and returns the error: one that matches ctx.Err() when ctx ended,
+// framework.ErrClosed when the client was closed. When the delete of the node did not
+// complete (a connection stalled or lost), the node may still be there and counted by
+// the others, who may go in by it: the error then matches framework.ErrUnknownOutcome
+// too, and the member is not known to be out.
 // Before it looks at ready and the members it syncs its server with the leader, so that
-// a server that lags cannot let it in by the last round's ready. A member whose own create of ready was applied (or may have been:
+// a server that lags cannot let it in by the last round's ready. A ready left by a round
+// with no member left lets nobody in (see the package documentation). A member whose own
+// create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
 // in. Entering a member that is inside already returns ErrAlreadyEntered.
@@ -139,10 +150,17 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
+	d.made, d.makes = false, 0
 	gen, err := d.enter(ctx)
 	if err != nil {
-		d.deleteOurs(ctx, false)
+		withdrawn := !d.made || d.deleteOurs(ctx, false, false) == nil
 		d.setState(outside, 0)
+		if !withdrawn {
+			// Our node may still be there: the others may count it and go in. The
+			// member is not known to be out.
+			return fmt.Errorf("doublebarrier: enter %s: %w; the member node may still be there, counted by the others (%w)",
+				d.path, err, framework.ErrUnknownOutcome)
+		}
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
 	d.setState(inside, gen)
@@ -171,25 +189,43 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 		if ready != nil {
-			return gen, nil
+			// Look again now that our node is made: a ready there now is there while our
+			// node is, and its round's members wait for ours. The one seen before may
+			// have gone with its round (its last member listed no node of ours), and we
+			// would be in alone. The new watch replaces the old, which that delete fired.
+			ready, readyW, err = d.client.ExistsW(ctx, d.readyPath)
+			if err != nil {
+				return 0, err
+			}
 		}
-		l, err := d.list(ctx)
-		if err != nil {
-			return 0, err
-		}
-		members := l.members
-		if len(members) >= d.memberQty {
-			var sent framework.InFlight
-			_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
-			if err == nil || errors.Is(err, framework.ErrNodeExists) {
+		if ready != nil {
+			in, err := d.readyIsLive(ctx, ready)
+			if err != nil {
+				return 0, err
+			}
+			if in {
 				return gen, nil
 			}
-			if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
-				// Our ready may have let the others in: we are in too (a write that opens
-				// something for others is ours once applied).
-				return gen, nil
+			// A leftover, deleted (its delete fires readyW) or not deletable: wait for it
+			// to go, then look again.
+		} else {
+			l, err := d.list(ctx)
+			if err != nil {
+				return 0, err
 			}
-			return 0, err
+			if len(l.members) >= d.memberQty {
+				var sent framework.InFlight
+				_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
+				if err == nil || errors.Is(err, framework.ErrNodeExists) {
+					return gen, nil
+				}
+				if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
+					// Our ready may have let the others in: we are in too (a write that
+					// opens something for others is ours once applied).
+					return gen, nil
+				}
+				return 0, err
+			}
 		}
 		select {
 		case <-readyW.Done():
@@ -206,6 +242,57 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			return 0, framework.ErrClosed
 		}
 	}
+}
+
+// readyIsLive decides about a ready (with Stat st) that is there while our node is: it
+// opens the barrier if it was made after our node (its maker counted us), if a member
+// node made before it is still there (a round under way that we join late, memberQty
+// being a threshold), if memberQty is 1, or if this Enter made our node more than once
+// (the ready's maker may have counted an earlier node of ours). Otherwise every member of its round is gone
+// (their Leaves were all cut short, or it was left by Curator members, which delete their
+// node before ready, or by hand): it is a leftover and lets nobody in. It is deleted,
+// bound by its czxid (a later round's ready is another node, with a greater one). The
+// reads are sent only when Enter finds ready there: a late member, or a leftover.
+func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
+	if d.memberQty <= 1 || d.makes > 1 {
+		// memberQty 1: any ready is ours to pass. Our node made again (an earlier one was
+		// replaced, or went with its session): the ready's maker may have counted the
+		// earlier node, made before it, and the round's members wait for ours.
+		return true, nil
+	}
+	ours, err := d.client.Exists(ctx, d.ourPath)
+	if err != nil || ours == nil {
+		return false, err // our node gone: the session ended, which readyW tells
+	}
+	if st.Czxid > ours.Czxid {
+		return true, nil
+	}
+	l, err := d.list(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range l.members {
+		if m == d.ourName {
+			continue
+		}
+		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		if err != nil {
+			return false, err
+		}
+		if ms != nil && ms.Czxid < st.Czxid {
+			return true, nil
+		}
+	}
+	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
+		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
+	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
+	}
+	return false, nil
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
@@ -235,9 +322,11 @@ func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InF
 // node only when the create says there is one.
 func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
+		d.made = true
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
 			framework.WithInFlight(&d.created))
 		if err == nil {
+			d.makes++
 			return nil
 		}
 		if !errors.Is(err, framework.ErrNodeExists) {
@@ -255,12 +344,36 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		if st.EphemeralOwner == d.client.SessionID() {
 			return nil
 		}
-		err = d.client.Delete(ctx, d.ourPath, framework.WithVersion(st.Version), framework.Quietly())
-		if err != nil && !errors.Is(err, framework.ErrBadVersion) {
+		d.makes++ // an earlier node of ours: the one being replaced
+		replaced, err := d.replaceOurs(ctx, st.Version)
+		if err != nil || replaced {
 			return err
 		}
 	}
 	return fmt.Errorf("member node %s keeps belonging to another session", d.ourPath)
+}
+
+// replaceOurs replaces our node, left by an older session of ours (at version), by one
+// of the current session, in one transaction: no member lists the barrier without it
+// meanwhile (one that did might take the round for over, and delete its ready). It
+// reports false when the node changed or went since it was read (look again). It waits
+// for the answer up to outcomeTimeout past ctx, as readyNotApplied does: a replacement
+// applied after Enter gave up would leave a node that its cleanup missed.
+func (d *DoubleBarrier) replaceOurs(ctx context.Context, version int32) (bool, error) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(outcomeTimeout, cancel) })
+	defer stop()
+	_, err := d.client.Transaction(tctx, framework.DeleteOp(d.ourPath, version),
+		framework.CreateOp(d.ourPath, nil, framework.Ephemeral, nil))
+	var te *framework.TxnError
+	if errors.As(err, &te) && te.Index == 0 {
+		return false, nil // changed or gone since: look again
+	}
+	if err == nil {
+		d.makes++
+	}
+	return err == nil, err
 }
 
 // listing is what one listing of the barrier's children found.
@@ -292,7 +405,9 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 // closed. A deadline on ctx is Curator's leave(time, unit). The member's node goes as
 // the recipe prescribes; the last member deletes ready with its node, in one
 // transaction (see the package documentation). Leave first syncs its server with the
-// leader, so that a server that lags cannot hide a member that entered since.
+// leader, so that a server that lags cannot hide a member that entered since. A member
+// whose node is gone returns once its round's ready is gone or is a later round's: it
+// does not wait for the next round's members, which reuse the names.
 //
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
@@ -313,7 +428,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		d.deleteOurs(ctx, withReady)
+		_ = d.deleteOurs(ctx, withReady, true) // the error says that Leave failed already
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -336,6 +451,12 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	}
 	oursExists := true // until we delete it
 	var last listing   // the last listing of the barrier's children
+	var end int64      // the zxid of leaveLast's transaction, once applied
+	// round bounds the czxid of the ready of the member's round (the round's identity):
+	// the pzxid of the first listing, which shows our node. That ready was made before
+	// Enter returned, so at most round; a later round's ready can only be made after our
+	// node is gone, so after that listing, with a greater czxid.
+	var round int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -351,16 +472,41 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 		}
+		if round == 0 && i >= 0 {
+			round = l.pzxid
+		}
 		if len(members) == 0 {
+			if end > 0 {
+				return nil // ready went with our node
+			}
 			break
 		}
-		if i >= 0 && len(members) == 1 { // only ours left: ours and ready go together
-			return d.leaveLast(ctx, enterGen)
-		}
 		var watch string
-		if i == 0 { // lowest: wait for the highest to go
+		switch {
+		case end > 0:
+			// Our transaction deleted ready at zxid end. A member whose node is older
+			// entered by that ready (after our listing): wait for it. The others are a
+			// next round's.
+			watch, err = d.enteredBefore(ctx, members, end)
+			if err != nil || watch == "" {
+				return err
+			}
+		case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
+			end, err = d.leaveLast(ctx, enterGen)
+			if err != nil || end == 0 {
+				return err
+			}
+			oursExists = false
+			continue // a member may have entered by our ready since our listing
+		case i == 0: // lowest: wait for the highest to go
 			watch = members[len(members)-1]
-		} else { // the others: go, and wait for the lowest to go
+		case i < 0 && !l.ready:
+			// Our node is gone, and so is the round's ready (its last member deletes it
+			// with its node): the round is over. The members listed are a next round's,
+			// which reuses the names, or one that entered by ready after the last
+			// member's listing, which the last member waits for.
+			return nil
+		default: // the others: go, and wait for the lowest to go
 			watch = members[0]
 			if oursExists {
 				if err := d.deleteOursNow(ctx); err != nil {
@@ -369,14 +515,19 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 				oursExists = false
 			}
 		}
-		// A data watch, not an exists watch: when the node is gone already, no watch is
-		// left behind.
-		_, _, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, watch))
-		if errors.Is(err, framework.ErrNoNode) {
-			continue
-		}
+		w, czxid, err := d.watchMember(ctx, watch)
 		if err != nil {
 			return err
+		}
+		if w == nil || (end > 0 && czxid >= end) { // gone already, or made again since
+			continue
+		}
+		if i < 0 && end == 0 && round > 0 && (czxid == 0 || czxid > round) {
+			// Made after our first listing: a member that entered late, or a next
+			// round's, once the ready listed is a later round's.
+			if over, err := d.readyLater(ctx, round); err != nil || over {
+				return err
+			}
 		}
 		select {
 		case <-w.Done(): // gone (or the session ended: EventNotWatching): look again
@@ -410,6 +561,60 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	return nil
 }
 
+// watchMember sets a watch on the member node name and returns it with the node's
+// czxid (0 when unknown), or a nil watch when the node is gone already. It is a data
+// watch, not an exists watch: when the node is gone, no watch is left behind. A node this
+// client may not read (its ACL denies it) cannot be watched: the server tells a watch's
+// events only to a client that may read the node (an exists watch on it is set, but never
+// fires). Leave then watches the barrier's children instead, which it may read: the
+// node's delete fires that watch (as does any other change of the members, after which
+// Leave looks again).
+func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framework.Watch, int64, error) {
+	_, st, w, err := d.client.GetDataW(ctx, framework.JoinPath(d.path, name))
+	if errors.Is(err, framework.ErrNoAuth) {
+		var kids []string
+		st = nil
+		kids, _, w, err = d.client.ChildrenW(ctx, d.path)
+		if err == nil && !slices.Contains(kids, name) {
+			return nil, 0, nil // gone since: the child watch fires at the next change
+		}
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if st == nil {
+		return w, 0, nil
+	}
+	return w, st.Czxid, nil
+}
+
+// readyLater reports whether ready is gone or was made after zxid.
+func (d *DoubleBarrier) readyLater(ctx context.Context, zxid int64) (bool, error) {
+	st, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil {
+		return false, err
+	}
+	return st == nil || st.Czxid > zxid, nil
+}
+
+// enteredBefore returns the first of members whose node was made before zxid, or "" if
+// none was.
+func (d *DoubleBarrier) enteredBefore(ctx context.Context, members []string, zxid int64) (string, error) {
+	for _, m := range members {
+		st, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		if err != nil {
+			return "", err
+		}
+		if st != nil && st.Czxid < zxid {
+			return m, nil
+		}
+	}
+	return "", nil
+}
+
 // leaveLast ends Leave for the member whose node is the last member node: it deletes
 // its node and ready in one transaction. While our node exists the round has not ended
 // for any member (each waits for every member node to go, Curator's too), so nobody
@@ -417,10 +622,19 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 // the round's own. An attempt that lands late, or is sent again after it was applied,
 // fails as a whole on our node, whose name is never used again once a delete of it may
 // be outstanding (see retire): it cannot remove a later round's ready.
-func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
-	_, err := d.client.Transaction(ctx, framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
+//
+// A member may enter by ready after our listing, before the transaction: the transaction
+// also sets our node's data (no one reads it), whose new Stat gives the transaction's
+// zxid, returned as end (0 when not known): a member node made before it is one that
+// entered by the round's ready, and Leave waits for it.
+func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int64, _ error) {
+	res, err := d.client.Transaction(ctx, framework.SetDataOp(d.ourPath, nil, -1),
+		framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
 	if err == nil {
-		return nil
+		if len(res) > 0 && res[0].Stat != nil {
+			end = res[0].Stat.Mzxid
+		}
+		return end, nil
 	}
 	var te *framework.TxnError
 	if !errors.As(err, &te) {
@@ -429,24 +643,24 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
 		d.mu.Lock()
 		d.retire, d.cleanupReady = true, true
 		d.mu.Unlock()
-		return err
+		return 0, err
 	}
 	switch {
-	case te.Index == 1 && errors.Is(te.Err, framework.ErrNoNode):
+	case te.Index == 2 && errors.Is(te.Err, framework.ErrNoNode):
 		// ready is gone already: we entered by a ready that the last member before us
 		// deleted with its node (or it was deleted by hand). Our node was there, so no
 		// attempt was applied: ours alone.
-		return d.deleteOursNow(ctx)
-	case te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode):
+		return 0, d.deleteOursNow(ctx)
+	case te.Index < 2 && errors.Is(te.Err, framework.ErrNoNode):
 		if errors.Is(err, framework.ErrUnknownOutcome) && d.client.Generation() == enterGen {
 			// Sent again after it was applied: our node and ready are gone. The name is
 			// not used again all the same (an attempt of a lost connection is done with).
 			d.mu.Lock()
 			d.retire = true
 			d.mu.Unlock()
-			return nil
+			return 0, nil
 		}
-		return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+		return 0, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 			ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 	}
 	if errors.Is(err, framework.ErrUnknownOutcome) {
@@ -454,7 +668,7 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) error {
 		d.retire = true
 		d.mu.Unlock()
 	}
-	return err
+	return 0, err
 }
 
 // deleteOursNow deletes our member node as a step of Leave. When the delete fails, the
@@ -469,48 +683,65 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 	return err
 }
 
-// deleteOurs deletes our member node after a failure, guaranteed. It tries now, within
-// the caller's context (and at most cleanupTimeout), so that the failed Enter or Leave
-// still returns by its deadline; what the context cuts short, or what cannot start
-// because it ended already, goes on in the background (GoCleanup, bounded by
-// cleanupTimeout there; a guaranteed delete that failed is retried by the client's
-// worker too). When this delete or an earlier one of this Leave failed or went to the
-// background, the client may still be deleting the node: so that it cannot delete the
-// node of a later Enter (which would have the same name), the member takes a new name.
+// deleteOurs deletes our member node after a failure, guaranteed, and returns nil once
+// it is known gone. It tries now, within the caller's context (and at most
+// cleanupTimeout), or, when the context has ended already, on a context of its own for
+// at most outcomeTimeout, so that the failed Enter or Leave learns whether the node is
+// gone and still returns soon after its deadline; what this cuts short goes on in the
+// background (GoCleanup, bounded by cleanupTimeout there; a guaranteed delete that
+// failed is retried by the client's worker too). When this delete or an earlier one of
+// this Leave failed or went to the background, the client may still be deleting the
+// node: so that it cannot delete the node of a later Enter (which would have the same
+// name), the member takes a new name. A closed client is no failure: its session, and
+// our ephemeral node with it, is gone.
 //
 // withReady: the member was the last, and its transaction deleting its node and ready
 // has an unknown outcome; the cleanup sends that transaction again (see deleteLast).
-func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady bool) {
-	var err error
+//
+// leaving: the cleanup of a Leave. Once our node is gone, a member whose listing shows no
+// member node left but ready deletes ready (see dropLeftoverReady): when every member's
+// Leave is cut short, the one whose node goes last removes ready.
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool) error {
 	path := d.ourPath
 	del := func(cctx context.Context) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
+		var err error
 		if withReady {
-			return d.deleteLast(cctx, path)
+			err = d.deleteLast(cctx, path)
+		} else {
+			err = d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 		}
-		return d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
-	}
-	queued := ctx.Err() != nil
-	if !queued {
-		cctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
-		err = del(cctx)
-		queued = err != nil && ctx.Err() != nil // cut short by the caller's context
-		cancel()
-	}
-	if queued {
-		if !d.client.GoCleanup(func() {
-			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			defer cancel()
-			_ = del(cctx)
-		}) {
-			err = framework.ErrClosed
+		if err != nil || !leaving {
+			return err
 		}
+		return d.dropLeftoverReady(cctx)
+	}
+	var cctx context.Context
+	var cancel context.CancelFunc
+	if ctx.Err() != nil {
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
+	} else {
+		cctx, cancel = context.WithTimeout(ctx, cleanupTimeout)
+	}
+	err := del(cctx)
+	queued := err != nil && cctx.Err() != nil // cut short: the caller's context or the bound
+	cancel()
+	if queued && !d.client.GoCleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = del(cctx)
+	}) {
+		err = framework.ErrClosed
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil || queued || d.retire {
 		d.retireNameLocked()
 	}
+	if errors.Is(err, framework.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // deleteLast is the cleanup of a last member whose transaction (its node at path and
@@ -525,11 +756,30 @@ func (d *DoubleBarrier) deleteLast(ctx context.Context, path string) error {
 	if err == nil || (errors.As(err, &te) && te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode)) {
 		return nil
 	}
+	if te == nil && ctx.Err() != nil {
+		return err // cut short, outcome unknown: the background cleanup sends it again
+	}
 	if te == nil || te.Index != 1 {
 		d.client.Logger().Warn("deleting the member node and ready together failed: the member node goes alone",
 			"component", "doublebarrier", "path", path, "err", err)
 	}
 	return d.client.Delete(ctx, path, framework.Quietly(), framework.Guaranteed())
+}
+
+// dropLeftoverReady is the end of a Leave cut short, once our node is gone: it lists the
+// barrier, and when no member node is left but ready is, it deletes ready, bound by the
+// listing's pzxid, as Leave's fallback does (a next round's ready needs members, which the
+// listing would show, or is made after it). The listing follows our delete on this
+// session, so of the members whose Leaves are all cut short, the one whose delete was
+// applied last sees no member left. A member of a next round that entered meanwhile is
+// listed: ready then stays, and that member's Enter does not take it for open (see
+// readyIsLive).
+func (d *DoubleBarrier) dropLeftoverReady(ctx context.Context) error {
+	l, err := d.list(ctx)
+	if err != nil || len(l.members) > 0 || !l.ready || l.pzxid <= 0 {
+		return err
+	}
+	return d.client.Delete(ctx, d.readyPath, framework.Quietly(), framework.WithMaxCzxid(l.pzxid), framework.Guaranteed())
 }
 
 // retireNameLocked gives the member a new node name; d.mu must be held.

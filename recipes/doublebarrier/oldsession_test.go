@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/recipes/doublebarrier"
 	"github.com/zoocurator/zoocurator/internal/leakcheck"
 	"github.com/zoocurator/zoocurator/internal/testutil"
 	"github.com/zoocurator/zoocurator/zktest"
@@ -86,5 +87,65 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 	require.NoError(t, a.Leave(ctx))
 	require.NoError(t, testutil.Result(t, left, 20*time.Second, "Leave"))
 	require.NoError(t, checker.Delete(ctx, path+"-marker", framework.Quietly()))
+	assertNoMembers(t, srv.ConnectString(), path, c, other)
+}
+
+// A member counted by the ready's maker while its node was its old session's is in once
+// it has replaced that node, though the ready is older than the new node and the other
+// members have deleted theirs and wait for it: the ready is its round's, not a leftover
+// (taking it for one, the member deleted it and waited for members who waited for it).
+// The replacement is one transaction: the others never list the barrier without the
+// member's node, which would end their round without it.
+func TestEnterCountedBeforeItsNodeWasReplacedIsIn(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	// Lost at 10 % of a 90 s session: the server holds the old session, and its node, long
+	// after the client has a new one.
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	states := testutil.States(c)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testutil.Context(t, 120*time.Second)
+	require.NoError(t, c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+
+	const path = "/jobs/counted-old-node"
+	v := newMember(t, c, path, 3)
+	// b and c are named after v: v's node is the lowest, which the others wait for once
+	// they have deleted their own.
+	later := func() *doublebarrier.DoubleBarrier {
+		for {
+			if m := newMember(t, other, path, 3); m.Node() > v.Node() {
+				return m
+			}
+		}
+	}
+	b, cm := later(), later()
+	vIn := testutil.Go(ctx, v.Enter)
+	waitChildren(t, srv.ConnectString(), path, 1)
+	bIn := testutil.Go(ctx, b.Enter)
+	waitChildren(t, srv.ConnectString(), path, 2)
+
+	// v's client gives its session up (a dead host: no close reaches the server); c counts
+	// v's old node and makes ready; b and c go in, and leave: each deletes its node and
+	// waits for v's.
+	proxy.Refuse()
+	proxy.DropConnections()
+	testutil.WaitState(t, states, framework.Lost, 40*time.Second)
+	require.NoError(t, cm.Enter(ctx))
+	require.NoError(t, testutil.Result(t, bIn, 20*time.Second, "b's Enter"))
+	bOut, cOut := testutil.Go(ctx, b.Leave), testutil.Go(ctx, cm.Leave)
+	waitChildren(t, srv.ConnectString(), path, 2) // v's old node and ready
+
+	proxy.Heal()
+	require.NoError(t, testutil.Result(t, vIn, 30*time.Second, "v's Enter, counted by the round's ready"))
+	require.NoError(t, v.Leave(ctx))
+	require.NoError(t, testutil.Result(t, bOut, 20*time.Second, "b's Leave"))
+	require.NoError(t, testutil.Result(t, cOut, 20*time.Second, "c's Leave"))
 	assertNoMembers(t, srv.ConnectString(), path, c, other)
 }

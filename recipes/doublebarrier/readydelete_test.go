@@ -57,7 +57,8 @@ func TestLeaveReadyDeleteRetrySparesNextRound(t *testing.T) {
 // finds no ready, it makes its own. Whatever ready N's round made must survive V's
 // request when it lands (a delete at version 0 cannot tell two rounds'
 // ready apart). With the delete of ready in one transaction with V's own node, the ready
-// present while V's node exists is the round's own: N then joins the round instead.
+// present while V's node exists is the round's own: N then joins the round instead, and
+// V's Leave waits for N.
 func TestLeaveReadyDeleteDelayedSparesNextRound(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -128,8 +129,13 @@ func TestLeaveReadyDeleteDelayedSparesNextRound(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cur, "the ready N entered by")
 
+	vNode := v.Node()
 	proxy.Heal() // V's request lands late, on the same connection
-	require.NoError(t, testutil.Result(t, vLeft, 30*time.Second, "V's Leave"))
+	// V's Leave then waits for N, which entered by the round's ready before it landed.
+	require.Eventually(t, func() bool {
+		st, err := other.Exists(ctx, vNode)
+		return err == nil && st == nil
+	}, 30*time.Second, 20*time.Millisecond, "V's request did not land")
 	require.Equal(t, accepted, proxy.Accepted(), "V kept its connection: its request was only delayed")
 	require.NoError(t, other.Sync(ctx, path))
 	st, err := other.Exists(ctx, path+"/ready")
@@ -141,6 +147,7 @@ func TestLeaveReadyDeleteDelayedSparesNextRound(t *testing.T) {
 	}
 
 	require.NoError(t, n.Leave(ctx))
+	require.NoError(t, testutil.Result(t, vLeft, 30*time.Second, "V's Leave"))
 	require.NoError(t, testutil.Result(t, pLeft, 30*time.Second, "P's Leave"))
 	if st, err := other.Exists(ctx, path+"/ready"); err == nil && st != nil {
 		require.NoError(t, other.Delete(ctx, path+"/ready"))
