@@ -570,6 +570,54 @@ func (l *Lease) watched(ctx context.Context) bool {
 	return err == nil && w != nil // not fired yet: it fires with our delete at the latest
 }
 
+// HeldNow reports whether the lease's node is still its own as of now at the quorum, for
+// a release that would hand it to a local waiter instead of deleting it: an admission,
+// which must not rest on a stale read (a follower cut off from its peers, or a delete's
+// event still on its way). It syncs the session's server with the leader first: a server
+// fires the watches of every change it applied before it answers the sync, and the
+// client tells a watch's event before the replies that follow it, so that the lease's
+// watch on its node, armed and not fired once the sync is answered, proves that nobody
+// deleted the node before the sync (one request). Without such a watch (not armed, or
+// fired by a change of the node's data), the node is read after the sync, bound to its
+// owner session and czxid (one request more). unchanged is true when the watch that
+// speaks for the node is the children watch of the listing that gave the lock: the
+// children are then as that listing showed them. A node found gone or not ours is
+// recorded (the release then returns ErrLeaseLost); on any error it reports false.
+func (l *Lease) HeldNow(ctx context.Context) (held, unchanged bool) {
+	if l.Lost() {
+		return false, false
+	}
+	if err := l.client.Sync(ctx, l.Held.Path); err != nil {
+		return false, false
+	}
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return false, false
+	}
+	if a.w != nil {
+		select {
+		case <-a.w.Done():
+			if a.w.Event().Type == zk.EventNodeDeleted {
+				l.deleted.Store(true) // the node, or (the children watch) its parent
+				return false, false
+			}
+		default:
+			return !l.Lost(), a.kids
+		}
+	}
+	st, err := l.client.Exists(ctx, l.Held.Path)
+	if err != nil {
+		return false, false
+	}
+	if st == nil || !l.ours(st) {
+		l.deleted.Store(true)
+		return false, false
+	}
+	return !l.Lost(), false
+}
+
 // wasLostAtRelease reports whether the lease was lost at its last release (End); before
 // that, whether it is lost now.
 func (l *Lease) wasLostAtRelease() bool {

@@ -76,13 +76,24 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // mayHandOver decides whether the next local waiter may take the node over: within the
-// local batch always, beyond it only when no other process waits.
+// local batch whenever the node is still ours, beyond it only when, besides, no other
+// process waits. Both rest on a fresh read (locks.Lease.HeldNow: a sync, after which the
+// lease's watch on its node speaks for it), never on what this client last heard: a
+// node deleted by someone else, its event not heard yet, or a follower cut off from its
+// peers still showing it, is never handed on.
 func (l *Lease) mayHandOver(ctx context.Context) bool {
-	if l.index+1 < l.m.opts.localBatch {
-		return true
-	}
-	if l.core.Held.Behind > 0 {
+	within := l.index+1 < l.m.opts.localBatch
+	if !within && l.core.Held.Behind > 0 {
 		return false // others queued behind us when we got the lock
+	}
+	held, unchanged := l.core.HeldNow(ctx)
+	if !held {
+		return false
+	}
+	if within || unchanged {
+		// unchanged: the children are as the listing that gave us the lock showed them,
+		// nobody behind us (Behind is 0), as of the sync.
+		return true
 	}
 	others, err := l.m.lk.OthersWaiting(ctx, l.core.Held.Path)
 	return err == nil && !others
