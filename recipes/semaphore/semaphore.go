@@ -194,7 +194,11 @@ func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
-// TryAcquire takes one lease if one is free now, and returns ErrNoLeases otherwise.
+// TryAcquire takes one lease if one is free now, and returns ErrNoLeases otherwise. It
+// never waits: when another acquirer holds the inner mutex, it makes its lease node
+// without it, and keeps it only if the leases then number no more than the maximum.
+// Two tries racing for the last free lease may both find it taken by the other's node
+// (both return ErrNoLeases); they never both get it.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	ls, err := s.acquire(ctx, 1, true)
 	if err != nil {
@@ -274,26 +278,37 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 		}
 	}
+	// The inner lock, taken by someone else (another acquirer between taking it and
+	// making its lease node, or one waiting for room), does not tell whether a lease is
+	// free: a try then goes on without it. The inner lock only keeps waiters from
+	// queueing more than one extra node at a time; a try never waits, and its node, held
+	// only when the listing behind its create shows no more lease nodes than the maximum,
+	// is safe without it: of any set of holders at once, the one that listed last saw
+	// every other's node. A waiter holding the inner lock keeps its node in the count, so
+	// a try does not get ahead of it.
+	gen := c.Generation()
+	var lock *locks.Held
 	lock, err := s.inner.Acquire(ctx, try)
-	if errors.Is(err, locks.ErrLocked) {
-		return nil, fmt.Errorf("%w: %s", ErrNoLeases, s.path)
-	}
-	if err != nil {
+	switch {
+	case try && errors.Is(err, locks.ErrLocked):
+		lock = nil
+	case err != nil:
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	default:
+		gen = lock.Gen
 	}
-	innerHeld := true // released here unless handed to the lease (releaseInner)
+	innerHeld := lock != nil // released here unless handed to the lease (releaseInner)
 	defer func() {
 		if innerHeld {
 			locks.Cleanup(ctx, c, func(cctx context.Context) { _ = s.inner.Release(cctx, lock.Path) })
 		}
 	}()
-	if testHookInnerLocked != nil {
+	if lock != nil && testHookInnerLocked != nil {
 		testHookInnerLocked(s)
 	}
 	// The lease node must be created in the inner lock's session: only then does the
 	// inner lock serialise it. Should the session have changed since, the inner lock went
 	// with it: start over.
-	gen := lock.Gen
 	if c.Generation() != gen {
 		return nil, errLeaseNodeLost
 	}
@@ -381,6 +396,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			// The children watch set by a listing that showed our node, when armed, speaks
 			// for the node until the children change: the lease need not read it first.
 			h := locks.NewHeld(node, gen, sid, 0).WithWatch(childCh)
+			if lock == nil {
+				return s.newLease(h, closedChan), nil // a try without the inner lock
+			}
 			innerHeld = false
 			return s.newLease(h, s.releaseInner(ctx, lock.Path)), nil
 		}
@@ -431,6 +449,9 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 	}
 	return done
 }
+
+// closedChan is a closed channel: a lease taken without the inner lock has none to wait for.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // innerReleases are the inner-lock deletes of granted leases not yet done, per client
 // and semaphore path (whatever Semaphore value took them).
