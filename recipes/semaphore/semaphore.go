@@ -190,6 +190,9 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // it took are returned and no node is left. As with Curator's acquire(n), concurrent
 // AcquireN calls on one semaphore can each hold part of what they need and wait for the
 // rest until their contexts end: give it a deadline, or serialise multi-lease takers.
+// Asking for more than the maximum fails at once with ErrTooMany, taking nothing; with a
+// shared count, more than the count holds when the call starts (Curator's acquire(n)
+// takes what it can and waits until its time is up).
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
@@ -219,6 +222,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	}
 	if s.countPath == "" && n > s.maxLeases {
 		return nil, fmt.Errorf("%w: %d > %d", ErrTooMany, n, s.maxLeases)
+	}
+	if s.countPath != "" && n > 1 {
+		// The shared count, as it is now (one read; a count is at least 1, so a single
+		// lease needs none): more leases than it allows could never all be had unless
+		// someone raises it, and the call would hold part of them until its context ends.
+		max, _, err := s.maxNow(ctx, false)
+		if err != nil {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+		}
+		if n > max {
+			return nil, fmt.Errorf("%w: %d > %d (the count at %s)", ErrTooMany, n, max, s.countPath)
+		}
 	}
 	var got []*Lease
 	for i := 0; i < n; i++ {
