@@ -579,43 +579,78 @@ func (l *Lease) watched(ctx context.Context) bool {
 // watch on its node, armed and not fired once the sync is answered, proves that nobody
 // deleted the node before the sync (one request). Without such a watch (not armed, or
 // fired by a change of the node's data), the node is read after the sync, bound to its
-// owner session and czxid (one request more). unchanged is true when the watch that
-// speaks for the node is the children watch of the listing that gave the lock: the
-// children are then as that listing showed them. A node found gone or not ours is
-// recorded (the release then returns ErrLeaseLost); on any error it reports false.
-func (l *Lease) HeldNow(ctx context.Context) (held, unchanged bool) {
+// owner session and czxid (one request more). kids, when not nil, is a children watch on
+// the node's parent still not fired after the sync, set by a listing that showed the node
+// alone: the lease's own (KidsWatch), or extra (a listing the caller made). A node found
+// gone or not ours is recorded (the release then returns ErrLeaseLost); on any error it
+// reports false.
+func (l *Lease) HeldNow(ctx context.Context, extra *framework.Watch) (held bool, kids *framework.Watch) {
 	if l.Lost() {
-		return false, false
+		return false, nil
 	}
 	if err := l.client.Sync(ctx, l.Held.Path); err != nil {
-		return false, false
+		return false, nil
+	}
+	if extra != nil {
+		select {
+		case <-extra.Done():
+			extra = nil // the children changed since that listing
+		default:
+		}
 	}
 	a := l.arm.Load()
 	select {
 	case <-a.done:
 	case <-ctx.Done():
-		return false, false
+		return false, nil
 	}
 	if a.w != nil {
 		select {
 		case <-a.w.Done():
 			if a.w.Event().Type == zk.EventNodeDeleted {
 				l.deleted.Store(true) // the node, or (the children watch) its parent
-				return false, false
+				return false, nil
 			}
 		default:
-			return !l.Lost(), a.kids
+			if l.Lost() {
+				return false, nil
+			}
+			if a.kids && l.Held.Behind == 0 {
+				return true, a.w
+			}
+			return true, extra
 		}
 	}
 	st, err := l.client.Exists(ctx, l.Held.Path)
 	if err != nil {
-		return false, false
+		return false, nil
 	}
 	if st == nil || !l.ours(st) {
 		l.deleted.Store(true)
-		return false, false
+		return false, nil
 	}
-	return !l.Lost(), false
+	return !l.Lost(), extra
+}
+
+// KidsWatch returns the children watch of the listing that gave the lock (or that handed
+// it over), which speaks for the node, when it showed nobody behind it and has not fired;
+// nil otherwise.
+func (l *Lease) KidsWatch() *framework.Watch {
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	default:
+		return nil
+	}
+	if !a.kids || a.w == nil || l.Held.Behind != 0 {
+		return nil
+	}
+	select {
+	case <-a.w.Done():
+		return nil
+	default:
+		return a.w
+	}
 }
 
 // wasLostAtRelease reports whether the lease was lost at its last release (End); before

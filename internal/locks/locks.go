@@ -573,19 +573,25 @@ func (l *Internals) deleteNode(ctx context.Context, node string, owner int64) {
 }
 
 // OthersWaiting reports whether the lock's parent has lock nodes (Config.Contender) other
-// than our node (one request, a listing): whether another contender queues. It reports true also when our
-// node is not among them (deleted by someone else, perhaps with its parent, which was
-// made again with another contender's node in it): the lock is then not ours to hand on.
-func (l *Internals) OthersWaiting(ctx context.Context, ours string) (bool, error) {
-	kids, _, err := l.cfg.Client.Children(ctx, l.cfg.Path)
+// than our node (one request, a listing): whether another contender queues. It reports
+// true also when our node is not among them (deleted by someone else, perhaps with its
+// parent, which was made again with another contender's node in it): the lock is then
+// not ours to hand on. When it reports false, w is the children watch the listing set
+// (Held.WithWatch): until it fires, the children are as the listing showed them.
+func (l *Internals) OthersWaiting(ctx context.Context, ours string) (others bool, w *framework.Watch, err error) {
+	kids, _, w, err := l.cfg.Client.ChildrenW(ctx, l.cfg.Path)
 	if errors.Is(err, framework.ErrNoNode) {
-		return true, nil
+		return true, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	kids = l.contenders(kids)
-	return len(kids) != 1 || kids[0] != framework.NodeName(ours), nil
+	if len(kids) != 1 || kids[0] != framework.NodeName(ours) {
+		// The watch fires at the next change of the children (our delete at the latest).
+		return true, nil, nil
+	}
+	return false, w, nil
 }
 
 // Release deletes a held node (guaranteed). A node that is already gone is not an error
