@@ -570,6 +570,89 @@ func (l *Lease) watched(ctx context.Context) bool {
 	return err == nil && w != nil // not fired yet: it fires with our delete at the latest
 }
 
+// HeldNow reports whether the lease's node is still its own as of now at the quorum, for
+// a release that would hand it to a local waiter instead of deleting it: an admission,
+// which must not rest on a stale read (a follower cut off from its peers, or a delete's
+// event still on its way). It syncs the session's server with the leader first: a server
+// fires the watches of every change it applied before it answers the sync, and the
+// client tells a watch's event before the replies that follow it, so that the lease's
+// watch on its node, armed and not fired once the sync is answered, proves that nobody
+// deleted the node before the sync (one request). Without such a watch (not armed, or
+// fired by a change of the node's data), the node is read after the sync, bound to its
+// owner session and czxid (one request more). kids, when not nil, is a children watch on
+// the node's parent still not fired after the sync, set by a listing that showed the node
+// alone: the lease's own (KidsWatch), or extra (a listing the caller made). A node found
+// gone or not ours is recorded (the release then returns ErrLeaseLost); on any error it
+// reports false.
+func (l *Lease) HeldNow(ctx context.Context, extra *framework.Watch) (held bool, kids *framework.Watch) {
+	if l.Lost() {
+		return false, nil
+	}
+	if err := l.client.Sync(ctx, l.Held.Path); err != nil {
+		return false, nil
+	}
+	if extra != nil {
+		select {
+		case <-extra.Done():
+			extra = nil // the children changed since that listing
+		default:
+		}
+	}
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return false, nil
+	}
+	if a.w != nil {
+		select {
+		case <-a.w.Done():
+			if a.w.Event().Type == zk.EventNodeDeleted {
+				l.deleted.Store(true) // the node, or (the children watch) its parent
+				return false, nil
+			}
+		default:
+			if l.Lost() {
+				return false, nil
+			}
+			if a.kids && l.Held.Behind == 0 {
+				return true, a.w
+			}
+			return true, extra
+		}
+	}
+	st, err := l.client.Exists(ctx, l.Held.Path)
+	if err != nil {
+		return false, nil
+	}
+	if st == nil || !l.ours(st) {
+		l.deleted.Store(true)
+		return false, nil
+	}
+	return !l.Lost(), extra
+}
+
+// KidsWatch returns the children watch of the listing that gave the lock (or that handed
+// it over), which speaks for the node, when it showed nobody behind it and has not fired;
+// nil otherwise.
+func (l *Lease) KidsWatch() *framework.Watch {
+	a := l.arm.Load()
+	select {
+	case <-a.done:
+	default:
+		return nil
+	}
+	if !a.kids || a.w == nil || l.Held.Behind != 0 {
+		return nil
+	}
+	select {
+	case <-a.w.Done():
+		return nil
+	default:
+		return a.w
+	}
+}
+
 // wasLostAtRelease reports whether the lease was lost at its last release (End); before
 // that, whether it is lost now.
 func (l *Lease) wasLostAtRelease() bool {

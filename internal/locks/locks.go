@@ -62,6 +62,11 @@ type Config struct {
 	// SortKey returns the key children are sorted by; the default is the text after the
 	// last LockName (framework.SequenceSuffix).
 	SortKey func(name string) string
+	// Contender reports whether a child of the lock's parent is a lock node at all; the
+	// default: its name carries LockName. Any other child (an operator's note, another
+	// recipe's node) is ignored by the predicate, the waiting and Participants alike:
+	// it neither holds the lock nor queues for it.
+	Contender func(name string) bool
 	// FastHandoff lets a waiter whose watched node was first in line take the lock as soon
 	// as that node is deleted, without listing the children again: one request and one
 	// round trip less per hand-over. It is right only when every node sorts by its own
@@ -115,7 +120,20 @@ func New(cfg Config) (*Internals, error) {
 		name := cfg.LockName
 		cfg.SortKey = func(s string) string { return framework.SequenceSuffix(s, name) }
 	}
+	if cfg.Contender == nil {
+		name := cfg.LockName
+		cfg.Contender = func(s string) bool { return strings.Contains(s, name) }
+	}
 	return &Internals{cfg: cfg}, nil
+}
+
+// contenders returns the lock nodes among children (Config.Contender), in their order;
+// children itself when all are.
+func (l *Internals) contenders(children []string) []string {
+	if !slices.ContainsFunc(children, func(k string) bool { return !l.cfg.Contender(k) }) {
+		return children
+	}
+	return slices.DeleteFunc(slices.Clone(children), func(k string) bool { return !l.cfg.Contender(k) })
 }
 
 // Held describes a lock node that holds the lock.
@@ -186,7 +204,8 @@ func (l *Internals) Sorted(children []string) []string {
 	return out
 }
 
-// Participants returns the paths of the lock nodes in lock order (the holder first).
+// Participants returns the paths of the lock nodes in lock order (the holder first);
+// children that are no lock nodes (Config.Contender) are left out.
 func (l *Internals) Participants(ctx context.Context) ([]string, error) {
 	kids, _, err := l.cfg.Client.Children(ctx, l.cfg.Path)
 	if errors.Is(err, framework.ErrNoNode) {
@@ -196,7 +215,7 @@ func (l *Internals) Participants(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	for _, k := range l.Sorted(kids) {
+	for _, k := range l.Sorted(l.contenders(kids)) {
 		out = append(out, framework.JoinPath(l.cfg.Path, k))
 	}
 	return out, nil
@@ -452,6 +471,9 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 					return nil, err
 				}
 			}
+			// Only lock nodes count: a child without the lock name neither holds nor
+			// queues (it may sort ahead of every sequence number: "0").
+			kids = l.contenders(kids)
 			l.alone.Store(len(kids) == 1)
 			if l.cfg.FastHandoff && standard {
 				// The standard predicate with one lease needs only our place and the
@@ -550,19 +572,26 @@ func (l *Internals) deleteNode(ctx context.Context, node string, owner int64) {
 	})
 }
 
-// OthersWaiting reports whether the lock's parent has children other than our node (one
-// request, a listing): whether another contender queues. It reports true also when our
-// node is not among them (deleted by someone else, perhaps with its parent, which was
-// made again with another contender's node in it): the lock is then not ours to hand on.
-func (l *Internals) OthersWaiting(ctx context.Context, ours string) (bool, error) {
-	kids, _, err := l.cfg.Client.Children(ctx, l.cfg.Path)
+// OthersWaiting reports whether the lock's parent has lock nodes (Config.Contender) other
+// than our node (one request, a listing): whether another contender queues. It reports
+// true also when our node is not among them (deleted by someone else, perhaps with its
+// parent, which was made again with another contender's node in it): the lock is then
+// not ours to hand on. When it reports false, w is the children watch the listing set
+// (Held.WithWatch): until it fires, the children are as the listing showed them.
+func (l *Internals) OthersWaiting(ctx context.Context, ours string) (others bool, w *framework.Watch, err error) {
+	kids, _, w, err := l.cfg.Client.ChildrenW(ctx, l.cfg.Path)
 	if errors.Is(err, framework.ErrNoNode) {
-		return true, nil
+		return true, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return len(kids) != 1 || kids[0] != framework.NodeName(ours), nil
+	kids = l.contenders(kids)
+	if len(kids) != 1 || kids[0] != framework.NodeName(ours) {
+		// The watch fires at the next change of the children (our delete at the latest).
+		return true, nil, nil
+	}
+	return false, w, nil
 }
 
 // Release deletes a held node (guaranteed). A node that is already gone is not an error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -421,7 +422,10 @@ func (l *Latch) step(ctx context.Context) error {
 	if err != nil && !errors.Is(err, framework.ErrNoNode) {
 		return err
 	}
-	kids = slices.Clone(kids)
+	// Only latch nodes take part: a child without the latch name (an operator's "0",
+	// which would sort ahead of every sequence number) neither leads nor queues, as
+	// Participants, Leader and Observe leave it out.
+	kids = slices.DeleteFunc(slices.Clone(kids), func(k string) bool { return !strings.Contains(k, latchName) })
 	framework.SortBySequence(kids, latchName)
 	ours := slices.Index(kids, framework.NodeName(node))
 	if ours < 0 {

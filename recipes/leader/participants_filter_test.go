@@ -46,3 +46,39 @@ func TestParticipantsAreElectionNodesOnly(t *testing.T) {
 	require.NoError(t, l.Close())
 	require.NoError(t, c.Delete(ctx, "/pf", framework.WithChildren()))
 }
+
+// A child of the election path that is no participant but whose name sorts before every
+// sequence number (an operator's "0") is not a participant (Observe: "Children whose names
+// carry neither "latch-" nor "lock-" are not participants"; Participant.Leader: "the
+// leader, or the one about to become leader"). The latch that Observe, Participants and
+// Leader all name as the leader must then become leader: the latch "is leader while its
+// node is first in line".
+func TestLatchNamedLeaderLeadsBesideForeignChild(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/pf/foreign"
+	_, err := c.Create(ctx, path+"/0", []byte("not a participant"), framework.WithParents())
+	require.NoError(t, err)
+	octx, ocancel := context.WithCancel(ctx)
+	defer ocancel()
+	obs, err := leader.Observe(octx, c, path)
+	require.NoError(t, err)
+	l := startLatch(t, c, path, "a")
+	var seen leader.Participant
+	for seen.ID != "a" {
+		seen = next(t, obs, 10*time.Second, "observe")
+	}
+	require.True(t, seen.Leader)
+	p, err := l.Leader(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "a", p.ID, "Leader")
+	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+	defer acancel()
+	require.NoError(t, l.Await(actx), "Observe and Leader name latch a (node %s) the leader, but it never leads", p.Node)
+	require.NoError(t, l.Close())
+	ocancel()
+	closes(t, obs, 10*time.Second)
+	require.NoError(t, c.Delete(ctx, "/pf", framework.WithChildren()))
+}

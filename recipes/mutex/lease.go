@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
 )
 
@@ -63,9 +64,10 @@ func (l *Lease) Release(ctx context.Context) error {
 	if !last {
 		return nil
 	}
-	if !l.core.Lost() && l.m.opts.localQueue && l.index < maxHandovers && l.m.hasLocalWaiter() && l.mayHandOver(ctx) &&
-		!l.core.Lost() && l.m.handover(l.next(), l.index+1) {
-		return nil
+	if !l.core.Lost() && l.m.opts.localQueue && l.index < maxHandovers && l.m.hasLocalWaiter() {
+		if ok, w := l.mayHandOver(ctx); ok && !l.core.Lost() && l.m.handover(l.next(w), l.index+1) {
+			return nil
+		}
 	}
 	defer l.m.passTurn()
 	l.m.held.Add(-1)
@@ -76,26 +78,46 @@ func (l *Lease) Release(ctx context.Context) error {
 }
 
 // mayHandOver decides whether the next local waiter may take the node over: within the
-// local batch always, beyond it only when no other process waits.
-func (l *Lease) mayHandOver(ctx context.Context) bool {
-	if l.index+1 < l.m.opts.localBatch {
-		return true
+// local batch whenever the node is still ours, beyond it only when, besides, no other
+// process waits. Both rest on a fresh read (locks.Lease.HeldNow: a sync, after which the
+// lease's watch on its node speaks for it), never on what this client last heard: a
+// node deleted by someone else, its event not heard yet, or a follower cut off from its
+// peers still showing it, is never handed on. Beyond the batch, nobody else waits when a
+// children watch set by a listing that showed our node alone has not fired by the time
+// the sync is answered: the lease's own, or one set by a listing made here (before the
+// sync: one that shows others ends it without a sync). w is that watch: the next holder
+// takes it, so that neither a read of its node nor a listing is needed until the
+// children change.
+func (l *Lease) mayHandOver(ctx context.Context) (ok bool, w *framework.Watch) {
+	within := l.index+1 < l.m.opts.localBatch
+	var listed *framework.Watch
+	if !within {
+		if l.core.Held.Behind > 0 {
+			return false, nil // others queued behind us when we got the lock
+		}
+		if l.core.KidsWatch() == nil {
+			others, lw, err := l.m.lk.OthersWaiting(ctx, l.core.Held.Path)
+			if err != nil || others {
+				return false, nil
+			}
+			listed = lw
+		}
 	}
-	if l.core.Held.Behind > 0 {
-		return false // others queued behind us when we got the lock
+	held, kids := l.core.HeldNow(ctx, listed)
+	if !held || (!within && kids == nil) {
+		return false, nil // lost, or (beyond the batch) the children changed since the listing
 	}
-	others, err := l.m.lk.OthersWaiting(ctx, l.core.Held.Path)
-	return err == nil && !others
+	return true, kids
 }
 
 // next is the node as the next holder sees it: nobody known behind it when the last
-// check said so.
-func (l *Lease) next() *locks.Held {
+// check said so, with the children watch w of the listing that showed it (nil: none).
+func (l *Lease) next(w *framework.Watch) *locks.Held {
 	h := *l.core.Held
 	if l.index+1 >= l.m.opts.localBatch {
 		h.Behind = 0
 	}
-	return &h
+	return h.WithWatch(w)
 }
 
 // Done returns a channel that is closed when the lease is released or may have been

@@ -322,3 +322,24 @@ func TestLocalBatch(t *testing.T) {
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
 	testutil.RequireNoChildren(t, srv.ConnectString(), "/locks/batch")
 }
+
+// A child of the lock path without the lock name ("0", which sorts before every sequence
+// number) is no contender: REFERENCE.md, Lock internals: "a child without the lock name
+// sorts by its whole name (and is otherwise ignored by the predicate)". With nobody else
+// holding the lock, Acquire gets it.
+func TestAcquireIgnoresChildWithoutLockName(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	const path = "/locks/foreign"
+	_, err := c.Create(ctx, path+"/0", []byte("an operator's note"), framework.WithParents())
+	require.NoError(t, err)
+	m := newMutex(t, c, path)
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	l, err := m.Acquire(actx)
+	require.NoError(t, err, "nobody holds %s; its only other child is %s/0, without the lock name", path, path)
+	require.NoError(t, l.Release(ctx))
+	require.NoError(t, c.Delete(ctx, "/locks", framework.WithChildren()))
+}

@@ -131,9 +131,13 @@ func parentOf(p string) string {
 // Handler handles one item. With a lock path, the item's node is removed only after the
 // handler returned (requeued instead, in ErrorMode Requeue, when it returned an error).
 // The context is the one given to Consume or ConsumeOne; with a lock path, a consumer
-// whose context ended before the handler would run — on any of the items of a node
-// (PutMulti) — gives the node back untouched (its lock node deleted, the node where it
-// was, no attempt counted) and returns the context's error. Without a lock path the node is
+// whose context ended before the handler would run on the first of a node's items gives
+// the node back untouched (its lock node deleted, the node where it was, no attempt
+// counted) and returns the context's error; one whose context ended after the handler
+// ran on some of the items of a node (PutMulti) puts the rest back as a new node at the
+// queue's tail, in one transaction with the node's removal, and returns the context's
+// error (matching ErrNotRemoved too when that transaction could not be made: the whole
+// node may then be delivered again). Without a lock path the node is
 // removed first, and the handler gets every item whose removal the server applied, also
 // when that context ended while the removal was in flight (the context has then ended:
 // the item is gone from the queue and the handler is its only holder). A panic in the
@@ -515,13 +519,13 @@ func (b *base[T]) decode(name string, data []byte, st *framework.Stat) ([]T, err
 
 // handle runs h on each item; it stops at the first error in Requeue mode. A panic in h
 // is recovered and counts as h's error (see callHandler). With a lock path it never runs
-// h with an ended context: it stops before the next item once ctx ended, and unfinished
-// says so (the node is then given back whole, as a node not yet handled).
-func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) (unfinished bool, err error) {
+// h with an ended context: it stops before the next item once ctx ended, and done, fewer
+// than the items, says how many it ran h on (the rest is then given back).
+func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) (done int, err error) {
 	var errs []error
-	for _, it := range items {
+	for i, it := range items {
 		if b.o.lockPath != "" && ctx.Err() != nil {
-			return true, errors.Join(errs...)
+			return i, errors.Join(errs...)
 		}
 		if err := callHandler(ctx, h, it); err != nil {
 			errs = append(errs, err)
@@ -530,7 +534,7 @@ func (b *base[T]) handle(ctx context.Context, items []T, h Handler[T]) (unfinish
 			}
 		}
 	}
-	return false, errors.Join(errs...)
+	return len(items), errors.Join(errs...)
 }
 
 // callHandler calls h on item and turns a panic in it into a *PanicError (with the
@@ -694,16 +698,16 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		b.unlock(ctx, lockPath, tok)
 		return skipped, err
 	}
-	unfinished, herr := b.handle(ctx, items, h)
-	if unfinished {
-		// Ended before the handler ran on each of the node's items: the node goes back
+	done, herr := b.handle(ctx, items, h)
+	if done == 0 && len(items) > 0 {
+		// Ended before the handler ran on any of the node's items: the node goes back
 		// untouched (where it is, no attempt counted), not handled with an ended
 		// context and failed.
 		b.unlock(ctx, lockPath, tok)
-		if herr != nil {
-			return taken, errors.Join(ctx.Err(), &HandlerError{Path: itemPath, Err: herr, notApplied: true})
-		}
 		return skipped, ctx.Err()
+	}
+	if done < len(items) {
+		return taken, b.giveBackRest(ctx, name, data, st.Czxid, done, herr, lockGen, lockSid, tok)
 	}
 	requeue := herr != nil && b.o.errorMode == Requeue
 	var dest string // where the transaction makes the node again ("": nowhere)
@@ -759,6 +763,39 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 		return taken, he
 	}
 	return taken, nil
+}
+
+// giveBackRest ends a node of several items (PutMulti) whose consumer's context ended
+// after the handler ran on the first done of them: the items not handled go back as a
+// new node at the queue's tail (the node's name without its sequence, as a requeue), in
+// one transaction with the removal of the node and of its lock node, so that no item is
+// lost and none handled is delivered again. The error always carries ctx's; when the
+// transaction was not applied, or may not have been, it also matches ErrNotRemoved (the
+// whole node, the items handled with it, may be delivered again) or ErrMaybeGone.
+// Handler errors (not Requeue mode: those items count as done) are joined as a
+// *HandlerError.
+func (b *base[T]) giveBackRest(ctx context.Context, name string, data []byte, czxid int64, done int, herr error, lockGen uint64, lockSid int64, tok []byte) error {
+	itemPath := framework.JoinPath(b.path, name)
+	var he error
+	if herr != nil {
+		he = &HandlerError{Path: itemPath, Err: herr}
+	}
+	payloads, err := DecodeItems(data) // decoded before the handler ran: it does not fail
+	if err != nil || done >= len(payloads) {
+		b.unlock(ctx, framework.JoinPath(b.o.lockPath, name), tok)
+		return errors.Join(ctx.Err(), &NotRemovedError{Path: itemPath, Reason: fmt.Sprintf("the consumer stopped after %d of its items; the node is back whole", done), Err: err}, he)
+	}
+	_, err = b.finishCancellable(ctx, removal{name: name, data: EncodeItems(payloads[done:]), czxid: czxid,
+		dest: framework.JoinPath(b.path, requeuePrefix(name)), lockGen: lockGen, lockSid: lockSid, tok: tok})
+	switch {
+	case err == nil, errors.Is(err, errRemovedMeanwhile):
+		// The rest is back (or the node was removed by someone without the lock).
+		return errors.Join(ctx.Err(), he)
+	case errors.Is(err, ErrNotRemoved), errors.Is(err, ErrMaybeGone):
+		return errors.Join(ctx.Err(), err, he)
+	default:
+		return errors.Join(ctx.Err(), &NotRemovedError{Path: itemPath, Reason: fmt.Sprintf("the consumer stopped after %d of its items; the rest was not given back", done), Err: err}, he)
+	}
 }
 
 // newLockToken returns the data of a new lock node: a random token that tells this

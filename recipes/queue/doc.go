@@ -105,7 +105,11 @@
 // removes a handled item still finishes the removal (bounded by the clean-up timeout)
 // before it returns, so that stopping a consumer does not deliver its last item twice;
 // when the item could not be removed, its error matches both ErrNotRemoved and the
-// context's error. Not covered: a session the server
+// context's error. A consumer stopped part-way through a node of several items
+// (PutMulti) puts the items it did not handle back as a new node at the queue's tail (a
+// requeue's name), in one transaction with the node's removal: none is lost and none
+// handled is delivered again; when that transaction could not be made, its error matches
+// ErrNotRemoved (the whole node may come again). Not covered: a session the server
 // expires while its client, served by another member, is never cut off (a stopped and
 // resumed leader) is learnt of only later; a consumer that finishes in between removes
 // the item together with the lock node another consumer has made meanwhile, and that

@@ -66,3 +66,50 @@ func TestMultiItemNodeHandlerNeverOnEndedContext(t *testing.T) {
 	assert.Empty(t, dead, "the item was moved to the dead-letter path because its consumer was stopped (queue: %v)", names)
 	assert.Len(t, names, 1, "the node holding the item not handled is in the queue")
 }
+
+// A consumer stopped while its handler runs on the first item of a node of several
+// (PutMulti) does not deliver that item twice without saying so: docs/queues.md, "With a
+// lock path an item is delivered at least once ... Twice only when told: ErrNotRemoved
+// ..., ErrorMode Requeue ..., and a put sent twice after a lost reply", and "stopping a
+// consumer does not deliver its last item twice". Either the item handled is not handed
+// out again, or the stopped ConsumeOne's error says it may be (ErrNotRemoved).
+func TestMultiItemNodeStoppedConsumerDoesNotRedeliverSilently(t *testing.T) {
+	leakcheck.Check(t)
+	srv := server(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, time.Minute)
+	base := uniq("/multiredeliver")
+	t.Cleanup(func() { _ = c.Delete(context.Background(), base, framework.WithChildren()) })
+	q, err := queue.New(c, base+"/q", queue.String{}, queue.WithLockPath(base+"/locks"))
+	require.NoError(t, err)
+	_, err = q.PutMulti(ctx, []string{"one", "two"})
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	handled := map[string]int{}
+	h := func(cancel context.CancelFunc) queue.Handler[string] {
+		return func(hctx context.Context, item string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			handled[item]++
+			if item == "one" && cancel != nil {
+				cancel() // the consumer is stopped while it handles the first item
+			}
+			return nil
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := q.ConsumeOne(cctx, h(cancel))
+	t.Logf("stopped ConsumeOne: %v", first)
+	require.NoError(t, c.WaitGuaranteedDeletes(ctx))
+	tctx, tcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer tcancel()
+	require.NoError(t, q.ConsumeOne(tctx, h(nil)), "the next ConsumeOne")
+	mu.Lock()
+	defer mu.Unlock()
+	if !errors.Is(first, queue.ErrNotRemoved) {
+		assert.Equal(t, 1, handled["one"], "item %q handled %d times; the stopped ConsumeOne returned only %v", "one", handled["one"], first)
+	}
+	assert.Equal(t, 1, handled["two"])
+}

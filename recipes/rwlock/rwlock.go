@@ -68,6 +68,12 @@ func readPredicate(sorted []string, ours, _ int) (bool, string, error) {
 	return true, "", nil
 }
 
+// contender reports whether a child of the lock's path is a lock node, a writer's or a
+// reader's: any other child is ignored.
+func contender(name string) bool {
+	return strings.Contains(name, writeName) || strings.Contains(name, readName)
+}
+
 // New returns a read-write lock on path. It checks its arguments but does not talk to
 // ZooKeeper.
 func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
@@ -78,12 +84,12 @@ func New(c *framework.Client, path string, opts ...Option) (*RWLock, error) {
 		}
 	}
 	rw := &RWLock{client: c, path: path}
-	wl, err := locks.New(locks.Config{Client: c, Path: path, LockName: writeName, MaxLeases: 1, Data: o.data, SortKey: sortKey})
+	wl, err := locks.New(locks.Config{Client: c, Path: path, LockName: writeName, MaxLeases: 1, Data: o.data, SortKey: sortKey, Contender: contender})
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}
 	rl, err := locks.New(locks.Config{Client: c, Path: path, LockName: readName, MaxLeases: math.MaxInt32, Data: o.data,
-		SortKey: sortKey, Predicate: readPredicate})
+		SortKey: sortKey, Predicate: readPredicate, Contender: contender})
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}

@@ -10,7 +10,9 @@
 // To take a lease, a client takes the inner mutex, creates its lease node, and holds
 // the lease once the leases node has no more children than the maximum; otherwise it
 // waits (still holding the inner mutex, so one acquirer waits at a time) for a child to
-// go. It releases the inner mutex in every case. Releasing a lease deletes its node.
+// go. It releases the inner mutex in every case. A try (TryAcquire) that finds the inner
+// mutex taken makes its lease node without it and keeps it only if the leases then
+// number no more than the maximum. Releasing a lease deletes its node.
 //
 // The maximum is fixed (New) or read from a shared count node holding a 4-byte
 // big-endian integer, as Curator's SharedCount stores it (NewShared): participants that

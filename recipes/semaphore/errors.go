@@ -9,7 +9,10 @@ import (
 var (
 	// ErrNoLeases is returned by TryAcquire when no lease is free now.
 	ErrNoLeases = sentinel.New("semaphore: no lease available", framework.ErrLocked)
-	// ErrTooMany is returned when asking for more leases than the maximum.
+	// ErrTooMany is returned when asking for more leases than the maximum: for a shared
+	// count (NewShared), the count as read when the call starts. A count lowered while
+	// the call waits does not end it (as Curator's, it waits until its context ends or
+	// the count is raised again).
 	ErrTooMany = sentinel.New("semaphore: more leases asked for than the maximum", framework.ErrInvalidArgument)
 	// ErrAlreadyHeld is returned by the semaphore mutex when the context already carries
 	// its lease: it is not re-entrant.

@@ -190,11 +190,18 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // it took are returned and no node is left. As with Curator's acquire(n), concurrent
 // AcquireN calls on one semaphore can each hold part of what they need and wait for the
 // rest until their contexts end: give it a deadline, or serialise multi-lease takers.
+// Asking for more than the maximum fails at once with ErrTooMany, taking nothing; with a
+// shared count, more than the count holds when the call starts (Curator's acquire(n)
+// takes what it can and waits until its time is up).
 func (s *Semaphore) AcquireN(ctx context.Context, n int) ([]*Lease, error) {
 	return s.acquire(ctx, n, false)
 }
 
-// TryAcquire takes one lease if one is free now, and returns ErrNoLeases otherwise.
+// TryAcquire takes one lease if one is free now, and returns ErrNoLeases otherwise. It
+// never waits: when another acquirer holds the inner mutex, it makes its lease node
+// without it, and keeps it only if the leases then number no more than the maximum.
+// Two tries racing for the last free lease may both find it taken by the other's node
+// (both return ErrNoLeases); they never both get it.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	ls, err := s.acquire(ctx, 1, true)
 	if err != nil {
@@ -215,6 +222,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	}
 	if s.countPath == "" && n > s.maxLeases {
 		return nil, fmt.Errorf("%w: %d > %d", ErrTooMany, n, s.maxLeases)
+	}
+	if s.countPath != "" && n > 1 {
+		// The shared count, as it is now (one read; a count is at least 1, so a single
+		// lease needs none): more leases than it allows could never all be had unless
+		// someone raises it, and the call would hold part of them until its context ends.
+		max, _, err := s.maxNow(ctx, false)
+		if err != nil {
+			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+		}
+		if n > max {
+			return nil, fmt.Errorf("%w: %d > %d (the count at %s)", ErrTooMany, n, max, s.countPath)
+		}
 	}
 	var got []*Lease
 	for i := 0; i < n; i++ {
@@ -274,26 +293,37 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 		}
 	}
+	// The inner lock, taken by someone else (another acquirer between taking it and
+	// making its lease node, or one waiting for room), does not tell whether a lease is
+	// free: a try then goes on without it. The inner lock only keeps waiters from
+	// queueing more than one extra node at a time; a try never waits, and its node, held
+	// only when the listing behind its create shows no more lease nodes than the maximum,
+	// is safe without it: of any set of holders at once, the one that listed last saw
+	// every other's node. A waiter holding the inner lock keeps its node in the count, so
+	// a try does not get ahead of it.
+	gen := c.Generation()
+	var lock *locks.Held
 	lock, err := s.inner.Acquire(ctx, try)
-	if errors.Is(err, locks.ErrLocked) {
-		return nil, fmt.Errorf("%w: %s", ErrNoLeases, s.path)
-	}
-	if err != nil {
+	switch {
+	case try && errors.Is(err, locks.ErrLocked):
+		lock = nil
+	case err != nil:
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
+	default:
+		gen = lock.Gen
 	}
-	innerHeld := true // released here unless handed to the lease (releaseInner)
+	innerHeld := lock != nil // released here unless handed to the lease (releaseInner)
 	defer func() {
 		if innerHeld {
 			locks.Cleanup(ctx, c, func(cctx context.Context) { _ = s.inner.Release(cctx, lock.Path) })
 		}
 	}()
-	if testHookInnerLocked != nil {
+	if lock != nil && testHookInnerLocked != nil {
 		testHookInnerLocked(s)
 	}
 	// The lease node must be created in the inner lock's session: only then does the
 	// inner lock serialise it. Should the session have changed since, the inner lock went
 	// with it: start over.
-	gen := lock.Gen
 	if c.Generation() != gen {
 		return nil, errLeaseNodeLost
 	}
@@ -381,6 +411,9 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			// The children watch set by a listing that showed our node, when armed, speaks
 			// for the node until the children change: the lease need not read it first.
 			h := locks.NewHeld(node, gen, sid, 0).WithWatch(childCh)
+			if lock == nil {
+				return s.newLease(h, closedChan), nil // a try without the inner lock
+			}
 			innerHeld = false
 			return s.newLease(h, s.releaseInner(ctx, lock.Path)), nil
 		}
@@ -431,6 +464,9 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 	}
 	return done
 }
+
+// closedChan is a closed channel: a lease taken without the inner lock has none to wait for.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // innerReleases are the inner-lock deletes of granted leases not yet done, per client
 // and semaphore path (whatever Semaphore value took them).

@@ -319,3 +319,53 @@ func TestCuratorSemaphoreInterop(t *testing.T) {
 	requireEmpty(t, srv.ConnectString(), "/sem/interop")
 	requireEmpty(t, srv.ConnectString(), "/sem/imutex")
 }
+
+// Asking a shared-count semaphore for more leases than its count fails with ErrTooMany
+// ("ErrTooMany is returned when asking for more leases than the maximum"), as it does for
+// a fixed maximum, rather than holding what it can and waiting for leases that can never
+// all be had.
+func TestSharedAcquireNMoreThanCountIsTooMany(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	c := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 60*time.Second)
+	require.NoError(t, semaphore.SetCount(ctx, c, "/semtm/count", 2))
+	s, err := semaphore.NewShared(c, "/semtm/sem", "/semtm/count", 2)
+	require.NoError(t, err)
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := s.AcquireN(actx, 3)
+	if err == nil {
+		_ = semaphore.ReturnAll(ctx, ls...)
+	}
+	require.ErrorIs(t, err, semaphore.ErrTooMany, "3 leases of a semaphore whose shared count is 2")
+	requireEmpty(t, srv.ConnectString(), "/semtm/sem")
+}
+
+// TryAcquire takes a lease when one is free now (its doc: "TryAcquire takes one lease if
+// one is free now, and returns ErrNoLeases otherwise"; ErrNoLeases: "when no lease is
+// free now"). Another participant that holds the inner lock for its own acquisition (a
+// Curator peer paused between taking the inner lock and making its lease node: here its
+// inner lock node, made by another session) leaves 2 of 3 leases free whatever it does:
+// a try must not report that no lease is free.
+func TestTryAcquireWithFreeLeaseWhileInnerLockHeld(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	ctx := testutil.Context(t, 60*time.Second)
+	c := testutil.Connect(t, srv.ConnectString())
+	peer := testutil.Connect(t, srv.ConnectString())
+	const path = "/semtry/s"
+	s, err := semaphore.New(c, path, 3)
+	require.NoError(t, err)
+	held, err := s.Acquire(ctx) // 1 of 3 taken: 2 free
+	require.NoError(t, err)
+	_, err = peer.Create(ctx, path+"/locks/_c_0a1b2c3d-0000-4000-8000-000000000001-lock-", nil,
+		framework.WithMode(framework.EphemeralSequential), framework.WithParents())
+	require.NoError(t, err)
+	kids, err := zktest.Children(ctx, srv.ConnectString(), path+"/leases")
+	require.NoError(t, err)
+	require.Len(t, kids, 1)
+	l, err := s.TryAcquire(ctx)
+	require.NoError(t, err, "TryAcquire with %d of 3 leases taken", len(kids))
+	require.NoError(t, semaphore.ReturnAll(ctx, held, l))
+}
