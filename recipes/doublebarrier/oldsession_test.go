@@ -23,22 +23,12 @@ import (
 func TestEnterReplacesOldSessionNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, srv.ConnectString())
-	// Lost at 10 % of a 90 s session: the server still holds the old session, and its
-	// nodes, long after the client has a new one (a 20 s session was seen to end on the
-	// server before a loaded machine had reconnected: stalls of 23 s).
-	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
-		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
-		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
-	require.NoError(t, err)
-	states := testutil.States(c)
-	require.NoError(t, c.Start())
-	t.Cleanup(func() { _ = c.Close() })
+	l := newLosingClient(t, srv)
+	c := l.c
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	checker := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 120*time.Second)
-	require.NoError(t, c.BlockUntilConnected(ctx))
-	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+	l.connected(t, ctx)
 
 	const path = "/jobs/old-session"
 	b, a := newMember(t, c, path, 2), newMember(t, other, path, 2)
@@ -53,11 +43,8 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 
 	// A dead host: the connection goes, no new one gets through; the client's timer says
 	// Lost, it ends the session (the close cannot reach the server) and starts a new one.
-	proxy.Refuse()
-	proxy.DropConnections()
-	testutil.WaitState(t, states, framework.Lost, 40*time.Second) // 9 s after the drop
-	proxy.Heal()
-	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	l.loseSession(t)
+	l.reconnect(t)
 	newSid := c.SessionID()
 	require.NotEqual(t, oldSid, newSid)
 
@@ -100,20 +87,11 @@ func TestEnterReplacesOldSessionNode(t *testing.T) {
 func TestEnterCountedBeforeItsNodeWasReplacedIsIn(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, srv.ConnectString())
-	// Lost at 10 % of a 90 s session: the server holds the old session, and its node, long
-	// after the client has a new one.
-	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
-		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
-		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
-	require.NoError(t, err)
-	states := testutil.States(c)
-	require.NoError(t, c.Start())
-	t.Cleanup(func() { _ = c.Close() })
+	l := newLosingClient(t, srv)
+	c := l.c
 	other := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 120*time.Second)
-	require.NoError(t, c.BlockUntilConnected(ctx))
-	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+	l.connected(t, ctx)
 
 	const path = "/jobs/counted-old-node"
 	v := newMember(t, c, path, 3)
@@ -135,15 +113,13 @@ func TestEnterCountedBeforeItsNodeWasReplacedIsIn(t *testing.T) {
 	// v's client gives its session up (a dead host: no close reaches the server); c counts
 	// v's old node and makes ready; b and c go in, and leave: each deletes its node and
 	// waits for v's.
-	proxy.Refuse()
-	proxy.DropConnections()
-	testutil.WaitState(t, states, framework.Lost, 40*time.Second)
+	l.loseSession(t)
 	require.NoError(t, cm.Enter(ctx))
 	require.NoError(t, testutil.Result(t, bIn, 20*time.Second, "b's Enter"))
 	bOut, cOut := testutil.Go(ctx, b.Leave), testutil.Go(ctx, cm.Leave)
 	waitChildren(t, srv.ConnectString(), path, 2) // v's old node and ready
 
-	proxy.Heal()
+	l.proxy.Heal()
 	require.NoError(t, testutil.Result(t, vIn, 30*time.Second, "v's Enter, counted by the round's ready"))
 	require.NoError(t, v.Leave(ctx))
 	require.NoError(t, testutil.Result(t, bOut, 20*time.Second, "b's Leave"))
@@ -157,18 +133,11 @@ func TestEnterCountedBeforeItsNodeWasReplacedIsIn(t *testing.T) {
 func TestEnterLeavesAnotherSessionsNodeAtItsName(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
-	proxy := zktest.NewProxy(t, srv.ConnectString())
-	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
-		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
-		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
-	require.NoError(t, err)
-	states := testutil.States(c)
-	require.NoError(t, c.Start())
-	t.Cleanup(func() { _ = c.Close() })
+	l := newLosingClient(t, srv)
+	c := l.c
 	adv := testutil.ConnectFailFast(t, srv.ConnectString())
 	ctx := testutil.Context(t, 120*time.Second)
-	require.NoError(t, c.BlockUntilConnected(ctx))
-	testutil.WaitState(t, states, framework.Connected, 10*time.Second)
+	l.connected(t, ctx)
 
 	const path = "/jobs/forged-name"
 	v := newMember(t, c, path, 3) // (the other client's node counts: two nodes do not open it)
@@ -180,7 +149,7 @@ func TestEnterLeavesAnotherSessionsNodeAtItsName(t *testing.T) {
 
 	// Another client deletes the member's node and makes its own at the name.
 	require.NoError(t, adv.Delete(ctx, name))
-	_, err = adv.Create(ctx, name, []byte("not the member's"), framework.WithMode(framework.Ephemeral))
+	_, err := adv.Create(ctx, name, []byte("not the member's"), framework.WithMode(framework.Ephemeral))
 	require.NoError(t, err)
 	forged, err := adv.Exists(ctx, name)
 	require.NoError(t, err)
@@ -188,11 +157,8 @@ func TestEnterLeavesAnotherSessionsNodeAtItsName(t *testing.T) {
 
 	// The member's client gives its session up and starts a new one; Enter, still
 	// waiting, makes its node again.
-	proxy.Refuse()
-	proxy.DropConnections()
-	testutil.WaitState(t, states, framework.Lost, 40*time.Second)
-	proxy.Heal()
-	testutil.WaitState(t, states, framework.Reconnected, 30*time.Second)
+	l.loseSession(t)
+	l.reconnect(t)
 	var kids []string
 	require.Eventually(t, func() bool {
 		k, err := zktest.Children(ctx, srv.ConnectString(), path)
@@ -209,4 +175,51 @@ func TestEnterLeavesAnotherSessionsNodeAtItsName(t *testing.T) {
 	require.ErrorIs(t, testutil.Result(t, entered, 20*time.Second, "Enter cancelled"), context.Canceled)
 	require.NoError(t, adv.Delete(ctx, name))
 	assertNoMembers(t, srv.ConnectString(), path, c, adv)
+}
+
+// losingClient is a client behind a proxy that gives its session up when the proxy cuts
+// it off: Lost at 10 % of a 90 s session, while the server holds the old session, and its
+// nodes, long after the client has a new one (a 20 s session was seen to end on the
+// server before a loaded machine had reconnected: stalls of 23 s).
+type losingClient struct {
+	c      *framework.Client
+	proxy  *zktest.Proxy
+	states <-chan framework.State
+}
+
+func newLosingClient(t *testing.T, srv *zktest.Server) *losingClient {
+	t.Helper()
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c, err := framework.New(srv.ConnectString(), framework.WithSessionTimeout(90*time.Second),
+		framework.WithSimulatedExpiry(0.1), framework.WithConnectionTimeout(2*time.Second),
+		framework.WithDialer(proxy.Dialer()), framework.WithRetryPolicy(testutil.FastRetry(t)))
+	require.NoError(t, err)
+	l := &losingClient{c: c, proxy: proxy, states: testutil.States(c)}
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Close() })
+	return l
+}
+
+// connected waits for the client's first session.
+func (l *losingClient) connected(t *testing.T, ctx context.Context) {
+	t.Helper()
+	require.NoError(t, l.c.BlockUntilConnected(ctx))
+	testutil.WaitState(t, l.states, framework.Connected, 10*time.Second)
+}
+
+// loseSession cuts the client off (a dead host: the connection goes, no new one gets
+// through) until its timer says Lost and it ends the session (its close cannot reach the
+// server).
+func (l *losingClient) loseSession(t *testing.T) {
+	t.Helper()
+	l.proxy.Refuse()
+	l.proxy.DropConnections()
+	testutil.WaitState(t, l.states, framework.Lost, 40*time.Second) // 9 s after the drop
+}
+
+// reconnect heals the proxy and waits for the client's new session.
+func (l *losingClient) reconnect(t *testing.T) {
+	t.Helper()
+	l.proxy.Heal()
+	testutil.WaitState(t, l.states, framework.Reconnected, 30*time.Second)
 }
