@@ -109,7 +109,8 @@
 // does not wait a random delay before reconnecting, sends a request that a failed
 // connection carried only once (it fails with ErrConnectionLost, maybe applied), has no
 // AddAuth after NewClient, no local removal of watches while disconnected, and no
-// read-only mode (it refuses read-only servers). Neither checks paths (the server answers zk.ErrBadArguments). SASL, reconfig, getConfig
+// read-only mode (it refuses read-only servers). Neither checks paths (the server
+// answers zk.ErrBadArguments). SASL, reconfig, getConfig
 // and the read-only mode's search for a read-write server are not there;
 // CanBeReadOnly is sent and Session.ReadOnly reported, untested against a read-only
 // server (zktest starts none). A session first opened on a read-only server is not a
@@ -119,4 +120,20 @@
 // Against ZooKeeper 3.8 (the version zktest runs): watcher types Persistent and
 // PersistentRecursive are refused (remove a persistent watch as WatcherAny); a plain
 // create in a multi is answered without its Stat; a notification's zxid is -1.
+//
+// # What go-zookeeper's Conn does for the framework, and what does it here
+//
+// zk.Connect with its dialer, host provider and event callback: NewClient (ClientConfig
+// Hosts, Dialer taking a ctx, SessionTimeout, Chroot, Auth, OnEvent); the framework's
+// host list: HostList (Update on an ensemble change); the dialer's reply gate and the
+// new-session hold: the ordered stream (a reply is handed over only once OnEvent has
+// returned for every notice before it); the negotiated timeout read from a log line:
+// Notice.Timeout; AddAuth and its retries: ClientConfig.Auth, sent on every connection
+// before any request; per-watch channels: Notice.Ended, one callback; SessionID, Server:
+// Client.Session, Client.Server; Get/Exists/Children with W: GetData/Exists/GetChildren
+// with watch true; Create, CreateContainer, CreateTTL: Create, which returns the Stat;
+// Set, Delete, Sync, GetACL, SetACL, Multi: the same, with ctx; Close: Close; closing a
+// Conn to start a new session (a simulated Lost): GiveUp. States map to Curator's as
+// HasSession → Connected or Reconnected (Notice.NewSession), Disconnected → Suspended,
+// Expired → Lost.
 package wire
