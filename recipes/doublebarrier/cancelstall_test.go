@@ -30,7 +30,7 @@ func TestCancelledEnterOnStalledConnectionReturnsWithinBound(t *testing.T) {
 	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
 		framework.WithConnectionTimeout(60*time.Second),
 		framework.WithRequestObserver(func(r framework.RequestInfo) {
-			if r.Op == "delete" {
+			if r.Op == "delete" || r.Op == "multi" { // a delete of the node, alone or in a transaction
 				deletes.Add(1)
 			}
 		}))

@@ -37,21 +37,20 @@
 // version 0). Not covered: such a delete delayed in the network after its read of ready,
 // landing once the next round made its own ready (also at version 0), still removes it.
 
-// Enter syncs its server with the leader, sets an exists watch on ready, creates the
-// member node, and is in if ready exists or the members number at least memberQty (then it
-// creates ready); otherwise it waits for ready to appear. A ready seen before the member
-// node was made is looked at again once it is (one more exists, with its watch): a round
-// that ended in between took its ready with it, and the member would be in alone. A
-// ready there while the member node is lets the member in only if it was made after that
-// node, or a member node older than it is still there (a round under way: the member
-// joins it late), or memberQty is 1, or this Enter made its node more than once (an
-// earlier one went with an ended session or was replaced: ready's maker may have counted
-// it, and the round's members wait for this one); otherwise it is a leftover of a round
-// with no member left (every Leave cut short, or Curator members, which delete their node
-// before ready): the member deletes it (bound by its czxid) and waits for memberQty
-// members. The sync keeps a server that lags (cut off from its peers) from letting a member in by the last round's ready or by
-// members gone since; Curator reads without it. memberQty is a threshold, not a limit:
-// more members may enter.
+// Enter syncs its server with the leader, creates the member node, then sets an exists
+// watch on ready, and is in if ready exists or the members number at least memberQty (then
+// it creates ready); otherwise it waits for ready to appear. The watch is set after the
+// member node is made, so the ready it hears of was made while that node was there. A
+// ready there already lets the member in only if it was made after the first node this
+// Enter made (its maker may have counted it: a member whose session ended while it waited
+// makes its node again, and the round's members wait for the new one), or a member node
+// older than it is still there (a round under way: the member joins it late), or memberQty
+// is 1; otherwise it is a leftover of a round with no member left (every Leave cut short,
+// or Curator members, which delete their node before ready): the member deletes it (bound
+// by its czxid) and waits for memberQty members. The sync keeps a server that lags (cut
+// off from its peers) from letting a member in by the last round's ready or by members
+// gone since; Curator reads without it. memberQty is a threshold, not a limit: more
+// members may enter.
 //
 // Leave syncs its server with the leader first (so that a lagging server cannot hide a
 // member that entered since, and this one take itself for the last), then follows
@@ -78,9 +77,13 @@
 // # Giving up, and session loss
 //
 // When Enter's context ends before the barrier opens, Enter deletes the member node and
-// returns the context's error: the member was never counted. When that delete cannot
-// complete within 2 s (a stalled or lost connection; it goes on in the background), the
-// node may still be counted by the others, who may go in by it: the error then matches
+// returns the context's error: the member is out. When the barrier opened after the
+// member node was made and before it went (a member counted it and made ready meanwhile:
+// the delete sets the node's data in the same transaction, whose zxid dates it), the
+// others may have gone in counting this member: the error then matches
+// ErrCountedBeforeWithdrawn too. When the delete cannot complete within 2 s of the
+// context's end (a stalled or lost connection; it goes on in the background), the node
+// may still be counted by the others, who may go in by it: the error then matches
 // framework.ErrUnknownOutcome too. A member whose own create
 // of ready was applied is in, though: Enter returns nil even when its context ended (or
 // the connection was lost) while that create was in flight, because its ready may have
@@ -91,8 +94,9 @@
 // the others finish leaving without waiting for this member. The last member, whose
 // transaction (its node and ready) was in flight, sends that transaction again instead
 // (in the background when the context ended): if the first was applied, it fails on the
-// member node and removes nothing. These deletes never hold Enter or Leave past the
-// context's deadline: they run within it, and what it cuts short goes on in the
+// member node and removes nothing. These waits for outcomes and deletes hold Enter or
+// Leave at most 2 s past the context's end, all of them together: they run within the
+// context while it lasts, then within those 2 s, and what that cuts short goes on in the
 // background (Client.WaitGuaranteedDeletes waits for it). A Leave cut short lists the
 // barrier once its node is gone, and deletes ready when no member node is left (bound by
 // that listing's pzxid): when every member's Leave is cut short, the last takes ready.

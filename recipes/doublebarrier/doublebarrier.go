@@ -51,11 +51,15 @@ type DoubleBarrier struct {
 	// delete after a failed Enter waits for them, so that it cannot reach the server
 	// before a late create (which would then leave a member nobody deletes).
 	created framework.InFlight
-	// made: this Enter sent a create of our node; makes: how many of its creates of our
-	// node succeeded (more than one: an earlier node of ours was replaced, or went with
-	// an ended session). Set and read by Enter only.
+	// made: this Enter sent a create of our node. first: a zxid at or after the creation
+	// of the first node this Enter made, and before any ready this Enter did not see (0:
+	// not known yet): a ready with a greater czxid was made while a node of ours was
+	// there, and its maker may have counted it. Set and read by Enter only.
 	made  bool
-	makes int
+	first int64
+	// withdrawnAt: the zxid at which a failed Enter deleted our node (0: not known). Set
+	// and read by Enter only.
+	withdrawnAt int64
 	// sent: the sessions this Enter's creates of our node went out on (under mu: the
 	// framework calls the send hook on its request goroutine). A node at our name owned by
 	// one of them is ours; one owned by another session is not, whatever its name.
@@ -155,28 +159,80 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
-	d.made, d.makes = false, 0
+	d.made, d.first = false, 0
 	d.mu.Lock()
 	d.sent = nil
 	d.mu.Unlock()
-	gen, err := d.enter(ctx)
-	if err != nil {
-		withdrawn := !d.made || d.deleteOurs(ctx, false, false) == nil
+	grace, stop := graceAfter(ctx)
+	defer stop()
+	gen, err := d.enter(ctx, grace)
+	if err == nil {
+		d.setState(inside, gen)
+		return nil
+	}
+	if !d.made {
 		d.setState(outside, 0)
-		if !withdrawn {
-			// Our node may still be there: the others may count it and go in. The
-			// member is not known to be out.
-			return fmt.Errorf("doublebarrier: enter %s: %w; the member node may still be there, counted by the others (%w)",
-				d.path, err, framework.ErrUnknownOutcome)
-		}
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
-	d.setState(inside, gen)
-	return nil
+	d.withdrawnAt = 0
+	withdrawn := d.deleteOurs(ctx, grace, false, false) == nil
+	d.setState(outside, 0)
+	if !withdrawn {
+		// Our node may still be there: the others may count it and go in. The
+		// member is not known to be out.
+		return fmt.Errorf("doublebarrier: enter %s: %w; the member node may still be there, counted by the others (%w)",
+			d.path, err, framework.ErrUnknownOutcome)
+	}
+	if d.openedWithUs(grace, d.withdrawnAt) {
+		// The barrier opened after our node was made and before it went (or after our
+		// node was made, when the delete's zxid is not known): the others may have gone
+		// in counting it.
+		return fmt.Errorf("doublebarrier: enter %s: %w; the barrier may have opened counting this member before its node went (%w)",
+			d.path, err, ErrCountedBeforeWithdrawn)
+	}
+	return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
+}
+
+// openedWithUs reports whether ready is there, made after the first node this Enter
+// made (and before zxid, when zxid is not 0): the barrier opened while a node of ours
+// was there. A ready this cannot read (the connection down, grace ended) reports false.
+func (d *DoubleBarrier) openedWithUs(grace context.Context, zxid int64) bool {
+	if d.first == 0 || grace.Err() != nil {
+		return false
+	}
+	st, err := d.client.Exists(grace, d.readyPath)
+	return err == nil && st != nil && st.Czxid > d.first && (zxid == 0 || st.Czxid < zxid)
+}
+
+// graceAfter returns a context that ctx does not end: it ends outcomeTimeout after ctx
+// ends. Every wait of an Enter or a Leave after its ctx ended (for an outcome, for a
+// cleanup) shares this one bound, so that the call returns at most outcomeTimeout late.
+func graceAfter(ctx context.Context) (context.Context, context.CancelFunc) {
+	grace, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopped := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			timer = time.AfterFunc(outcomeTimeout, cancel)
+		}
+	})
+	return grace, func() {
+		stop()
+		mu.Lock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // enter runs Enter's loop and returns the generation in which the member got in.
-func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
+func (d *DoubleBarrier) enter(ctx, grace context.Context) (uint64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -188,23 +244,14 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		if err := d.client.Sync(ctx, d.path); err != nil {
 			return 0, err
 		}
-		// Watch ready before creating our node: a ready created in between is not missed.
+		// Our node first, then the look at ready: the watch set after our node was made
+		// hears only of a ready made while our node is there.
+		if err := d.ensureOurs(ctx, grace); err != nil {
+			return 0, err
+		}
 		ready, readyW, err := d.client.ExistsW(ctx, d.readyPath)
 		if err != nil {
 			return 0, err
-		}
-		if err := d.ensureOurs(ctx); err != nil {
-			return 0, err
-		}
-		if ready != nil {
-			// Look again now that our node is made: a ready there now is there while our
-			// node is, and its round's members wait for ours. The one seen before may
-			// have gone with its round (its last member listed no node of ours), and we
-			// would be in alone. The new watch replaces the old, which that delete fired.
-			ready, readyW, err = d.client.ExistsW(ctx, d.readyPath)
-			if err != nil {
-				return 0, err
-			}
 		}
 		if ready != nil {
 			in, err := d.readyIsLive(ctx, ready)
@@ -221,13 +268,19 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
+			if d.first == 0 {
+				// After our node, and no ready made before it went unseen: one made
+				// between our node and this listing fires readyW before the listing's
+				// answer comes.
+				d.first = l.pzxid
+			}
 			if len(l.members) >= d.memberQty {
 				var sent framework.InFlight
 				_, err := d.client.Create(ctx, d.readyPath, nil, framework.WithContainerParents(), framework.WithInFlight(&sent))
 				if err == nil || errors.Is(err, framework.ErrNodeExists) {
 					return gen, nil
 				}
-				if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(ctx, &sent) {
+				if (ctx.Err() != nil || retry.IsRetryable(err, false)) && !d.readyNotApplied(grace, &sent) {
 					// Our ready may have let the others in: we are in too (a write that
 					// opens something for others is ours once applied).
 					return gen, nil
@@ -238,8 +291,9 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 		select {
 		case <-readyW.Done():
 			if readyW.Event().Type == zk.EventNodeCreated {
-				// The barrier opened while our node was there: we are in, even if a
-				// quick leaver deletes ready before we could look at it again.
+				// The barrier opened while our node was there (the watch was set after
+				// it was made): we are in, even if a quick leaver deletes ready before
+				// we could look at it again.
 				return gen, nil
 			}
 			// The session ended (EventNotWatching) or something else happened: look
@@ -253,26 +307,26 @@ func (d *DoubleBarrier) enter(ctx context.Context) (uint64, error) {
 }
 
 // readyIsLive decides about a ready (with Stat st) that is there while our node is: it
-// opens the barrier if it was made after our node (its maker counted us), if a member
-// node made before it is still there (a round under way that we join late, memberQty
-// being a threshold), if memberQty is 1, or if this Enter made our node more than once
-// (the ready's maker may have counted an earlier node of ours). Otherwise every member of its round is gone
-// (their Leaves were all cut short, or it was left by Curator members, which delete their
-// node before ready, or by hand): it is a leftover and lets nobody in. It is deleted,
-// bound by its czxid (a later round's ready is another node, with a greater one). The
-// reads are sent only when Enter finds ready there: a late member, or a leftover.
+// opens the barrier if it was made after the first node this Enter made (its maker may
+// have counted that node, and the round's members wait for ours), if a member node made
+// before it is still there (a round under way that we join late, memberQty being a
+// threshold), or if memberQty is 1. Otherwise every member of its round is gone (their
+// Leaves were all cut short, or it was left by Curator members, which delete their node
+// before ready, or by hand): it is a leftover and lets nobody in. It is deleted, bound
+// by its czxid (a later round's ready is another node, with a greater one). The reads
+// are sent only when Enter finds ready there: a late member, or a leftover.
 func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
-	if d.memberQty <= 1 || d.makes > 1 {
-		// memberQty 1: any ready is ours to pass. Our node made again (an earlier one was
-		// replaced, or went with its session): the ready's maker may have counted the
-		// earlier node, made before it, and the round's members wait for ours.
-		return true, nil
+	if d.memberQty <= 1 {
+		return true, nil // any ready is ours to pass
 	}
-	ours, err := d.client.Exists(ctx, d.ourPath)
-	if err != nil || ours == nil {
-		return false, err // our node gone: the session ended, which readyW tells
+	if d.first == 0 {
+		ours, err := d.client.Exists(ctx, d.ourPath)
+		if err != nil || ours == nil {
+			return false, err // our node gone: the session ended, which readyW tells
+		}
+		d.first = ours.Czxid
 	}
-	if st.Czxid > ours.Czxid {
+	if st.Czxid > d.first {
 		return true, nil
 	}
 	l, err := d.list(ctx)
@@ -309,8 +363,8 @@ func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bo
 // them. Ready cannot have been made and deleted since: nobody deletes it while our
 // member node exists. When the outcome stays unknown within outcomeTimeout it returns
 // false: the member takes itself for in, because its ready may have let others in.
-func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InFlight) bool {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
+func (d *DoubleBarrier) readyNotApplied(grace context.Context, sent *framework.InFlight) bool {
+	cctx, cancel := context.WithTimeout(grace, outcomeTimeout)
 	defer cancel()
 	err := sent.Wait(cctx)
 	var st *framework.Stat
@@ -330,13 +384,12 @@ func (d *DoubleBarrier) readyNotApplied(ctx context.Context, sent *framework.InF
 // node only when the create says there is one: a node of an older session of ours (one a
 // create went out on) is replaced; another session's node at our name is not touched,
 // and the member takes a new name.
-func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
+func (d *DoubleBarrier) ensureOurs(ctx, grace context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		d.made = true
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
 			framework.WithInFlight(&d.created), framework.WithOnSend(d.noteSent))
 		if err == nil {
-			d.makes++
 			return nil
 		}
 		if !errors.Is(err, framework.ErrNodeExists) {
@@ -368,8 +421,7 @@ func (d *DoubleBarrier) ensureOurs(ctx context.Context) error {
 		if !mine {
 			continue
 		}
-		d.makes++ // an earlier node of ours: the one being replaced
-		replaced, err := d.replaceOurs(ctx, st.Version)
+		replaced, err := d.replaceOurs(grace, st.Version)
 		if err != nil || replaced {
 			return err
 		}
@@ -393,19 +445,14 @@ func (d *DoubleBarrier) noteSent() {
 // reports false when the node changed or went since it was read (look again). It waits
 // for the answer up to outcomeTimeout past ctx, as readyNotApplied does: a replacement
 // applied after Enter gave up would leave a node that its cleanup missed.
-func (d *DoubleBarrier) replaceOurs(ctx context.Context, version int32) (bool, error) {
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+func (d *DoubleBarrier) replaceOurs(grace context.Context, version int32) (bool, error) {
+	tctx, cancel := context.WithTimeout(grace, cleanupTimeout)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(outcomeTimeout, cancel) })
-	defer stop()
 	_, err := d.client.Transaction(tctx, framework.DeleteOp(d.ourPath, version),
 		framework.CreateOp(d.ourPath, nil, framework.Ephemeral, nil))
 	var te *framework.TxnError
 	if errors.As(err, &te) && te.Index == 0 {
 		return false, nil // changed or gone since: look again
-	}
-	if err == nil {
-		d.makes++
 	}
 	return err == nil, err
 }
@@ -456,13 +503,15 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.mu.Lock()
 	gen := d.gen
 	d.mu.Unlock()
+	grace, stop := graceAfter(ctx)
+	defer stop()
 	err := d.leave(ctx, gen)
 	d.mu.Lock()
 	withReady := d.cleanupReady
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		_ = d.deleteOurs(ctx, withReady, true) // the error says that Leave failed already
+		_ = d.deleteOurs(ctx, grace, withReady, true) // the error says that Leave failed already
 	}
 	d.mu.Lock()
 	if d.retire {
@@ -736,14 +785,17 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 // leaving: the cleanup of a Leave. Once our node is gone, a member whose listing shows no
 // member node left but ready deletes ready (see dropLeftoverReady): when every member's
 // Leave is cut short, the one whose node goes last removes ready.
-func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool) error {
+func (d *DoubleBarrier) deleteOurs(ctx, grace context.Context, withReady, leaving bool) error {
 	path := d.ourPath
-	del := func(cctx context.Context) error {
+	del := func(cctx context.Context, end *int64) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
 		var err error
-		if withReady {
+		switch {
+		case withReady:
 			err = d.deleteLast(cctx, path)
-		} else {
+		case end != nil:
+			err = d.withdraw(cctx, path, end)
+		default:
 			err = d.client.Delete(cctx, path, framework.Quietly(), framework.Guaranteed())
 		}
 		if err != nil || !leaving {
@@ -751,20 +803,23 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool)
 		}
 		return d.dropLeftoverReady(cctx)
 	}
-	var cctx context.Context
-	var cancel context.CancelFunc
-	if ctx.Err() != nil {
-		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), outcomeTimeout)
-	} else {
-		cctx, cancel = context.WithTimeout(ctx, cleanupTimeout)
+	var end *int64
+	if !leaving {
+		end = &d.withdrawnAt
 	}
-	err := del(cctx)
+	// Within ctx while it lasts; once it has ended, within its grace.
+	bound := ctx
+	if ctx.Err() != nil {
+		bound = grace
+	}
+	cctx, cancel := context.WithTimeout(bound, cleanupTimeout)
+	err := del(cctx, end)
 	queued := err != nil && cctx.Err() != nil // cut short: the caller's context or the bound
 	cancel()
 	if queued && !d.client.GoCleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		_ = del(cctx)
+		_ = del(cctx, nil)
 	}) {
 		err = framework.ErrClosed
 	}
@@ -774,6 +829,26 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, withReady, leaving bool)
 		d.retireNameLocked()
 	}
 	return err
+}
+
+// withdraw deletes our node after a failed Enter, in a transaction that also sets its
+// data (no one reads it), whose Stat gives the zxid of the delete (end): a ready made
+// before it, after our first node, may have been made counting us. When the
+// transaction's outcome is not known, our node goes by a guaranteed delete (end unknown).
+func (d *DoubleBarrier) withdraw(ctx context.Context, path string, end *int64) error {
+	res, err := d.client.Transaction(ctx, framework.SetDataOp(path, nil, -1), framework.DeleteOp(path, -1))
+	if err == nil {
+		if len(res) > 0 && res[0].Stat != nil {
+			*end = res[0].Stat.Mzxid
+		}
+		return nil
+	}
+	var te *framework.TxnError
+	if errors.As(err, &te) && te.Index == 0 && errors.Is(te.Err, framework.ErrNoNode) &&
+		!errors.Is(err, framework.ErrUnknownOutcome) {
+		return nil // gone already (the session ended): never counted since
+	}
+	return d.client.Delete(ctx, path, framework.Quietly(), framework.Guaranteed())
 }
 
 // deleteLast is the cleanup of a last member whose transaction (its node at path and

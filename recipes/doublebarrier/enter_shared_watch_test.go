@@ -14,15 +14,16 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// Enter does not go in alone by a ready that came and went
-// before its look at ready. Member A (memberQty 2) on client c gives up its Enter: its
-// exists watch on ready stays set on c. Member M on c then enters; it syncs, and its
-// ExistsW shares A's watch (one per node and kind on a client). Between the sync and
-// that read, a whole round of two other members enters and leaves on another client:
-// ready is created and deleted, and the NodeCreated event for A's watch is held in the
-// network. M's read answers "no ready"; M creates its node and lists one member (itself)
-// of 2, and must wait. The held event fired the shared watch with NodeCreated, and Enter
-// takes that for "the barrier opened while our node was there": M goes in alone.
+// Enter does not go in alone by a ready that came and went before its node was made.
+// Member A (memberQty 2) on client c gives up its Enter: its exists watch on ready stays
+// set on c. Member M on c then enters; it syncs, creates its node, and its ExistsW on
+// ready shares A's watch (one per node and kind on a client). Between the sync and the
+// create, a whole round of two other members enters and leaves on another client: ready
+// is created and deleted, and the NodeCreated event for A's watch is held in the network
+// until M's create has gone out. M's read answers "no ready"; M lists one member (itself)
+// of 2, and must wait. The held event fired A's watch before M's read was answered, so it
+// is not M's: taking it for "the barrier opened while our node was there", M would go in
+// alone.
 func TestEnterNotInAloneByReadyBeforeItsRead(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -38,11 +39,11 @@ func TestEnterNotInAloneByReadyBeforeItsRead(t *testing.T) {
 	c := testutil.Connect(t, srv.ConnectString(), framework.WithDialer(proxy.Dialer()),
 		framework.WithSessionTimeout(60*time.Second),
 		framework.WithRequestHook(func(op string) {
-			if op != "exists" || !armed.CompareAndSwap(true, false) {
+			if op != "create" || !armed.CompareAndSwap(true, false) {
 				return
 			}
-			// M's look at ready, after its sync: a whole round passes meanwhile, and c
-			// hears of it only after M's read was answered.
+			// M's create of its node, after its sync: a whole round passes before it,
+			// and c hears of it only after M's create and its look at ready were answered.
 			proxy.HoldReplies()
 			b1, b2 := newMember(t, other, path, 2), newMember(t, other, path, 2)
 			in1 := testutil.Go(ctx, b1.Enter)
