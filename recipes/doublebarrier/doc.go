@@ -24,9 +24,13 @@
 //     was applied fails as a whole on the member node, whose name is never used again
 //     once a delete of it may be outstanding: it cannot remove a next round's ready.
 //     A member may still enter by ready between the last member's listing and its
-//     transaction: the transaction also sets the last member's node's data, whose new
-//     Stat gives the transaction's zxid, and the last member lists the barrier once more
-//     and waits for any member node made before that zxid (a next round's are later).
+//     transaction. A member that goes in by a ready it finds there (rather than one made
+//     after its node) does so in a transaction that checks ready and sets its node's data
+//     (no one reads it, Curator neither): its node's mzxid after its czxid marks the
+//     entry. The last member's transaction also sets its node's data, whose new Stat gives
+//     the transaction's zxid; it lists the barrier once more and waits for a node marked
+//     before that zxid, and for no other: a node made in between but not marked is a
+//     member still waiting in Enter, which that ready did not let in.
 //
 // The fallback: a member that finds no member node left but ready still there deletes
 // ready (already gone is fine), as Curator's members do. That happens only when the last
@@ -45,7 +49,8 @@
 // Enter made (its maker may have counted it: a member whose session ended while it waited
 // makes its node again, and the round's members wait for the new one), or a member node
 // older than it is still there (a round under way: the member joins it late), or memberQty
-// is 1; otherwise it is a leftover of a round with no member left (every Leave cut short,
+// is 1 (it goes in by such a ready in one transaction with a check of ready, which marks
+// its node: see the layout); otherwise it is a leftover of a round with no member left (every Leave cut short,
 // or Curator members, which delete their node before ready): the member deletes it (bound
 // by its czxid) and waits for memberQty members. The sync keeps a server that lags (cut
 // off from its peers) from letting a member in by the last round's ready or by members
@@ -57,11 +62,14 @@
 // ZooKeeper's double-barrier recipe: the member with the lowest node name waits for the
 // highest to go; every other member deletes its node and waits for the lowest to go; a
 // member alone deletes its node (and ready, in the same transaction). Leave returns when
-// no member node is left, so nobody returns from Leave before every member has at least
-// started leaving. Names are reused from one round to the next, identities are not: a
-// member whose node is gone returns once the round's ready is gone (or the one listed is
-// a later round's, by its czxid), and does not wait for a next round's members; only the
-// last member waits for one that entered by ready after its listing. A member node this member may not read (its ACL denies it; the server
+// no member node of its round is left, so nobody returns from Leave before every member
+// of its round has at least started leaving. Names are reused from one round to the
+// next, identities are not: a member whose node is gone returns once the round's ready is
+// gone (or the one listed is a later round's, by its czxid) and no member marked as gone
+// in by it is left; it does not wait for a next round's members or for members still
+// waiting in Enter. (A Curator member that goes in late by a ready it finds does not mark
+// its node, and is not waited for once the other nodes are gone.) A member node this
+// member may not read (its ACL denies it; the server
 // tells watch events only to clients that may read the node) is waited for by a watch on
 // the barrier's children instead.
 //

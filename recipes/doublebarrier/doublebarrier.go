@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -316,6 +317,27 @@ func (d *DoubleBarrier) enter(ctx, grace context.Context) (uint64, error) {
 // by its czxid (a later round's ready is another node, with a greater one). The reads
 // are sent only when Enter finds ready there: a late member, or a leftover.
 func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
+	live, err := d.roundOf(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	if live {
+		return d.markIn(ctx)
+	}
+	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
+		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
+	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
+	if err != nil && !errors.Is(err, framework.ErrNoNode) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
+	}
+	return false, nil
+}
+
+// roundOf reports whether the ready with Stat st is one we go in by (see readyIsLive).
+func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (bool, error) {
 	if d.memberQty <= 1 {
 		return true, nil // any ready is ours to pass
 	}
@@ -345,16 +367,22 @@ func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bo
 			return true, nil
 		}
 	}
-	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
-		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
-	err = d.client.Delete(ctx, d.readyPath, framework.WithMaxCzxid(st.Czxid), framework.Quietly())
-	if err != nil && !errors.Is(err, framework.ErrNoNode) {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		d.client.Logger().Warn("deleting a leftover ready failed", "component", "doublebarrier", "path", d.readyPath, "err", err)
-	}
 	return false, nil
+}
+
+// markIn goes in by a ready that was there before our look: in one transaction that
+// checks ready is still there and sets our node's data (no one reads it), whose new
+// Stat marks the entry (mzxid after czxid). The last member to leave, whose listing may
+// not have shown our node, waits for a node so marked before its own transaction, and
+// for no other made since (a member still waiting in Enter). A ready gone meanwhile (the
+// round ended) lets us in no more: we wait for the next round.
+func (d *DoubleBarrier) markIn(ctx context.Context) (bool, error) {
+	_, err := d.client.Transaction(ctx, framework.CheckOp(d.readyPath, -1), framework.SetDataOp(d.ourPath, nil, -1))
+	var te *framework.TxnError
+	if errors.As(err, &te) && errors.Is(te.Err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
+		return false, nil // ready gone (readyW fires), or our node (the session ended)
+	}
+	return err == nil, err
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
@@ -540,6 +568,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	// Enter returned, so at most round; a later round's ready can only be made after our
 	// node is gone, so after that listing, with a greater czxid.
 	var round int64
+	var firstNames []string // the members of the first listing
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -556,7 +585,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
 		}
 		if round == 0 && i >= 0 {
-			round = l.pzxid
+			round, firstNames = l.pzxid, members
 		}
 		if len(members) == 0 {
 			if end > 0 {
@@ -565,15 +594,25 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			break
 		}
 		var watch string
+		vetted := false // watch is a member of our round: no look at ready after the watch
 		switch {
 		case end > 0:
-			// Our transaction deleted ready at zxid end. A member whose node is older
-			// entered by that ready (after our listing): wait for it. The others are a
-			// next round's.
-			watch, err = d.enteredBefore(ctx, members, end)
+			// Our transaction deleted ready at zxid end. A member that went in by that
+			// ready after our listing marked its node before end: wait for it. The others
+			// are waiting in Enter, or a next round's.
+			bound := end
+			if end == math.MaxInt64 { // applied at a zxid not known: before any ready there now
+				if st, err := d.client.Exists(ctx, d.readyPath); err != nil {
+					return err
+				} else if st != nil {
+					bound = st.Czxid
+				}
+			}
+			watch, err = d.enteredLate(ctx, members, bound)
 			if err != nil || watch == "" {
 				return err
 			}
+			vetted = true
 		case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
 			end, err = d.leaveLast(ctx, enterGen)
 			if err != nil || end == 0 {
@@ -585,10 +624,15 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			watch = members[len(members)-1]
 		case i < 0 && !l.ready:
 			// Our node is gone, and so is the round's ready (its last member deletes it
-			// with its node): the round is over. The members listed are a next round's,
-			// which reuses the names, or one that entered by ready after the last
-			// member's listing, which the last member waits for.
-			return nil
+			// with its node, before this listing): the round is over but for a member
+			// that went in by that ready after the last member's listing (it marked its
+			// node before the delete): wait for it. The others are waiting in Enter, or
+			// a next round's, which reuses the names.
+			watch, err = d.enteredLate(ctx, members, l.pzxid)
+			if err != nil || watch == "" {
+				return err
+			}
+			vetted = true
 		default: // the others: go, and wait for the lowest to go
 			watch = members[0]
 			if oursExists {
@@ -596,6 +640,15 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 					return err
 				}
 				oursExists = false
+			} else if !slices.Contains(firstNames, watch) {
+				// A node made since our first listing: one of our round that went in
+				// late, or a next round's, once the ready listed is a later round's. Look
+				// before watching it: a watch on a next round's node would stay behind.
+				watch, err = d.ofOurRound(ctx, members, watch, round)
+				if err != nil || watch == "" {
+					return err
+				}
+				vetted = true
 			}
 		}
 		w, czxid, err := d.watchMember(ctx, watch)
@@ -605,7 +658,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		if w == nil || (end > 0 && czxid >= end) { // gone already, or made again since
 			continue
 		}
-		if i < 0 && end == 0 && round > 0 && (czxid == 0 || czxid > round) {
+		if !vetted && i < 0 && end == 0 && round > 0 && (czxid == 0 || czxid > round) {
 			// Made after our first listing: a member that entered late, or a next
 			// round's, once the ready listed is a later round's.
 			if over, err := d.readyLater(ctx, round); err != nil || over {
@@ -674,6 +727,24 @@ func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framewor
 	return w, st.Czxid, nil
 }
 
+// ofOurRound returns, for a member whose node is gone, the node to wait for among members
+// when the lowest (name) was made after its first listing (at pzxid round): the lowest
+// while ready is the round's (made at or before round), else a member marked as gone in
+// by the round's ready (see enteredLate), or "" when none is left: the round is over.
+func (d *DoubleBarrier) ofOurRound(ctx context.Context, members []string, name string, round int64) (string, error) {
+	st, err := d.client.Exists(ctx, d.readyPath)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case st == nil: // the round ended since the listing
+		return d.enteredLate(ctx, members, math.MaxInt64)
+	case st.Czxid <= round:
+		return name, nil
+	}
+	return d.enteredLate(ctx, members, st.Czxid)
+}
+
 // readyLater reports whether ready is gone or was made after zxid.
 func (d *DoubleBarrier) readyLater(ctx context.Context, zxid int64) (bool, error) {
 	st, err := d.client.Exists(ctx, d.readyPath)
@@ -683,15 +754,18 @@ func (d *DoubleBarrier) readyLater(ctx context.Context, zxid int64) (bool, error
 	return st == nil || st.Czxid > zxid, nil
 }
 
-// enteredBefore returns the first of members whose node was made before zxid, or "" if
-// none was.
-func (d *DoubleBarrier) enteredBefore(ctx context.Context, members []string, zxid int64) (string, error) {
+// enteredLate returns the first of members whose node is marked as gone in by a ready
+// that was there (see markIn) before zxid, or "" if none is.
+func (d *DoubleBarrier) enteredLate(ctx context.Context, members []string, zxid int64) (string, error) {
 	for _, m := range members {
+		if m == d.ourName {
+			continue
+		}
 		st, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
 		if err != nil {
 			return "", err
 		}
-		if st != nil && st.Czxid < zxid {
+		if st != nil && st.Mzxid > st.Czxid && st.Mzxid < zxid {
 			return m, nil
 		}
 	}
@@ -708,12 +782,15 @@ func (d *DoubleBarrier) enteredBefore(ctx context.Context, members []string, zxi
 //
 // A member may enter by ready after our listing, before the transaction: the transaction
 // also sets our node's data (no one reads it), whose new Stat gives the transaction's
-// zxid, returned as end (0 when not known): a member node made before it is one that
-// entered by the round's ready, and Leave waits for it.
+// zxid, returned as end (math.MaxInt64 when applied at a zxid not known; 0 when not
+// applied): a member that went in by that ready after our listing marked its node before
+// end (see markIn), and Leave waits for it; a member node not so marked is one waiting in
+// Enter, which that ready did not let in.
 func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int64, _ error) {
 	res, err := d.client.Transaction(ctx, framework.SetDataOp(d.ourPath, nil, -1),
 		framework.DeleteOp(d.ourPath, -1), framework.DeleteOp(d.readyPath, -1))
 	if err == nil {
+		end = math.MaxInt64
 		if len(res) > 0 && res[0].Stat != nil {
 			end = res[0].Stat.Mzxid
 		}
@@ -736,12 +813,13 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int
 		return 0, d.deleteOursNow(ctx)
 	case te.Index < 2 && errors.Is(te.Err, framework.ErrNoNode):
 		if errors.Is(err, framework.ErrUnknownOutcome) && d.client.Generation() == enterGen {
-			// Sent again after it was applied: our node and ready are gone. The name is
-			// not used again all the same (an attempt of a lost connection is done with).
+			// Sent again after it was applied: our node and ready are gone, at a zxid not
+			// known (end: any). The name is not used again all the same (an attempt of a
+			// lost connection is done with).
 			d.mu.Lock()
 			d.retire = true
 			d.mu.Unlock()
-			return 0, nil
+			return math.MaxInt64, nil
 		}
 		return 0, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
 			ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
