@@ -200,7 +200,8 @@ func (d *deleter) do(j deleteJob) error {
 }
 
 // deleteOwned deletes the node at p, at the version read, only if one of the sessions
-// owners owns it: ErrNoNode when it is gone or another's.
+// owners owns it: ErrNoNode when it is gone or another's, ErrWrappedVersion (not sent)
+// when the version read is -1.
 func (d *deleter) deleteOwned(ctx context.Context, conn *zk.Conn, p string, owners []int64) error {
 	for {
 		st, err := call(d.c, ctx, "exists", func() (*zk.Stat, error) {
@@ -213,10 +214,17 @@ func (d *deleter) deleteOwned(ctx context.Context, conn *zk.Conn, p string, owne
 		if err != nil {
 			return err
 		}
+		if testHookStatRead != nil {
+			testHookStatRead(st)
+		}
 		if st == nil || !slices.Contains(owners, st.EphemeralOwner) {
 			return zk.ErrNoNode
 		}
-		_, err = call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(p, st.Version) }, nil)
+		v, err := ReadVersion(st)
+		if err != nil {
+			return err
+		}
+		_, err = call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(p, v) }, nil)
 		if !errors.Is(err, zk.ErrBadVersion) {
 			return err
 		}

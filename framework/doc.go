@@ -79,6 +79,8 @@
 //   - ErrLocked: a non-blocking acquisition refused because others hold it.
 //   - ErrAlreadyHeld: acquiring with a context that carries a live lease of the same lock.
 //   - ErrBadData: a node whose data is not in the recipe's format.
+//   - ErrWrappedVersion: a write to be conditional on a version read as -1 (the 32-bit
+//     counter wrapped; ZooKeeper takes -1 for any version), refused before it was sent.
 //
 // ZooKeeper's own conditions (ErrNoNode, ErrBadVersion, ...) are go-zookeeper's values.
 // A meaning only one package has keeps a sentinel of that package alone (queue.ErrEmpty,

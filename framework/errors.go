@@ -55,6 +55,14 @@ var (
 	// ErrAlreadyStarted is returned by a second Start of a client. Every recipe's
 	// ErrAlreadyStarted matches it.
 	ErrAlreadyStarted = errors.New("framework: client already started")
+	// ErrWrappedVersion is matched by the error of a write that was to be conditional on
+	// a version read from the server when that version is -1: a node's version is a
+	// 32-bit counter that wraps (after 2^31-1 updates it goes negative, and reaches -1
+	// after 2^32-1), and ZooKeeper takes -1 for "any version", so the write could only go
+	// out unconditional. Nothing was sent. A write at any version, which the caller may
+	// choose at its own risk, moves the version on to 0. Curator refuses a trySet at the
+	// read version -1 in the same way.
+	ErrWrappedVersion = errors.New("framework: the node's version read is -1 (wrapped), which ZooKeeper takes for any version: no write can be conditional on it")
 	// ErrDataTooLarge is returned (wrapped in a *DataTooLargeError) when a request would
 	// exceed the server's packet limit. It is not retried.
 	ErrDataTooLarge = errors.New("framework: data too large")

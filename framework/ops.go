@@ -15,6 +15,17 @@ type Event = zk.Event
 // Stat is a node's metadata (czxid, mzxid, version, ephemeral owner, ...).
 type Stat = zk.Stat
 
+// ReadVersion returns st.Version, the version to send back in a write conditional on the
+// node as read (a versioned setData, delete or check), or an error matching
+// ErrWrappedVersion when it is -1: sent, that version would make the write
+// unconditional.
+func ReadVersion(st *Stat) (int32, error) {
+	if st.Version == -1 {
+		return 0, ErrWrappedVersion
+	}
+	return st.Version, nil
+}
+
 // DeleteOption configures one Delete.
 type DeleteOption func(*deleteOpts)
 
@@ -36,7 +47,7 @@ type deleteOpts struct {
 // sid up, which the server may still hold, or sid expired and a node at the path now is
 // someone else's), in the background, or one that reads the node anyway (WithMaxCzxid) —
 // reads the node's Stat first and deletes it, at the version read, only if sid owns it:
-// a node sid does not own is ErrNoNode.
+// a node sid does not own is ErrNoNode, one whose version read is -1 ErrWrappedVersion.
 func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
 
 // readsOwner reports whether attempt n of a delete bound to session owner (0: none)
@@ -54,8 +65,10 @@ func WithVersion(v int32) DeleteOption { return func(o *deleteOpts) { o.version 
 // (both start at version 0), but the later one has a later czxid. Given a node's own
 // czxid, it deletes that node and no other. Each attempt reads the node's Stat, then
 // deletes it at the version read (or at WithVersion's, when given): only a delete and
-// re-create between the two, within one round trip, can slip through. A guaranteed
-// delete keeps the condition in the background. The default is any node at the path.
+// re-create between the two, within one round trip, can slip through. A version read
+// as -1 (wrapped: see ErrWrappedVersion) cannot bind the delete: it fails with
+// ErrWrappedVersion and nothing is deleted. A guaranteed delete keeps the condition in
+// the background. The default is any node at the path.
 func WithMaxCzxid(zxid int64) DeleteOption { return func(o *deleteOpts) { o.maxCzxid = zxid } }
 
 // WithChildren deletes the node's descendants first. The default is off.
@@ -103,6 +116,9 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	if o.await > 0 && (o.children || o.background) {
 		return opErr("delete", path, fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument))
 	}
+	if o.asRead && o.version == -1 {
+		return opErr("delete", path, ErrWrappedVersion) // the caller read -1: nothing binds the delete
+	}
 	full := c.fullPath(path)
 	if o.background {
 		if err := c.usable(); err != nil {
@@ -143,10 +159,14 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 	return opErr("delete", path, err)
 }
 
+// testHookStatRead, when set (by tests only, before any client starts), sees each Stat
+// that a delete bound to the node read has just read, before it decides the version.
+var testHookStatRead func(*zk.Stat)
+
 // deleteCreated deletes the node at full only if its czxid is maxCzxid or earlier (when
 // maxCzxid is not 0) and session owner owns it (when owner is not 0): it reads the node's
 // Stat and deletes at the version read, or at version when it is not -1. Another node at
-// the path, or none, is ErrNoNode. A version that changed between the read and the
+// the path, or none, is ErrNoNode; a version read of -1, ErrWrappedVersion (not sent). A version that changed between the read and the
 // delete (the same node, written meanwhile) is read again, unless version was given. a
 // (nil: none) is AwaitOutcome's.
 func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid, owner int64, version int32, sent *resent, a *awaiter) error {
@@ -161,12 +181,17 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 		if err != nil {
 			return err
 		}
+		if testHookStatRead != nil {
+			testHookStatRead(st)
+		}
 		if st == nil || (maxCzxid != 0 && st.Czxid > maxCzxid) || (owner != 0 && st.EphemeralOwner != owner) {
 			return zk.ErrNoNode
 		}
 		v := version
 		if v == -1 {
-			v = st.Version
+			if v, err = ReadVersion(st); err != nil {
+				return err
+			}
 		}
 		_, err = callAt(c, ctx, "delete", full, awaitReq(a, func() (struct{}, error) { return struct{}{}, conn.Delete(full, v) }), nil)
 		if sent != nil {

@@ -33,6 +33,7 @@ func AwaitOutcome(d time.Duration) DeleteOption { return func(o *deleteOpts) { o
 // (a request fewer); an attempt sent again (after a connection loss, perhaps much later)
 // reads the node first. Only a delete and re-create between the caller's read and the
 // delete can slip through, as with WithMaxCzxid: the caller deletes right after its read.
+// A version read as -1 (wrapped) fails the delete with ErrWrappedVersion, nothing sent.
 // A nil st does nothing.
 func AsRead(st *Stat) DeleteOption {
 	return func(o *deleteOpts) {

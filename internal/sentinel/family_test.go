@@ -48,6 +48,7 @@ var roots = map[string]error{
 	"framework.ErrLocked":          framework.ErrLocked,
 	"framework.ErrAlreadyHeld":     framework.ErrAlreadyHeld,
 	"framework.ErrBadData":         framework.ErrBadData,
+	"framework.ErrWrappedVersion":  framework.ErrWrappedVersion,
 }
 
 // sentinel is one exported sentinel and the families (roots) it must match; it must
@@ -64,6 +65,7 @@ const (
 	closed     = "framework.ErrClosed"
 	notStarted = "framework.ErrNotStarted"
 	unknown    = "framework.ErrUnknownOutcome"
+	wrapped    = "framework.ErrWrappedVersion"
 	invalidArg = "framework.ErrInvalidArgument"
 	notConn    = "framework.ErrNotConnected"
 	started    = "framework.ErrAlreadyStarted"
@@ -90,6 +92,7 @@ var families = map[string]sentinel{
 	"framework.ErrLocked":           of(framework.ErrLocked, locked),
 	"framework.ErrAlreadyHeld":      of(framework.ErrAlreadyHeld, held),
 	"framework.ErrBadData":          of(framework.ErrBadData, badData),
+	"framework.ErrWrappedVersion":   of(framework.ErrWrappedVersion, wrapped),
 	"framework.ErrInvalidPath":      of(framework.ErrInvalidPath, invalidArg),
 	"framework.ErrDataTooLarge":     own(framework.ErrDataTooLarge),
 	"framework.ErrFenced":           own(framework.ErrFenced),
@@ -138,7 +141,7 @@ var families = map[string]sentinel{
 
 	"internal/versioned.ErrUnknownOutcome": of(versioned.ErrUnknownOutcome, unknown),
 	"internal/versioned.ErrConflict":       own(versioned.ErrConflict),
-	"internal/versioned.ErrWrappedVersion": own(versioned.ErrWrappedVersion),
+	"internal/versioned.ErrWrappedVersion": of(versioned.ErrWrappedVersion, wrapped),
 	"internal/versioned.ErrNodeReplaced":   of(versioned.ErrNodeReplaced, unknown),
 
 	"internal/curatortest.ErrUnavailable": own(curatortest.ErrUnavailable),

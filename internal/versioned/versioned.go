@@ -29,8 +29,9 @@ var ErrConflict = errors.New("node changed since it was read")
 // ErrWrappedVersion matches the error of a write bound to a node read (SetDataOn) whose
 // read version is -1: a node's version is a 32-bit counter that wraps, and ZooKeeper takes
 // -1 for "any version", so no write can be conditional on it. Nothing was sent; a write
-// of the node by any version (a forced set) makes its version 0 again.
-var ErrWrappedVersion = errors.New("the node's version read is -1 (wrapped), which ZooKeeper takes for any version: no conditional write can be made on it")
+// of the node by any version (a forced set) makes its version 0 again. It is
+// framework.ErrWrappedVersion: one errors.Is for one meaning.
+var ErrWrappedVersion = framework.ErrWrappedVersion
 
 // ErrNodeReplaced matches the error of a versioned write (SetDataOn) that the server
 // applied to another node than the one read: the node was deleted and made again in

@@ -155,7 +155,10 @@ func (d *DoubleBarrier) setState(s state, gen uint64) {
 // create of ready was applied (or may have been:
 // its outcome is still unknown after a bounded wait) is in: Enter returns nil, even when
 // ctx ended while that create was in flight, since its ready may have let the others
-// in. Entering a member that is inside already returns ErrAlreadyEntered.
+// in. Entering a member that is inside already returns ErrAlreadyEntered. A member node
+// of ours left by an older session is replaced bound to the version read; read as -1
+// (wrapped, after 2^32-1 writes of it by someone), Enter fails with an error matching
+// framework.ErrWrappedVersion and leaves that node as it is.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
@@ -449,7 +452,7 @@ func (d *DoubleBarrier) ensureOurs(ctx, grace context.Context) error {
 		if !mine {
 			continue
 		}
-		replaced, err := d.replaceOurs(grace, st.Version)
+		replaced, err := d.replaceOurs(grace, st)
 		if err != nil || replaced {
 			return err
 		}
@@ -467,16 +470,23 @@ func (d *DoubleBarrier) noteSent() {
 	}
 }
 
-// replaceOurs replaces our node, left by an older session of ours (at version), by one
-// of the current session, in one transaction: no member lists the barrier without it
+// replaceOurs replaces our node, left by an older session of ours (read with Stat st), by
+// one of the current session, in one transaction: no member lists the barrier without it
 // meanwhile (one that did might take the round for over, and delete its ready). It
-// reports false when the node changed or went since it was read (look again). It waits
-// for the answer up to outcomeTimeout past ctx, as readyNotApplied does: a replacement
-// applied after Enter gave up would leave a node that its cleanup missed.
-func (d *DoubleBarrier) replaceOurs(grace context.Context, version int32) (bool, error) {
+// reports false when the node changed or went since it was read (look again). A version
+// read as -1 (wrapped: the member node was written 2^32-1 times, which no member does)
+// cannot bind the delete: it returns an error matching framework.ErrWrappedVersion,
+// nothing sent. It waits for the answer within grace (up to outcomeTimeout past the
+// call's ctx): a replacement applied after Enter gave up would leave a node that its
+// cleanup missed.
+func (d *DoubleBarrier) replaceOurs(grace context.Context, st *framework.Stat) (bool, error) {
+	version, err := framework.ReadVersion(st)
+	if err != nil {
+		return false, fmt.Errorf("doublebarrier: replace member node %s: %w", d.ourPath, err)
+	}
 	tctx, cancel := context.WithTimeout(grace, cleanupTimeout)
 	defer cancel()
-	_, err := d.client.Transaction(tctx, framework.DeleteOp(d.ourPath, version),
+	_, err = d.client.Transaction(tctx, framework.DeleteOp(d.ourPath, version),
 		framework.CreateOp(d.ourPath, nil, framework.Ephemeral, nil))
 	var te *framework.TxnError
 	if errors.As(err, &te) && te.Index == 0 {

@@ -957,6 +957,24 @@ type removal struct {
 	tok     []byte // the lock node's token
 }
 
+// bindRemoval makes the removal transaction ops delete the item node and our lock node
+// (its first and last ops) at the versions just read, cur's and mine's. A version read as
+// -1 (the counter wrapped) would delete any node at the path: it returns an error
+// matching framework.ErrWrappedVersion instead and leaves ops as they were.
+func bindRemoval(ops []framework.Op, itemPath, lockPath string, cur, mine *framework.Stat) error {
+	item, err := framework.ReadVersion(cur)
+	if err != nil {
+		return fmt.Errorf("%s: %w", itemPath, err)
+	}
+	lock, err := framework.ReadVersion(mine)
+	if err != nil {
+		return fmt.Errorf("%s: %w", lockPath, err)
+	}
+	ops[0] = framework.DeleteOp(itemPath, item)
+	ops[len(ops)-1] = framework.DeleteOp(lockPath, lock)
+	return nil
+}
+
 // finish removes (or requeues) the item and deletes the lock node, in one transaction.
 // ctx is the caller's; cctx bounds the removal: past ctx's end for a consumer, whose
 // handler has run (finishCancellable), ctx itself for IDQueue.Remove. lockGen and lockSid are
@@ -1045,8 +1063,13 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 				// by another consumer, which holds the item now): not ours to remove.
 				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else before its removal: another consumer may have taken it"}
 			}
-			ops[0] = framework.DeleteOp(itemPath, cur.Version)
-			ops[len(ops)-1] = framework.DeleteOp(lockPath, mine.Version)
+			if err := bindRemoval(ops, itemPath, lockPath, cur, mine); err != nil {
+				// Not sent: at a version read of -1 the transaction would delete any
+				// node at those paths. It fails the same way until someone writes the
+				// node: give the item back now.
+				b.unlock(cctx, lockPath, r.tok)
+				return "", &NotRemovedError{Path: itemPath, Reason: "no removal can be bound to the version read", Err: err}
+			}
 			var res []framework.OpResult
 			res, err = b.c.Transaction(framework.InSession(tctx, r.lockGen, r.lockSid), ops...)
 			if errors.Is(err, framework.ErrDataTooLarge) {

@@ -48,7 +48,12 @@
 // (counted exactly): an item Put near the packet limit, with lock and dead-letter paths
 // longer than a few hundred bytes together, does not fit it and cannot be requeued or
 // moved; the consumer gives it back at once (nothing sent) with an error matching
-// ErrNotRemoved and framework.ErrDataTooLarge, and it is delivered again.
+// ErrNotRemoved and framework.ErrDataTooLarge, and it is delivered again. So is an item
+// whose node, or whose lock node, is read at version -1 (a node's version is a 32-bit
+// counter that wraps after 2^32-1 writes, and ZooKeeper takes -1 for any version): its
+// removal cannot be bound to the node read, and the error matches ErrNotRemoved and
+// framework.ErrWrappedVersion; without a lock path, a take of such an item fails with
+// framework.ErrWrappedVersion and the item stays. A write of the node moves its version on.
 //
 // # Delivery guarantees
 //
