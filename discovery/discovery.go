@@ -416,7 +416,11 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 					if r.pending && readable && !bytes.Equal(data, r.data) {
 						// An Update that found the node not read back yet: its data goes in now.
 						// The write's version is that of the node just proven ours.
-						nst, err := c.SetData(ctx, r.path, r.data, st.Version)
+						v, err := framework.ReadVersion(st)
+						if err != nil {
+							return nil, err // wrapped: no version binds the write to this node
+						}
+						nst, err := c.SetData(ctx, r.path, r.data, v)
 						if errors.Is(err, framework.ErrNoNode) || errors.Is(err, framework.ErrBadVersion) {
 							continue
 						}
@@ -518,8 +522,11 @@ func (r *registration[T]) replace(ctx context.Context, st *framework.Stat) error
 			// bound to the node's version (a node made at the path meanwhile with the
 			// same version would go too).
 			r.d.c.Logger().Warn("discovery: the server numbers sequential children otherwise; replacing by version", "path", r.path)
-			_, err = c.Transaction(ctx, framework.DeleteOp(r.path, cur.Version),
-				framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+			var v int32
+			if v, err = framework.ReadVersion(cur); err == nil {
+				_, err = c.Transaction(ctx, framework.DeleteOp(r.path, v),
+					framework.CreateOp(r.path, r.data, r.inst.ServiceType.createMode(), r.acl))
+			}
 		}
 	}
 	if err == nil {
@@ -889,8 +896,10 @@ func (d *ServiceDiscovery[T]) take(id string) (*registration[T], error) {
 // wins, as in Curator), nothing is written now and the new data goes into this
 // registration's node when the keeper makes it again. It returns an error wrapping
 // ErrConflict if the node was replaced between its read and its write (the data then went
-// into the other node: ZooKeeper cannot take a write back), and ErrNotRegistered once the
-// registration is being unregistered.
+// into the other node: ZooKeeper cannot take a write back), ErrNotRegistered once the
+// registration is being unregistered, and an error matching framework.ErrWrappedVersion
+// when the node's version reads -1 (it wrapped, after 2^32-1 writes): no write can then be
+// bound to it.
 func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) error {
 	if inst == nil {
 		return fmt.Errorf("%w: nil instance", ErrInvalidInstance)
@@ -936,7 +945,12 @@ func (d *ServiceDiscovery[T]) Update(ctx context.Context, inst *Instance[T]) err
 		if st == nil || st.Czxid != r.czxid {
 			return nil // gone, or another registration's: the keeper makes ours with the new data
 		}
-		nst, err := d.c.SetData(ctx, r.path, data, st.Version)
+		v, err := framework.ReadVersion(st)
+		if err != nil {
+			r.pending = true // the keeper meets the same node, and says so
+			return fmt.Errorf("discovery: update %s: %w", inst.ID, err)
+		}
+		nst, err := d.c.SetData(ctx, r.path, data, v)
 		if errors.Is(err, framework.ErrBadVersion) && attempt < 10 {
 			continue // written by someone else meanwhile: look again
 		}
