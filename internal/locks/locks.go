@@ -594,10 +594,12 @@ func (l *Internals) OthersWaiting(ctx context.Context, ours string) (others bool
 	return false, w, nil
 }
 
-// Release deletes a held node (guaranteed). A node that is already gone is not an error
-// here; callers decide what a lost lease means.
-func (l *Internals) Release(ctx context.Context, node string) error {
-	return l.cfg.Client.Delete(ctx, node, framework.Quietly(), framework.Guaranteed())
+// Release deletes a held node (guaranteed), only while the session that took it owns it
+// (framework.OwnedBy): once that session ended, a node at the path is another client's.
+// A node that is already gone is not an error here; callers decide what a lost lease
+// means.
+func (l *Internals) Release(ctx context.Context, h *Held) error {
+	return l.cfg.Client.Delete(ctx, h.Path, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(h.SessionID))
 }
 
 // Cleanup runs fn, the cleanup after an acquisition failed or was given up (deleting or

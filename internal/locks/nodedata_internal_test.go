@@ -42,7 +42,7 @@ func TestHungResolverDoesNotBlockAcquire(t *testing.T) {
 			return nil, err
 		}
 		data, _, err := c.GetData(ctx, h.Path)
-		if rerr := l.Release(ctx, h.Path); err == nil {
+		if rerr := l.Release(ctx, h); err == nil {
 			err = rerr
 		}
 		return data, err

@@ -315,7 +315,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 	innerHeld := lock != nil // released here unless handed to the lease (releaseInner)
 	defer func() {
 		if innerHeld {
-			locks.Cleanup(ctx, c, func(cctx context.Context) { _ = s.inner.Release(cctx, lock.Path) })
+			locks.Cleanup(ctx, c, func(cctx context.Context) { _ = s.inner.Release(cctx, lock) })
 		}
 	}()
 	if lock != nil && testHookInnerLocked != nil {
@@ -334,9 +334,13 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
 	name := framework.NodeName(node)
+	// The session the node was made in, as far as this client knows: its deletes below
+	// delete it only while that session owns it (once it ended, a node at the path is
+	// another client's).
+	_, owner := c.Session()
 	fail := func(err error) (*Lease, error) {
 		locks.Cleanup(ctx, c, func(cctx context.Context) {
-			_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed())
+			_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(owner))
 		})
 		if errors.Is(err, errLeaseNodeLost) {
 			return nil, err
@@ -415,7 +419,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 				return s.newLease(h, closedChan), nil // a try without the inner lock
 			}
 			innerHeld = false
-			return s.newLease(h, s.releaseInner(ctx, lock.Path)), nil
+			return s.newLease(h, s.releaseInner(ctx, lock)), nil
 		}
 		if try {
 			return fail(fmt.Errorf("%w: %s", ErrNoLeases, s.path))
@@ -446,7 +450,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 // delete's reply; the returned channel closes when the delete is done. A lease's Release
 // waits for it, so that nothing of an acquisition is left once its lease is released, and
 // so does a try of the same client on the same semaphore (innerReleases).
-func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct{} {
+func (s *Semaphore) releaseInner(ctx context.Context, lock *locks.Held) <-chan struct{} {
 	done := make(chan struct{})
 	forget := innerReleases.add(s.client, s.path, done)
 	release := func() {
@@ -457,7 +461,7 @@ func (s *Semaphore) releaseInner(ctx context.Context, node string) <-chan struct
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		_ = s.inner.Release(cctx, node)
+		_ = s.inner.Release(cctx, lock)
 	}
 	if !s.client.Go(release) {
 		release() // the client is closed: the delete fails at once (the node goes with the session)
