@@ -30,8 +30,17 @@ func TestEnterCancelledAfterItWasCountedIsNotOut(t *testing.T) {
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	var healOnDelete atomic.Bool
+	listed := make(chan struct{}, 1)
 	ca := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(60*time.Second),
 		framework.WithConnectionTimeout(60*time.Second),
+		framework.WithRequestObserver(func(r framework.RequestInfo) {
+			if r.Op == "getChildren" && r.Err == nil {
+				select {
+				case listed <- struct{}{}: // a listed the members (one of 2): it waits for ready
+				default:
+				}
+			}
+		}),
 		framework.WithRequestHook(func(op string) {
 			if op == "delete" && healOnDelete.CompareAndSwap(true, false) {
 				proxy.Heal() // a's withdrawal gets through: its outcome is known
@@ -45,6 +54,7 @@ func TestEnterCancelledAfterItWasCountedIsNotOut(t *testing.T) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	entered := testutil.Go(actx, a.Enter)
+	testutil.WaitClosed(t, waitChan(listed), 20*time.Second, "a's Enter lists the members")
 	waitChildren(t, srv.ConnectString(), path, 1) // a's node
 
 	proxy.HoldReplies() // a hears nothing, ready's NodeCreated included

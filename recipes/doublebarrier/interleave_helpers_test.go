@@ -142,3 +142,13 @@ func onlyCanceled(err error) bool {
 	}
 	return walk(err)
 }
+
+// waitChan turns the first value on ch into a closed channel.
+func waitChan(ch <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		<-ch
+		close(done)
+	}()
+	return done
+}
