@@ -7,6 +7,7 @@ package testutil
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -203,4 +204,14 @@ func WaitParticipants[P any](t testing.TB, p Participanter[P], n int, d time.Dur
 		return err == nil && len(ps) == n
 	}, d, 20*time.Millisecond, "waiting for %d participants", n)
 	return parts
+}
+
+// KnownDefect skips a test that shows a defect known and not fixed yet (why says what
+// stands in the way), unless ZOOCURATOR_KNOWN_BUGS=1, as the fault suite's known
+// violations: the test stays, failing, for the fix to turn green.
+func KnownDefect(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("ZOOCURATOR_KNOWN_BUGS") != "1" {
+		t.Skipf("known defect, not run (ZOOCURATOR_KNOWN_BUGS=1 runs it): %s", why)
+	}
 }

@@ -48,7 +48,8 @@
 // ready there already lets the member in only if it was made after the first node this
 // Enter made (its maker may have counted it: a member whose session ended while it waited
 // makes its node again, and the round's members wait for the new one), or a member node
-// older than it is still there (a round under way: the member joins it late), or memberQty
+// older than it, or one that went in by it late (marked, see below), is still there (a
+// round under way: the member joins it late), or memberQty
 // is 1 (it goes in by such a ready in one transaction with a check of ready, which marks
 // its node: see the layout); otherwise it is a leftover of a round with no member left (every Leave cut short,
 // or Curator members, which delete their node before ready): the member deletes it (bound

@@ -313,8 +313,8 @@ func (d *DoubleBarrier) enter(ctx, grace context.Context) (uint64, error) {
 // readyIsLive decides about a ready (with Stat st) that is there while our node is: it
 // opens the barrier if it was made after the first node this Enter made (its maker may
 // have counted that node, and the round's members wait for ours), if a member node made
-// before it is still there (a round under way that we join late, memberQty being a
-// threshold), or if memberQty is 1. Otherwise every member of its round is gone (their
+// before it is still there or one marked as gone in by it (a round under way that we
+// join late, memberQty being a threshold), or if memberQty is 1. Otherwise every member of its round is gone (their
 // Leaves were all cut short, or it was left by Curator members, which delete their node
 // before ready, or by hand): it is a leftover and lets nobody in. It is deleted, bound
 // by its czxid (a later round's ready is another node, with a greater one). The reads
@@ -366,7 +366,9 @@ func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (bool, 
 		if err != nil {
 			return false, err
 		}
-		if ms != nil && ms.Czxid < st.Czxid {
+		// Made before ready, or marked as gone in by it (see markIn; no one else writes a
+		// member node): a member of its round.
+		if ms != nil && (ms.Czxid < st.Czxid || ms.Mzxid > st.Czxid) {
 			return true, nil
 		}
 	}

@@ -13,14 +13,13 @@ import (
 	"github.com/zoocurator/zoocurator/zktest"
 )
 
-// A member whose look at ready finds none, and which then makes its node, does not go
-// in alone by a ready that a whole round created and deleted in between, before its
-// node was there. c (memberQty 2) sets its exists watch on ready (none); once that read
-// is answered (the request observer, on c's goroutine, before c's create of its node),
-// b1 and b2 enter and leave: ready is created (the watch fires with NodeCreated) and
-// deleted with the round. c then makes its node and lists one member of 2: it must wait
-// (its node was never counted), not take the NodeCreated for "the barrier opened while
-// our node was there".
+// A member does not go in alone by a ready that a whole round created and deleted before
+// its node was there. Once c (memberQty 2) has synced, at the first of two moments — its
+// look at ready answered (none there; an exists watch set), or its create of its node
+// about to go out — b1 and b2 enter and leave: ready is created and deleted with the
+// round. c then has its node and lists one member of 2: it must wait (its node was never
+// counted), not take a NodeCreated of a watch set before its node for "the barrier opened
+// while our node was there".
 func TestEnterNotInAloneByRoundBetweenItsWatchAndItsNode(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
@@ -31,10 +30,7 @@ func TestEnterNotInAloneByRoundBetweenItsWatchAndItsNode(t *testing.T) {
 
 	var armed atomic.Bool
 	roundErr := make(chan error, 1)
-	cc := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestObserver(func(r framework.RequestInfo) {
-		if r.Op != "exists" || r.Path != path+"/ready" || r.Err != nil || !armed.CompareAndSwap(true, false) {
-			return
-		}
+	round := func() {
 		in1 := testutil.Go(ctx, b1.Enter)
 		err := b2.Enter(ctx)
 		if err2 := <-in1; err == nil {
@@ -48,6 +44,15 @@ func TestEnterNotInAloneByRoundBetweenItsWatchAndItsNode(t *testing.T) {
 			}
 		}
 		roundErr <- err
+	}
+	cc := testutil.ConnectFailFast(t, srv.ConnectString(), framework.WithRequestObserver(func(r framework.RequestInfo) {
+		if r.Op == "exists" && r.Path == path+"/ready" && r.Err == nil && armed.CompareAndSwap(true, false) {
+			round()
+		}
+	}), framework.WithRequestHook(func(op string) {
+		if op == "create" && armed.CompareAndSwap(true, false) {
+			round()
+		}
 	}))
 	c := newMember(t, cc, path, 2)
 	armed.Store(true)
