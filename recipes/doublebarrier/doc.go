@@ -117,16 +117,17 @@
 //
 // # Requests
 //
-// A member's round costs about 10.5 requests with 8 members (measured by cmd/zkbench
-// doublebarrier 4×2, 400 ops: 10.54, of which sync 2.0, multi 0.125, delete 0.875, exists
-// 1.0): Enter sends a sync, an exists watch on ready, the member node's create (the first
-// member also creates the parent) and a children listing, and the member whose arrival
-// completes the count creates ready; Leave sends a sync, lists the members, watches one
-// node per step (getData, which leaves no watch behind on a node that is already gone) and
-// deletes its own node; the last member deletes its node and ready in one transaction (one
-// request), then lists the barrier once more (and reads the Stat of any member node it
-// then shows). Only the fallback (no member node left, ready still listed) reads ready's Stat
-// to check its czxid and deletes it. Curator's members all try to delete ready. It was
-// about 8.6 before the two syncs, and about 10.3 while every member whose
-// last listing still showed ready deleted it, after the read.
+// A member's round costs about 11.5 requests with 8 members (measured by cmd/zkbench
+// doublebarrier 4×2, 2000 ops: 11.52, of which sync 2.0, multi 0.125, delete 0.875,
+// exists 1.4; each round of the benchmark is on a new path, whose parent the first
+// members all try to create): Enter sends a sync, the member node's create, an exists
+// watch on ready and a children listing, and the member whose arrival completes the count
+// creates ready; a member that finds ready there reads its own node's Stat to date it
+// (one more exists), and one that goes in by a ready older than its node marks it (one
+// transaction). Leave sends a sync, lists the members, watches one node per step
+// (getData, which leaves no watch behind on a node that is already gone) and deletes its
+// own node; the last member deletes its node and ready in one transaction (one request),
+// then lists the barrier once more (and reads the Stat of any member node it then shows).
+// Only the fallback (no member node left, ready still listed) reads ready's Stat to check
+// its czxid and deletes it. Curator's members all try to delete ready.
 package doublebarrier

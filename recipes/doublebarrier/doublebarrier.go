@@ -320,9 +320,12 @@ func (d *DoubleBarrier) enter(ctx, grace context.Context) (uint64, error) {
 // by its czxid (a later round's ready is another node, with a greater one). The reads
 // are sent only when Enter finds ready there: a late member, or a leftover.
 func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bool, error) {
-	live, err := d.roundOf(ctx, st)
+	live, mark, err := d.roundOf(ctx, st)
 	if err != nil {
 		return false, err
+	}
+	if live && !mark {
+		return true, nil
 	}
 	if live {
 		return d.markIn(ctx)
@@ -339,24 +342,29 @@ func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bo
 	return false, nil
 }
 
-// roundOf reports whether the ready with Stat st is one we go in by (see readyIsLive).
-func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (bool, error) {
+// roundOf reports whether the ready with Stat st is one we go in by (see readyIsLive),
+// and whether we must mark our node to go in (see markIn): not when ready was made after
+// the node we have, which every member of its round then lists.
+func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (live, mark bool, _ error) {
 	if d.memberQty <= 1 {
-		return true, nil // any ready is ours to pass
+		return true, true, nil // any ready is ours to pass
 	}
 	if d.first == 0 {
 		ours, err := d.client.Exists(ctx, d.ourPath)
 		if err != nil || ours == nil {
-			return false, err // our node gone: the session ended, which readyW tells
+			return false, false, err // our node gone: the session ended, which readyW tells
 		}
 		d.first = ours.Czxid
+		if st.Czxid > ours.Czxid {
+			return true, false, nil
+		}
 	}
 	if st.Czxid > d.first {
-		return true, nil
+		return true, true, nil
 	}
 	l, err := d.list(ctx)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	for _, m := range l.members {
 		if m == d.ourName {
@@ -364,15 +372,15 @@ func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (bool, 
 		}
 		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		// Made before ready, or marked as gone in by it (see markIn; no one else writes a
 		// member node): a member of its round.
 		if ms != nil && (ms.Czxid < st.Czxid || ms.Mzxid > st.Czxid) {
-			return true, nil
+			return true, true, nil
 		}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // markIn goes in by a ready that was there before our look: in one transaction that
