@@ -580,15 +580,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	if err := d.client.Sync(ctx, d.path); err != nil {
 		return err
 	}
-	oursExists := true // until we delete it
-	var last listing   // the last listing of the barrier's children
-	var end int64      // the zxid of leaveLast's transaction, once applied
-	// round bounds the czxid of the ready of the member's round (the round's identity):
-	// the pzxid of the first listing, which shows our node. That ready was made before
-	// Enter returned, so at most round; a later round's ready can only be made after our
-	// node is gone, so after that listing, with a greater czxid.
-	var round int64
-	var firstNames []string // the members of the first listing
+	s := &leaveState{enterGen: enterGen, oursExists: true}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -597,91 +589,26 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 		if err != nil {
 			return err
 		}
-		last = l
-		members := l.members
-		i := slices.Index(members, d.ourName)
-		if i < 0 && oursExists { // only the server removes it: our session expired
-			return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
-				ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
-		}
-		if round == 0 && i >= 0 {
-			round, firstNames = l.pzxid, members
-		}
-		if len(members) == 0 {
-			if end > 0 {
-				return nil // ready went with our node
-			}
-			break
-		}
-		var watch string
-		vetted := false // watch is a member of our round: no look at ready after the watch
+		next, watch, vetted, err := d.leaveStep(ctx, s, l)
 		switch {
-		case end > 0:
-			// Our transaction deleted ready at zxid end. A member that went in by that
-			// ready after our listing marked its node before end: wait for it. The others
-			// are waiting in Enter, or a next round's.
-			bound := end
-			if end == math.MaxInt64 { // applied at a zxid not known: before any ready there now
-				if st, err := d.client.Exists(ctx, d.readyPath); err != nil {
-					return err
-				} else if st != nil {
-					bound = st.Czxid
-				}
-			}
-			watch, err = d.enteredLate(ctx, members, bound)
-			if err != nil || watch == "" {
-				return err
-			}
-			vetted = true
-		case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
-			end, err = d.leaveLast(ctx, enterGen)
-			if err != nil || end == 0 {
-				return err
-			}
-			oursExists = false
-			continue // a member may have entered by our ready since our listing
-		case i == 0: // lowest: wait for the highest to go
-			watch = members[len(members)-1]
-		case i < 0 && !l.ready:
-			// Our node is gone, and so is the round's ready (its last member deletes it
-			// with its node, before this listing): the round is over but for a member
-			// that went in by that ready after the last member's listing (it marked its
-			// node before the delete): wait for it. The others are waiting in Enter, or
-			// a next round's, which reuses the names.
-			watch, err = d.enteredLate(ctx, members, l.pzxid)
-			if err != nil || watch == "" {
-				return err
-			}
-			vetted = true
-		default: // the others: go, and wait for the lowest to go
-			watch = members[0]
-			if oursExists {
-				if err := d.deleteOursNow(ctx); err != nil {
-					return err
-				}
-				oursExists = false
-			} else if !slices.Contains(firstNames, watch) {
-				// A node made since our first listing: one of our round that went in
-				// late, or a next round's, once the ready listed is a later round's. Look
-				// before watching it: a watch on a next round's node would stay behind.
-				watch, err = d.ofOurRound(ctx, members, watch, round)
-				if err != nil || watch == "" {
-					return err
-				}
-				vetted = true
-			}
+		case err != nil || next == leaveDone:
+			return err
+		case next == leaveAgain:
+			continue
+		case next == leaveNoMember:
+			return d.dropReadyLeft(ctx, l)
 		}
 		w, czxid, err := d.watchMember(ctx, watch)
 		if err != nil {
 			return err
 		}
-		if w == nil || (end > 0 && czxid >= end) { // gone already, or made again since
+		if w == nil || (s.end > 0 && czxid >= s.end) { // gone already, or made again since
 			continue
 		}
-		if !vetted && i < 0 && end == 0 && round > 0 && (czxid == 0 || czxid > round) {
+		if !vetted && !s.oursExists && s.end == 0 && s.round > 0 && (czxid == 0 || czxid > s.round) {
 			// Made after our first listing: a member that entered late, or a next
 			// round's, once the ready listed is a later round's.
-			if over, err := d.readyLater(ctx, round); err != nil || over {
+			if over, err := d.readyLater(ctx, s.round); err != nil || over {
 				return err
 			}
 		}
@@ -693,7 +620,117 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 			return framework.ErrClosed
 		}
 	}
-	if !last.ready {
+}
+
+// leaveState is what a Leave knows as it goes.
+type leaveState struct {
+	enterGen   uint64
+	oursExists bool  // until we delete it
+	end        int64 // the zxid of leaveLast's transaction, once applied
+	// round bounds the czxid of the ready of the member's round (the round's identity):
+	// the pzxid of the first listing, which shows our node. That ready was made before
+	// Enter returned, so at most round; a later round's ready can only be made after our
+	// node is gone, so after that listing, with a greater czxid.
+	round      int64
+	firstNames []string // the members of the first listing
+}
+
+// leaveNext is what a Leave does after a listing.
+type leaveNext int
+
+const (
+	leaveWatch    leaveNext = iota // wait for the member node returned to go
+	leaveAgain                     // list again
+	leaveDone                      // return
+	leaveNoMember                  // no member node is left: see dropReadyLeft
+)
+
+// leaveStep decides what Leave does after listing l: the recipe's step (the lowest
+// waits for the highest, the others delete their node and wait for the lowest, the last
+// deletes its node and ready), with which member nodes are of our round. vetted: the
+// node to watch is known to be of our round.
+func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing) (next leaveNext, watch string, vetted bool, err error) {
+	members := l.members
+	i := slices.Index(members, d.ourName)
+	if i < 0 && s.oursExists { // only the server removes it: our session expired
+		return leaveDone, "", false, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+			ErrSessionLost, d.ourPath, s.enterGen, d.client.Generation())
+	}
+	if s.round == 0 && i >= 0 {
+		s.round, s.firstNames = l.pzxid, members
+	}
+	switch {
+	case len(members) == 0 && s.end > 0:
+		return leaveDone, "", false, nil // ready went with our node
+	case len(members) == 0:
+		return leaveNoMember, "", false, nil
+	case s.end > 0:
+		// Our transaction deleted ready at zxid end. A member that went in by that ready
+		// after our listing marked its node before end: wait for it. The others are
+		// waiting in Enter, or a next round's.
+		bound := s.end
+		if s.end == math.MaxInt64 { // applied at a zxid not known: before any ready there now
+			st, err := d.client.Exists(ctx, d.readyPath)
+			if err != nil {
+				return leaveDone, "", false, err
+			}
+			if st != nil {
+				bound = st.Czxid
+			}
+		}
+		return d.waitLate(ctx, members, bound)
+	case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
+		end, err := d.leaveLast(ctx, s.enterGen)
+		if err != nil || end == 0 {
+			return leaveDone, "", false, err
+		}
+		s.end, s.oursExists = end, false
+		return leaveAgain, "", false, nil // a member may have entered by our ready since our listing
+	case i == 0: // lowest: wait for the highest to go
+		return leaveWatch, members[len(members)-1], false, nil
+	case i < 0 && !l.ready:
+		// Our node is gone, and so is the round's ready (its last member deletes it with
+		// its node, before this listing): the round is over but for a member that went in
+		// by that ready after the last member's listing (it marked its node before the
+		// delete): wait for it. The others are waiting in Enter, or a next round's, which
+		// reuses the names.
+		return d.waitLate(ctx, members, l.pzxid)
+	}
+	// The others: go, and wait for the lowest to go.
+	watch = members[0]
+	if s.oursExists {
+		if err := d.deleteOursNow(ctx); err != nil {
+			return leaveDone, "", false, err
+		}
+		s.oursExists = false
+		return leaveWatch, watch, false, nil
+	}
+	if slices.Contains(s.firstNames, watch) {
+		return leaveWatch, watch, false, nil
+	}
+	// A node made since our first listing: one of our round that went in late, or a next
+	// round's, once the ready listed is a later round's. Look before watching it: a watch
+	// on a next round's node would stay behind.
+	watch, err = d.ofOurRound(ctx, members, watch, s.round)
+	if err != nil || watch == "" {
+		return leaveDone, "", false, err
+	}
+	return leaveWatch, watch, true, nil
+}
+
+// waitLate is leaveStep's wait for a member marked as gone in late (enteredLate) before
+// zxid; with none, Leave is done.
+func (d *DoubleBarrier) waitLate(ctx context.Context, members []string, zxid int64) (leaveNext, string, bool, error) {
+	watch, err := d.enteredLate(ctx, members, zxid)
+	if err != nil || watch == "" {
+		return leaveDone, "", false, err
+	}
+	return leaveWatch, watch, true, nil
+}
+
+// dropReadyLeft ends a Leave whose listing l shows no member node left.
+func (d *DoubleBarrier) dropReadyLeft(ctx context.Context, l listing) error {
+	if !l.ready {
 		return nil // gone already: a ready made since is a next round's
 	}
 	// Fallback: no member node is left, but ready is. The last member's node went
@@ -707,8 +744,8 @@ func (d *DoubleBarrier) leave(ctx context.Context, enterGen uint64) error {
 	// costs a read of ready's Stat; what it does not cover is a delete request delayed in
 	// the network after that read, landing once the next round made its own ready.
 	opts := []framework.DeleteOption{framework.Quietly()}
-	if last.pzxid > 0 { // (0: unknown, never seen from a real server; WithMaxCzxid(0) would be no bound)
-		opts = append(opts, framework.WithMaxCzxid(last.pzxid), framework.Guaranteed())
+	if l.pzxid > 0 { // (0: unknown, never seen from a real server; WithMaxCzxid(0) would be no bound)
+		opts = append(opts, framework.WithMaxCzxid(l.pzxid), framework.Guaranteed())
 	}
 	err := d.client.Delete(ctx, d.readyPath, opts...)
 	if err != nil {
