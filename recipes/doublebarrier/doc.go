@@ -25,12 +25,12 @@
 //     once a delete of it may be outstanding: it cannot remove a next round's ready.
 //     A member may still enter by ready between the last member's listing and its
 //     transaction. A member that goes in by a ready it finds there (rather than one made
-//     after its node) does so in a transaction that checks ready and sets its node's data
-//     (no one reads it, Curator neither): its node's mzxid after its czxid marks the
-//     entry. The last member's transaction also sets its node's data, whose new Stat gives
-//     the transaction's zxid; it lists the barrier once more and waits for a node marked
-//     before that zxid, and for no other: a node made in between but not marked is a
-//     member still waiting in Enter, which that ready did not let in.
+//     after its node) does so in a transaction that checks ready and writes ready's czxid
+//     into its node's data (8 bytes, big-endian; Curator reads no member node's data): its
+//     node's mzxid after its czxid marks the entry, and the data says by which round's
+//     ready. The last member lists the barrier once more after its transaction and waits
+//     for a node marked by its round's ready, and for no other: a node made in between but
+//     not marked is a member still waiting in Enter, which that ready did not let in.
 //
 // The fallback: a member that finds no member node left but ready still there deletes
 // ready (already gone is fine), as Curator's members do. That happens only when the last
@@ -67,8 +67,10 @@
 // of its round has at least started leaving. Names are reused from one round to the
 // next, identities are not: a member whose node is gone returns once the round's ready is
 // gone (or the one listed is a later round's, by its czxid) and no member marked as gone
-// in by it is left; it does not wait for a next round's members or for members still
-// waiting in Enter. (A Curator member that goes in late by a ready it finds does not mark
+// in by it is left; it does not wait for a next round's members (not even one that
+// reuses a name of its round: a member that leaves counts the children made since its
+// first listing, by the barrier's cversion, and looks at ready before it watches such a
+// node) or for members still waiting in Enter. (A Curator member that goes in late by a ready it finds does not mark
 // its node, and is not waited for once the other nodes are gone.) A member node this
 // member may not read (its ACL denies it; the server
 // tells watch events only to clients that may read the node) is waited for by a watch on
@@ -90,7 +92,9 @@
 // member node was made and before it went (a member counted it and made ready meanwhile:
 // the delete sets the node's data in the same transaction, whose zxid dates it), the
 // others may have gone in counting this member: the error then matches
-// ErrCountedBeforeWithdrawn too. When the delete cannot complete within 2 s of the
+// ErrCountedBeforeWithdrawn too — provided that ready is still there when Enter looks,
+// right after the delete: a round that counted the member and ended before that look
+// leaves nothing on the server to tell. When the delete cannot complete within 2 s of the
 // context's end (a stalled or lost connection; it goes on in the background), the node
 // may still be counted by the others, who may go in by it: the error then matches
 // framework.ErrUnknownOutcome too. A member whose own create

@@ -2,6 +2,7 @@ package doublebarrier
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -58,9 +59,9 @@ type DoubleBarrier struct {
 	// there, and its maker may have counted it. Set and read by Enter only.
 	made  bool
 	first int64
-	// withdrawnAt: the zxid at which a failed Enter deleted our node (0: not known). Set
-	// and read by Enter only.
-	withdrawnAt int64
+	// withdrawn: what the delete of our node after a failed Enter learnt (zeros: not
+	// known). Set and read by Enter only.
+	withdrawn withdrawal
 	// sent: the sessions this Enter's creates of our node went out on (under mu: the
 	// framework calls the send hook on its request goroutine). A node at our name owned by
 	// one of them is ours; one owned by another session is not, whatever its name.
@@ -178,7 +179,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		d.setState(outside, 0)
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
-	d.withdrawnAt = 0
+	d.withdrawn = withdrawal{}
 	withdrawn := d.deleteOurs(ctx, grace, false, false) == nil
 	d.setState(outside, 0)
 	if !withdrawn {
@@ -187,7 +188,10 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return fmt.Errorf("doublebarrier: enter %s: %w; the member node may still be there, counted by the others (%w)",
 			d.path, err, framework.ErrUnknownOutcome)
 	}
-	if d.openedWithUs(grace, d.withdrawnAt) {
+	if d.first == 0 {
+		d.first = d.withdrawn.czxid // our only node: it went before any look at ready
+	}
+	if d.openedWithUs(grace, d.withdrawn.end) {
 		// The barrier opened after our node was made and before it went (or after our
 		// node was made, when the delete's zxid is not known): the others may have gone
 		// in counting it.
@@ -328,7 +332,7 @@ func (d *DoubleBarrier) readyIsLive(ctx context.Context, st *framework.Stat) (bo
 		return true, nil
 	}
 	if live {
-		return d.markIn(ctx)
+		return d.markIn(ctx, st)
 	}
 	d.client.Logger().Info("ready is left from a round with no member left: it lets nobody in; deleting it",
 		"component", "doublebarrier", "path", d.readyPath, "czxid", st.Czxid)
@@ -370,32 +374,52 @@ func (d *DoubleBarrier) roundOf(ctx context.Context, st *framework.Stat) (live, 
 		if m == d.ourName {
 			continue
 		}
-		ms, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		data, ms, err := d.client.GetData(ctx, framework.JoinPath(d.path, m))
+		if errors.Is(err, framework.ErrNoNode) {
+			continue
+		}
+		unreadable := errors.Is(err, framework.ErrNoAuth)
+		if unreadable {
+			ms, err = d.client.Exists(ctx, framework.JoinPath(d.path, m)) // its Stat, then
+		}
 		if err != nil {
 			return false, false, err
 		}
-		// Made before ready, or marked as gone in by it (see markIn; no one else writes a
-		// member node): a member of its round.
-		if ms != nil && (ms.Czxid < st.Czxid || ms.Mzxid > st.Czxid) {
+		// Made before ready, or marked as gone in by it (see markIn): a member of its round.
+		// (Not readable: marked after ready was made.)
+		marked := markedBy(data, ms) == st.Czxid || (unreadable && ms != nil && ms.Mzxid > ms.Czxid && ms.Mzxid > st.Czxid)
+		if ms != nil && (ms.Czxid < st.Czxid || marked) {
 			return true, true, nil
 		}
 	}
 	return false, false, nil
 }
 
-// markIn goes in by a ready that was there before our look: in one transaction that
-// checks ready is still there and sets our node's data (no one reads it), whose new
-// Stat marks the entry (mzxid after czxid). The last member to leave, whose listing may
-// not have shown our node, waits for a node so marked before its own transaction, and
-// for no other made since (a member still waiting in Enter). A ready gone meanwhile (the
+// markIn goes in by a ready (with Stat st) that was there before our look: in one
+// transaction that checks ready is still there and writes its czxid into our node's data
+// (8 bytes, big-endian; Curator reads no member node's data), whose new Stat marks the
+// entry (mzxid after czxid: no one else writes a member node). The members of that ready's
+// round that leave after it (the last one among them, whose listing may not have shown our
+// node) wait for a node so marked with their round's ready, and for no other node made
+// since (a member still waiting in Enter, or a next round's). A ready gone meanwhile (the
 // round ended) lets us in no more: we wait for the next round.
-func (d *DoubleBarrier) markIn(ctx context.Context) (bool, error) {
-	_, err := d.client.Transaction(ctx, framework.CheckOp(d.readyPath, -1), framework.SetDataOp(d.ourPath, nil, -1))
+func (d *DoubleBarrier) markIn(ctx context.Context, st *framework.Stat) (bool, error) {
+	_, err := d.client.Transaction(ctx, framework.CheckOp(d.readyPath, -1),
+		framework.SetDataOp(d.ourPath, binary.BigEndian.AppendUint64(nil, uint64(st.Czxid)), -1))
 	var te *framework.TxnError
 	if errors.As(err, &te) && errors.Is(te.Err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
 		return false, nil // ready gone (readyW fires), or our node (the session ended)
 	}
 	return err == nil, err
+}
+
+// markedBy returns the czxid of the ready a member node (with data and Stat st) is marked
+// as gone in by (see markIn), or 0 when it is not marked.
+func markedBy(data []byte, st *framework.Stat) int64 {
+	if st == nil || st.Mzxid <= st.Czxid || len(data) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(data))
 }
 
 // readyNotApplied reports whether a create of ready that failed while it may have been
@@ -507,9 +531,18 @@ func (d *DoubleBarrier) replaceOurs(grace context.Context, st *framework.Stat) (
 
 // listing is what one listing of the barrier's children found.
 type listing struct {
-	members []string // member node names, sorted, without ready
-	ready   bool     // ready was listed
-	pzxid   int64    // the barrier node's pzxid: the last change of its children so far
+	members  []string // member node names, sorted, without ready
+	ready    bool     // ready was listed
+	pzxid    int64    // the barrier node's pzxid: the last change of its children so far
+	cversion int32    // the barrier node's cversion: its children's creates and deletes
+	children int      // how many children it has, ready included
+}
+
+// createdSince returns how many children were created between listing from and l: each
+// create and each delete of a child counts once in the cversion, and their difference is
+// the change of the count.
+func (l listing) createdSince(from listing) int {
+	return (int(l.cversion-from.cversion) + l.children - from.children) / 2
 }
 
 // list lists the barrier's children.
@@ -521,9 +554,9 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 	if err != nil {
 		return listing{}, err
 	}
-	l := listing{ready: slices.Contains(kids, readyNode)}
+	l := listing{ready: slices.Contains(kids, readyNode), children: len(kids)}
 	if st != nil {
-		l.pzxid = st.Pzxid
+		l.pzxid, l.cversion = st.Pzxid, st.Cversion
 	}
 	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
 	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
@@ -631,8 +664,8 @@ type leaveState struct {
 	// the pzxid of the first listing, which shows our node. That ready was made before
 	// Enter returned, so at most round; a later round's ready can only be made after our
 	// node is gone, so after that listing, with a greater czxid.
-	round      int64
-	firstNames []string // the members of the first listing
+	round int64
+	first listing // the first listing
 }
 
 // leaveNext is what a Leave does after a listing.
@@ -657,7 +690,7 @@ func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing)
 			ErrSessionLost, d.ourPath, s.enterGen, d.client.Generation())
 	}
 	if s.round == 0 && i >= 0 {
-		s.round, s.firstNames = l.pzxid, members
+		s.round, s.first = l.pzxid, l
 	}
 	switch {
 	case len(members) == 0 && s.end > 0:
@@ -665,20 +698,10 @@ func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing)
 	case len(members) == 0:
 		return leaveNoMember, "", false, nil
 	case s.end > 0:
-		// Our transaction deleted ready at zxid end. A member that went in by that ready
-		// after our listing marked its node before end: wait for it. The others are
-		// waiting in Enter, or a next round's.
-		bound := s.end
-		if s.end == math.MaxInt64 { // applied at a zxid not known: before any ready there now
-			st, err := d.client.Exists(ctx, d.readyPath)
-			if err != nil {
-				return leaveDone, "", false, err
-			}
-			if st != nil {
-				bound = st.Czxid
-			}
-		}
-		return d.waitLate(ctx, members, bound)
+		// Our transaction deleted ready. A member that went in by that ready after our
+		// listing marked its node with it: wait for it. The others are waiting in Enter,
+		// or a next round's.
+		return d.waitLate(ctx, members, s.round)
 	case i >= 0 && len(members) == 1: // only ours left: ours and ready go together
 		end, err := d.leaveLast(ctx, s.enterGen)
 		if err != nil || end == 0 {
@@ -694,7 +717,7 @@ func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing)
 		// by that ready after the last member's listing (it marked its node before the
 		// delete): wait for it. The others are waiting in Enter, or a next round's, which
 		// reuses the names.
-		return d.waitLate(ctx, members, l.pzxid)
+		return d.waitLate(ctx, members, s.round)
 	}
 	// The others: go, and wait for the lowest to go.
 	watch = members[0]
@@ -705,12 +728,12 @@ func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing)
 		s.oursExists = false
 		return leaveWatch, watch, false, nil
 	}
-	if slices.Contains(s.firstNames, watch) {
-		return leaveWatch, watch, false, nil
+	if l.createdSince(s.first) == 0 {
+		return leaveWatch, watch, false, nil // the nodes of our first listing, and its ready
 	}
 	// A node made since our first listing: one of our round that went in late, or a next
-	// round's, once the ready listed is a later round's. Look before watching it: a watch
-	// on a next round's node would stay behind.
+	// round's (whose names may be ours), once the ready listed is a later round's. Look
+	// before watching: a watch on a next round's node would stay behind.
 	watch, err = d.ofOurRound(ctx, members, watch, s.round)
 	if err != nil || watch == "" {
 		return leaveDone, "", false, err
@@ -785,21 +808,18 @@ func (d *DoubleBarrier) watchMember(ctx context.Context, name string) (*framewor
 }
 
 // ofOurRound returns, for a member whose node is gone, the node to wait for among members
-// when the lowest (name) was made after its first listing (at pzxid round): the lowest
-// while ready is the round's (made at or before round), else a member marked as gone in
-// by the round's ready (see enteredLate), or "" when none is left: the round is over.
+// when a child was made since its first listing (at pzxid round): the lowest (name) while
+// ready is the round's (made at or before round), else a member marked as gone in by the
+// round's ready (see enteredLate), or "" when none is left: the round is over.
 func (d *DoubleBarrier) ofOurRound(ctx context.Context, members []string, name string, round int64) (string, error) {
 	st, err := d.client.Exists(ctx, d.readyPath)
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case st == nil: // the round ended since the listing
-		return d.enteredLate(ctx, members, math.MaxInt64)
-	case st.Czxid <= round:
+	if st != nil && st.Czxid <= round {
 		return name, nil
 	}
-	return d.enteredLate(ctx, members, st.Czxid)
+	return d.enteredLate(ctx, members, round) // ready gone since the listing, or a later round's
 }
 
 // readyLater reports whether ready is gone or was made after zxid.
@@ -811,18 +831,31 @@ func (d *DoubleBarrier) readyLater(ctx context.Context, zxid int64) (bool, error
 	return st == nil || st.Czxid > zxid, nil
 }
 
-// enteredLate returns the first of members whose node is marked as gone in by a ready
-// that was there (see markIn) before zxid, or "" if none is.
-func (d *DoubleBarrier) enteredLate(ctx context.Context, members []string, zxid int64) (string, error) {
+// enteredLate returns the first of members whose node is marked as gone in late (see
+// markIn) by the ready of our round, whose czxid is at most round (a later round's ready
+// is made after our first listing, at pzxid round), or "" if none is.
+func (d *DoubleBarrier) enteredLate(ctx context.Context, members []string, round int64) (string, error) {
 	for _, m := range members {
 		if m == d.ourName {
 			continue
 		}
-		st, err := d.client.Exists(ctx, framework.JoinPath(d.path, m))
+		path := framework.JoinPath(d.path, m)
+		data, st, err := d.client.GetData(ctx, path)
+		if errors.Is(err, framework.ErrNoAuth) {
+			// Its data is not ours to read, its Stat is: marked by some ready, which we
+			// take for our round's (waiting rather than leaving a member of ours in).
+			if st, err = d.client.Exists(ctx, path); err == nil && st != nil && st.Mzxid > st.Czxid {
+				return m, nil
+			}
+			continue
+		}
+		if errors.Is(err, framework.ErrNoNode) {
+			continue
+		}
 		if err != nil {
 			return "", err
 		}
-		if st != nil && st.Mzxid > st.Czxid && st.Mzxid < zxid {
+		if r := markedBy(data, st); r > 0 && r <= round {
 			return m, nil
 		}
 	}
@@ -922,7 +955,7 @@ func (d *DoubleBarrier) deleteOursNow(ctx context.Context) error {
 // Leave is cut short, the one whose node goes last removes ready.
 func (d *DoubleBarrier) deleteOurs(ctx, grace context.Context, withReady, leaving bool) error {
 	path := d.ourPath
-	del := func(cctx context.Context, end *int64) error {
+	del := func(cctx context.Context, end *withdrawal) error {
 		_ = d.created.Wait(cctx) // a create given up on is answered first (bounded by cctx)
 		var err error
 		switch {
@@ -938,9 +971,9 @@ func (d *DoubleBarrier) deleteOurs(ctx, grace context.Context, withReady, leavin
 		}
 		return d.dropLeftoverReady(cctx)
 	}
-	var end *int64
+	var end *withdrawal
 	if !leaving {
-		end = &d.withdrawnAt
+		end = &d.withdrawn
 	}
 	// Within ctx while it lasts; once it has ended, within its grace.
 	bound := ctx
@@ -966,15 +999,21 @@ func (d *DoubleBarrier) deleteOurs(ctx, grace context.Context, withReady, leavin
 	return err
 }
 
+// withdrawal is what withdraw learnt of the node it deleted.
+type withdrawal struct {
+	czxid int64 // the node's
+	end   int64 // the zxid of its delete
+}
+
 // withdraw deletes our node after a failed Enter, in a transaction that also sets its
-// data (no one reads it), whose Stat gives the zxid of the delete (end): a ready made
-// before it, after our first node, may have been made counting us. When the
-// transaction's outcome is not known, our node goes by a guaranteed delete (end unknown).
-func (d *DoubleBarrier) withdraw(ctx context.Context, path string, end *int64) error {
+// data (no one reads it), whose Stat gives the zxid of the delete and the node's czxid
+// (w): a ready made between the two may have been made counting us. When the
+// transaction's outcome is not known, our node goes by a guaranteed delete (w unknown).
+func (d *DoubleBarrier) withdraw(ctx context.Context, path string, w *withdrawal) error {
 	res, err := d.client.Transaction(ctx, framework.SetDataOp(path, nil, -1), framework.DeleteOp(path, -1))
 	if err == nil {
 		if len(res) > 0 && res[0].Stat != nil {
-			*end = res[0].Stat.Mzxid
+			*w = withdrawal{czxid: res[0].Stat.Czxid, end: res[0].Stat.Mzxid}
 		}
 		return nil
 	}
