@@ -427,8 +427,11 @@ func authenticateSASL(ctx context.Context, nc net.Conn, cred *SASLDigest, maxFra
 	if err == nil {
 		err = m.verify(final)
 	}
-	if cerr := release(); cerr != nil && err == nil {
+	// ctx's end is the cause of an I/O error that came after it (a refusal is a refusal).
+	if cerr := release(); err == nil {
 		err = cerr
+	} else if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, zk.ErrAuthFailed) {
+		err = fmt.Errorf("%w (%w)", cerr, err)
 	}
 	return 2, err
 }

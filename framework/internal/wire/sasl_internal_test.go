@@ -1,9 +1,13 @@
 package wire
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -214,4 +218,162 @@ func TestDigestMD5KeepsLatin1Realm(t *testing.T) {
 	p := digestParams{username: "u", realm: "r\xe9alm", password: "p", nonce: "n", cnonce: "c", nc: "00000001",
 		qop: "auth", digestURI: saslDigestURI}
 	assert.Contains(t, string(got), "response="+p.value("AUTHENTICATE"))
+}
+
+// saslReply is what saslPeer answers a SASL packet with.
+type saslReply struct {
+	xid   int32 // 0: the request's
+	code  int32
+	token []byte
+}
+
+// saslPeer answers the SASL packets it reads from nc: answer gets each packet's token
+// and returns the reply, or nil to answer nothing more (the peer then holds the
+// connection until the test ends).
+func saslPeer(t *testing.T, nc net.Conn, answer func(n int, token []byte) *saslReply) {
+	t.Helper()
+	done := make(chan struct{})
+	t.Cleanup(func() { nc.Close(); <-done })
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			body, err := readFrame(nc, DefaultMaxFrame)
+			if err != nil {
+				return
+			}
+			d := &decoder{b: body}
+			xid, op := d.int32("xid"), d.int32("op")
+			token := d.buffer("token")
+			if op != opSASL || d.err != nil {
+				return
+			}
+			r := answer(n, token)
+			if r == nil {
+				_, _ = io.Copy(io.Discard, nc)
+				return
+			}
+			if r.xid == 0 {
+				r.xid = xid
+			}
+			f := newFrame()
+			f.int32(r.xid)
+			f.int64(0)
+			f.int32(r.code)
+			f.buffer(r.token)
+			if _, err := nc.Write(f.finish()); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// zkChallenge is a challenge as ZooKeeper's server sends it.
+const zkChallenge = `realm="zk-sasl-md5",nonce="fN9w\"q",charset=utf-8,algorithm=md5-sess`
+
+// rspauthFor is the rspauth a server that knows password sends for the client's
+// digest-response.
+func rspauthFor(t *testing.T, resp []byte, password string) []byte {
+	dirs, err := parseDirectives(resp)
+	require.NoError(t, err)
+	v := map[string]string{}
+	for _, d := range dirs {
+		v[d.key] = d.value
+	}
+	p := digestParams{username: v["username"], realm: v["realm"], password: password, nonce: v["nonce"],
+		cnonce: v["cnonce"], nc: v["nc"], qop: v["qop"], digestURI: v["digest-uri"], authzid: v["authzid"]}
+	return []byte("rspauth=" + p.value(""))
+}
+
+// The exchange's outcomes, each with the error a caller can tell it by.
+func TestAuthenticateSASLOutcomes(t *testing.T) {
+	cred := &SASLDigest{Username: "bob", Password: "bobsecret"}
+	challenge := func(n int, tok []byte) *saslReply { return &saslReply{token: []byte(zkChallenge)} }
+	for _, tc := range []struct {
+		name   string
+		answer func(t *testing.T, n int, tok []byte) *saslReply
+		want   error // nil: success
+	}{
+		{"accepted", func(t *testing.T, n int, tok []byte) *saslReply {
+			if n == 0 {
+				assert.Empty(t, tok, "DIGEST-MD5 starts with an empty token")
+				return challenge(n, tok)
+			}
+			assert.Contains(t, string(tok), `nonce="fN9w\"q"`, "the nonce quoted again")
+			assert.Contains(t, string(tok), `digest-uri="zookeeper/zk-sasl-md5"`)
+			return &saslReply{token: rspauthFor(t, tok, "bobsecret")}
+		}, nil},
+		{"refused", func(t *testing.T, n int, tok []byte) *saslReply {
+			if n == 0 {
+				return challenge(n, tok)
+			}
+			return &saslReply{code: -115}
+		}, zk.ErrAuthFailed},
+		{"refused as SASL is required", func(t *testing.T, n int, tok []byte) *saslReply {
+			if n == 0 {
+				return challenge(n, tok)
+			}
+			return &saslReply{code: -124}
+		}, zk.ErrAuthFailed},
+		{"server without SASL", func(t *testing.T, n int, tok []byte) *saslReply { return &saslReply{} }, zk.ErrAuthFailed},
+		{"rspauth of another password", func(t *testing.T, n int, tok []byte) *saslReply {
+			if n == 0 {
+				return challenge(n, tok)
+			}
+			return &saslReply{token: rspauthFor(t, tok, "other")}
+		}, zk.ErrAuthFailed},
+		{"no rspauth", func(t *testing.T, n int, tok []byte) *saslReply {
+			if n == 0 {
+				return challenge(n, tok)
+			}
+			return &saslReply{token: []byte(`realm="x"`)}
+		}, ErrMalformed},
+		{"challenge without nonce", func(t *testing.T, n int, tok []byte) *saslReply {
+			return &saslReply{token: []byte(`realm="zk-sasl-md5",algorithm=md5-sess`)}
+		}, ErrMalformed},
+		{"hostile challenge", func(t *testing.T, n int, tok []byte) *saslReply {
+			return &saslReply{token: []byte(`nonce="\`)}
+		}, ErrMalformed},
+		{"oversized challenge", func(t *testing.T, n int, tok []byte) *saslReply {
+			return &saslReply{token: []byte(`nonce=n,algorithm=md5-sess,x="` + strings.Repeat("a", 4000) + `"`)}
+		}, ErrMalformed},
+		{"reply of another xid", func(t *testing.T, n int, tok []byte) *saslReply {
+			return &saslReply{xid: 7, token: []byte(zkChallenge)}
+		}, ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			defer client.Close()
+			saslPeer(t, server, func(n int, tok []byte) *saslReply { return tc.answer(t, n, tok) })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			xid, err := authenticateSASL(ctx, client, cred, DefaultMaxFrame)
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, int32(2), xid, "two ordinary xids taken")
+				return
+			}
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+// A server that never answers: the exchange ends with ctx, cancelled or at its deadline.
+func TestAuthenticateSASLEndsWithContext(t *testing.T) {
+	cred := &SASLDigest{Username: "bob", Password: "bobsecret"}
+	for _, deadline := range []bool{false, true} {
+		client, server := net.Pipe()
+		saslPeer(t, server, func(n int, tok []byte) *saslReply { return nil })
+		ctx, cancel := context.WithCancel(context.Background())
+		want := context.Canceled
+		if deadline {
+			ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+			want = context.DeadlineExceeded
+		} else {
+			time.AfterFunc(50*time.Millisecond, cancel)
+		}
+		_, err := authenticateSASL(ctx, client, cred, DefaultMaxFrame)
+		assert.ErrorIs(t, err, want)
+		cancel()
+		client.Close()
+	}
 }
