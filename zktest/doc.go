@@ -63,6 +63,16 @@
 // jars (libnetty-java, which `make deps` installs with ZooKeeper); ZK_TEST_CONNECT and
 // containers have no secure port.
 //
+// # SASL
+//
+// NewSASLServer (StartStandalone with WithSASLDigestUsers) starts a local server that
+// takes SASL DIGEST-MD5 from the users given: a JAAS file with a "Server" section of
+// ZooKeeper's DigestLoginModule (user_<name>="<password>") written to the server's
+// directory and named by -Djava.security.auth.login.config, and the SASL authentication
+// provider registered (-Dzookeeper.authProvider.sasl), so that ACLs of scheme sasl work.
+// SASL is offered, not required: clients without it are served as before.
+// WithEnsembleSASLDigestUsers does the same for every member of an ensemble.
+//
 // Servers started here use settings made for tests: a short tickTime, no fsync, a container
 // check interval of one second, every four-letter word allowed, extended types (TTL nodes)
 // enabled, a small JVM heap (128 MB; ZKTEST_SERVER_HEAP sets another, such as 1g), and logs (warnings, and the quorum's account of its elections)

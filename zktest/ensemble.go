@@ -34,8 +34,9 @@ type EnsembleOption func(*ensembleOptions)
 
 type ensembleOptions struct {
 	peerProxies bool
-	tls         *tlsSetup // a secure client port on every member (see WithEnsembleTLS)
-	reconfig    bool      // WithReconfig
+	tls         *tlsSetup  // a secure client port on every member (see WithEnsembleTLS)
+	sasl        *saslSetup // SASL users on every member (see WithEnsembleSASLDigestUsers)
+	reconfig    bool       // WithReconfig
 }
 
 // WithPeerProxies routes the members' peer traffic (quorum and election ports) through
@@ -61,7 +62,12 @@ func StartEnsemble(n int, opts ...EnsembleOption) (*Ensemble, error) {
 			opt(&o)
 		}
 	}
-	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" && o.tls == nil {
+	if o.sasl != nil {
+		if err := o.sasl.check(); err != nil {
+			return nil, err
+		}
+	}
+	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" && o.tls == nil && o.sasl == nil {
 		if o.reconfig {
 			return nil, fmt.Errorf("%w: WithReconfig needs an ensemble of this package's own", ErrUnsupported)
 		}
@@ -161,13 +167,17 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		if err == nil {
 			err = writeConfig(cfg, data, ports[3*i], extra...)
 		}
+		var jvmFlags []string
+		if err == nil && o.sasl != nil {
+			jvmFlags, err = o.sasl.write(mdir)
+		}
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
 		e.members = append(e.members, &process{install: inst,
 			mainCls: "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-			cfgPath: cfg, logDir: mdir, clientAt: addrs[i]})
+			cfgPath: cfg, logDir: mdir, clientAt: addrs[i], jvmFlags: jvmFlags})
 	}
 	for _, m := range e.members {
 		if err := m.start(); err != nil {
@@ -187,7 +197,7 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		return nil, err
 	}
 	if o.reconfig {
-		e.reconfig = &reconfigState{inst: inst}
+		e.reconfig = &reconfigState{inst: inst, sasl: o.sasl}
 	}
 	return e, nil
 }

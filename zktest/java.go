@@ -132,7 +132,8 @@ type process struct {
 	mainCls  string
 	cfgPath  string
 	logDir   string
-	clientAt string // host:port of its client port
+	clientAt string   // host:port of its client port
+	jvmFlags []string // more flags for the JVM (-D...), e.g. a JAAS configuration's
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -154,9 +155,9 @@ func (p *process) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(p.install.java,
-		"-Xmx"+heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-		"-Dzookeeper.log.dir="+p.logDir,
+	args := []string{
+		"-Xmx" + heap, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Dzookeeper.log.dir=" + p.logDir,
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
@@ -164,7 +165,10 @@ func (p *process) start() error {
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 		"-Dznode.container.checkIntervalMs=1000", "-Dznode.container.maxPerMinute=100000",
-		"-cp", p.install.classpath, p.mainCls, p.cfgPath)
+	}
+	args = append(args, p.jvmFlags...)
+	args = append(args, "-cp", p.install.classpath, p.mainCls, p.cfgPath)
+	cmd := exec.Command(p.install.java, args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()

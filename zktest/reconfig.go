@@ -27,6 +27,7 @@ func WithReconfig() EnsembleOption {
 // RemoveMember. Ensemble.mu guards removed.
 type reconfigState struct {
 	inst    *javaInstall
+	sasl    *saslSetup   // the ensemble's SASL users, given to a member AddMember starts
 	op      sync.Mutex   // one membership change at a time
 	removed map[int]bool // members removed by RemoveMember
 }
@@ -221,9 +222,15 @@ func (e *Ensemble) AddMember(ctx context.Context) (int, error) {
 	if err := writeConfig(cfgPath, data, ports[0], extra...); err != nil {
 		return -1, err
 	}
+	var jvmFlags []string
+	if rc.sasl != nil {
+		if jvmFlags, err = rc.sasl.write(mdir); err != nil {
+			return -1, err
+		}
+	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	p := &process{install: rc.inst, mainCls: "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-		cfgPath: cfgPath, logDir: mdir, clientAt: addr}
+		cfgPath: cfgPath, logDir: mdir, clientAt: addr, jvmFlags: jvmFlags}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

@@ -45,10 +45,17 @@ type serverPlace struct {
 	dir  string
 }
 
-// startLocalServer starts a server from inst at place; a failed attempt on a free port
-// (most likely taken in between) is tried again twice on another. It gives up when ctx
-// ends. secure, when given, adds a secure client port (see StartTLSServer).
-func startLocalServer(ctx context.Context, inst *javaInstall, place serverPlace, secure ...*tlsSetup) (*Server, error) {
+// localExtras are what a local server has beyond the test settings: a secure client
+// port (see StartTLSServer), SASL users (see WithSASLDigestUsers).
+type localExtras struct {
+	tls  *tlsSetup
+	sasl *saslSetup
+}
+
+// startLocalServer starts a server from inst at place, with extras; a failed attempt on
+// a free port (most likely taken in between) is tried again twice on another. It gives
+// up when ctx ends.
+func startLocalServer(ctx context.Context, inst *javaInstall, place serverPlace, extras localExtras) (*Server, error) {
 	attempts := 3
 	if place.port != 0 {
 		attempts = 1 // the port asked for, or nothing
@@ -74,9 +81,15 @@ func startLocalServer(ctx context.Context, inst *javaInstall, place serverPlace,
 		}
 		s := &Server{connect: "127.0.0.1:" + strconv.Itoa(port), dir: dir, keepDir: place.dir != ""}
 		cfg := filepath.Join(dir, "zoo.cfg")
-		var extra []string
-		if len(secure) > 0 && secure[0] != nil {
-			if extra, s.secure, err = secure[0].write(dir); err != nil {
+		var extra, jvmFlags []string
+		if extras.tls != nil {
+			if extra, s.secure, err = extras.tls.write(dir); err != nil {
+				removeDir()
+				return nil, err
+			}
+		}
+		if extras.sasl != nil {
+			if jvmFlags, err = extras.sasl.write(dir); err != nil {
 				removeDir()
 				return nil, err
 			}
@@ -86,7 +99,7 @@ func startLocalServer(ctx context.Context, inst *javaInstall, place serverPlace,
 			return nil, err
 		}
 		s.proc = &process{install: inst, mainCls: "org.apache.zookeeper.server.ZooKeeperServerMain",
-			cfgPath: cfg, logDir: dir, clientAt: s.connect}
+			cfgPath: cfg, logDir: dir, clientAt: s.connect, jvmFlags: jvmFlags}
 		if err := s.proc.start(); err != nil {
 			removeDir()
 			return nil, err
@@ -132,7 +145,7 @@ func StartLocalServer() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (a controllable server needs a local install)\n%s", err, howToGet)
 	}
-	return startLocalServer(context.Background(), inst, serverPlace{})
+	return startLocalServer(context.Background(), inst, serverPlace{}, localExtras{})
 }
 
 // NewLocalServer is StartLocalServer for a test, stopped at the test's cleanup: for tests

@@ -16,7 +16,8 @@ type standaloneOptions struct {
 	use    string    // servers to use instead of starting one ("": start one)
 	notice io.Writer // where to say that a server is being started (nil: nowhere)
 	place  serverPlace
-	local  bool // WithPort or WithDataDir: start one from a local install, whatever the rest
+	local  bool       // WithPort, WithDataDir or WithSASLDigestUsers: start one from a local install, whatever the rest
+	sasl   *saslSetup // WithSASLDigestUsers (nil: no SASL)
 }
 
 // UseServers makes StartStandalone start nothing when connect is not empty: the Server it
@@ -72,7 +73,12 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 	}
 	local := o.local
 	if o.use != "" && local {
-		return nil, errors.New("zktest: UseServers names servers to use; WithPort and WithDataDir are for one started here")
+		return nil, errors.New("zktest: UseServers names servers to use; WithPort, WithDataDir and WithSASLDigestUsers are for one started here")
+	}
+	if o.sasl != nil {
+		if err := o.sasl.check(); err != nil {
+			return nil, err
+		}
 	}
 	if o.use != "" {
 		return &Server{connect: o.use, external: true}, nil
@@ -91,12 +97,12 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 		}
 		inst, err := findInstall()
 		if err != nil {
-			return nil, fmt.Errorf("%w (WithPort and WithDataDir need a local install)\n%s", err, howToGet)
+			return nil, fmt.Errorf("%w (WithPort, WithDataDir and WithSASLDigestUsers need a local install)\n%s", err, howToGet)
 		}
 		if o.notice != nil {
 			fmt.Fprintln(o.notice, "(starting a ZooKeeper for this run)")
 		}
-		return startLocalServer(ctx, inst, o.place)
+		return startLocalServer(ctx, inst, o.place, localExtras{sasl: o.sasl})
 	}
 	if connect := os.Getenv("ZK_TEST_CONNECT"); connect != "" {
 		return &Server{connect: connect, external: true}, nil
@@ -109,7 +115,7 @@ func StartStandalone(ctx context.Context, opts ...StandaloneOption) (*Server, er
 		if o.notice != nil {
 			fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one for this run)")
 		}
-		return startLocalServer(ctx, inst, o.place)
+		return startLocalServer(ctx, inst, o.place, localExtras{sasl: o.sasl})
 	}
 	if o.notice != nil {
 		fmt.Fprintln(o.notice, "(no ZooKeeper given: starting one in a container for this run)")

@@ -179,7 +179,7 @@ func StartTLSServer(ctx context.Context, opts ...TLSOption) (*Server, *TLSMateri
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (a TLS server needs a local install)\n%s", err, howToGet)
 	}
-	s, err := startLocalServer(ctx, inst, serverPlace{}, setup)
+	s, err := startLocalServer(ctx, inst, serverPlace{}, localExtras{tls: setup})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,6 +74,10 @@ type ClientConfig struct {
 	SessionTimeout time.Duration
 	// Chroot, if not empty, prefixes every path (see Config.Chroot).
 	Chroot string
+	// SASL, when not nil, authenticates every connection with SASL DIGEST-MD5 before
+	// any other packet (see Config.SASL). A refusal ends the Client, as a refused Auth
+	// does.
+	SASL *SASLDigest
 	// Auth are sent on every connection, before any request.
 	Auth []Auth
 	// OnEvent receives the notices, one at a time, in order, on a goroutine of the
@@ -148,6 +152,13 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.Chroot != "" && (!strings.HasPrefix(cfg.Chroot, "/") || strings.HasSuffix(cfg.Chroot, "/")) {
 		return nil, fmt.Errorf("wire: invalid chroot %q", cfg.Chroot)
+	}
+	if cfg.SASL != nil && cfg.SASL.Username == "" {
+		return nil, errors.New("wire: SASL DIGEST-MD5 without a user name")
+	}
+	if cfg.SASL != nil {
+		sasl := *cfg.SASL // the caller's may change
+		cfg.SASL = &sasl
 	}
 	c := &Client{cfg: cfg, hosts: cfg.Hosts, quit: make(chan struct{}), kick: make(chan struct{}, 1),
 		state: zk.StateConnecting}
@@ -461,7 +472,7 @@ func (c *Client) dial(addr string, sess Session, last int64, deadline time.Time)
 	}()
 	ev := &dialEvents{c: c, addr: addr}
 	cfg := Config{Dialer: c.cfg.Dialer, SessionTimeout: c.cfg.SessionTimeout, Session: sess, LastZxid: last,
-		Chroot: c.cfg.Chroot, Auth: c.cfg.Auth, OnEvent: ev.on, MaxFrame: c.cfg.MaxFrame, order: c.out, onLost: ev.lost}
+		Chroot: c.cfg.Chroot, SASL: c.cfg.SASL, Auth: c.cfg.Auth, OnEvent: ev.on, MaxFrame: c.cfg.MaxFrame, order: c.out, onLost: ev.lost}
 	if sess.ID != 0 {
 		cfg.Watches = c.reg.snapshot()
 	}

@@ -177,3 +177,11 @@ func (c *Client) MultiRead(ctx context.Context, ops ...ReadOp) (MultiReply, erro
 	}
 	return decodeMulti(r, c.root())
 }
+
+// WhoAmI returns the identities the server holds for the connection of the moment; see
+// Conn.WhoAmI.
+func (c *Client) WhoAmI(ctx context.Context) (WhoAmIReply, error) {
+	var rsp whoAmIResponse
+	zxid, err := c.do(ctx, opWhoAmI, nil, &rsp, nil)
+	return WhoAmIReply{Clients: rsp.info, Zxid: zxid}, err
+}

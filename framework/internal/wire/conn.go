@@ -96,7 +96,14 @@ type Config struct {
 	// Chroot, if not empty, is prefixed to every path sent and removed from every path
 	// received, like a connect string's "/chroot" suffix. It starts with "/".
 	Chroot string
-	// Auth are sent, in order, right after the handshake; Dial fails if one is refused.
+	// SASL, when not nil, authenticates the connection with SASL DIGEST-MD5 right after
+	// the handshake, before Auth, Watches and any request (as the Java client does); the
+	// server then knows it as the "sasl" identity SASL.Username. Dial fails with an error
+	// wrapping zk.ErrAuthFailed when the server refuses the password (or has no SASL
+	// login configured).
+	SASL *SASLDigest
+	// Auth are sent, in order, right after the handshake (and SASL); Dial fails if one is
+	// refused.
 	Auth []Auth
 	// Watches are set again right after Auth, relative to LastZxid.
 	Watches Watches
@@ -174,9 +181,10 @@ type reply struct {
 }
 
 // Dial connects to the server at addr (host:port) and opens or resumes a session, then
-// sends cfg.Auth and cfg.Watches. It returns when the server has answered all of them,
-// or with an error when ctx ends first; a server that says the session expired gives
-// ErrSessionExpired. The caller bounds the whole of it with ctx's deadline (the Java
+// authenticates with cfg.SASL and sends cfg.Auth and cfg.Watches. It returns when the
+// server has answered all of them, or with an error when ctx ends first; a server that
+// says the session expired gives ErrSessionExpired, one that refuses a credential an
+// error wrapping zk.ErrAuthFailed. The caller bounds the whole of it with ctx's deadline (the Java
 // client gives a connection attempt the session timeout divided by the number of
 // servers); without one, the handshake is bounded by the session timeout.
 func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
@@ -191,6 +199,9 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	}
 	if cfg.Chroot != "" && (!strings.HasPrefix(cfg.Chroot, "/") || strings.HasSuffix(cfg.Chroot, "/")) {
 		return nil, fmt.Errorf("wire: invalid chroot %q", cfg.Chroot)
+	}
+	if cfg.SASL != nil && cfg.SASL.Username == "" {
+		return nil, errors.New("wire: SASL DIGEST-MD5 without a user name")
 	}
 	dial := cfg.Dialer
 	if dial == nil {
@@ -225,6 +236,16 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 		nc.Close()
 		return nil, ErrReadOnlyServer
 	}
+	var xid int32
+	if cfg.SASL != nil {
+		if xid, err = authenticateSASL(hctx, nc, cfg.SASL, cfg.MaxFrame); err != nil {
+			nc.Close()
+			if cerr := ctxErr(ctx); cerr != nil && !errors.Is(err, zk.ErrAuthFailed) {
+				return nil, fmt.Errorf("wire: SASL with %s: %w", addr, cerr)
+			}
+			return nil, fmt.Errorf("wire: SASL DIGEST-MD5 with %s: %w", addr, err)
+		}
+	}
 	timeout := time.Duration(rsp.timeout) * time.Millisecond
 	c := &Conn{
 		nc:  nc,
@@ -237,7 +258,7 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 		},
 		readTO:   timeout * 2 / 3,
 		maxFrame: cfg.MaxFrame,
-		xid:      0,
+		xid:      xid, // the last one SASL used
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
@@ -268,11 +289,8 @@ func ctxErr(ctx context.Context) error {
 
 // handshake sends the connect request and reads the server's answer, within ctx.
 func handshake(ctx context.Context, nc net.Conn, cfg *Config) (*connectResponse, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		nc.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	release := bound(ctx, nc)
+	defer release()
 	password := cfg.Session.Password
 	if cfg.Session.ID == 0 || password == nil {
 		password = make([]byte, 16)
@@ -299,11 +317,32 @@ func handshake(ctx context.Context, nc net.Conn, cfg *Config) (*connectResponse,
 	if d.err != nil {
 		return nil, d.err
 	}
-	if !stop() {
-		return nil, ctx.Err()
+	if err := release(); err != nil {
+		return nil, err
 	}
-	nc.SetDeadline(time.Time{})
 	return rsp, nil
+}
+
+// bound makes nc's reads and writes fail once ctx ends (at its deadline, or when it is
+// cancelled). release undoes that, once (later calls do nothing), and returns ctx's
+// error if it ended first.
+func bound(ctx context.Context, nc net.Conn) (release func() error) {
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() {
+			if !stop() {
+				err = ctx.Err()
+				return
+			}
+			nc.SetDeadline(time.Time{})
+		})
+		return err
+	}
 }
 
 // restore sends the auth packets and the watches of the Config, and waits for their

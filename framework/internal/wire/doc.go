@@ -11,15 +11,42 @@
 // a dialer's business), sends the connect request and returns once the server has
 // answered it, within ctx (without a deadline: the session timeout). A Config with a
 // Session resumes that session on the new connection; a server that says it expired
-// gives ErrSessionExpired. Dial then sends Config.Auth (the server keeps credentials per
-// connection, not per session) and Config.Watches (setWatches, or setWatches2 for
-// persistent watches, in batches of 128 KB of paths, relative to Config.LastZxid).
+// gives ErrSessionExpired. Dial then authenticates with Config.SASL (see SASL below),
+// sends Config.Auth (the server keeps credentials per connection, not per session) and
+// Config.Watches (setWatches, or setWatches2 for persistent watches, in batches of 128
+// KB of paths, relative to Config.LastZxid).
 //
 // Requests are pipelined and matched to their replies by xid, in order; a reply out of
 // order ends the connection. Every reply's zxid is returned (Reply.Zxid and the like,
 // Error.Zxid for a server error) and Conn.LastZxid keeps the highest. An idle Conn pings
 // after a third of the negotiated session timeout (at most every 10 s), and gives the
 // connection up when nothing came for two thirds of it, as the Java client does.
+//
+// # SASL
+//
+// Config.SASL (ClientConfig.SASL) is a user and password for SASL DIGEST-MD5 (RFC 2831),
+// as the Java client speaks it to a server whose JAAS configuration has a "Server"
+// section with ZooKeeper's DigestLoginModule (user_<name>="<password>") and whose SASL
+// authentication provider is registered (zookeeper.authProvider.<n> =
+// org.apache.zookeeper.server.auth.SASLAuthenticationProvider): the server then knows the
+// connection as the "sasl" identity <name>, which ACLs name as sasl:<name>:<perms>. Only
+// DIGEST-MD5 with qop auth (no integrity or privacy layer): no Kerberos (GSSAPI), no
+// other mechanism, no JAAS file read on the client's side.
+//
+// It runs on every connection, right after the handshake and before any other packet
+// (the auth packets, setWatches, a caller's request), within Dial's ctx, as the Java
+// client does: the sasl packets (opcode 102, ordinary xids) carry an empty token,
+// the answer to the server's challenge (digest-uri "zookeeper/zk-sasl-md5", the name both
+// Java sides use, a random cnonce, authzid the user name as the Java client sends it),
+// and the server's rspauth is checked, so that a server that does not know the password
+// is not taken for one that does. A refusal (a wrong password: the server answers
+// AuthFailed and closes the connection; a server without SASL users, which sends no
+// challenge; an rspauth that does not match) fails Dial with an error wrapping
+// zk.ErrAuthFailed, and ends a Client as a refused Auth does (zk.StateAuthFailed;
+// requests fail with zk.ErrAuthFailed). A challenge that does not parse, or lacks its
+// nonce or md5-sess, gives ErrMalformed (a Client tries the next server). ZooKeeper 3.8.0
+// checks an unknown user against the password of the last user it saw (ZOOKEEPER-4839,
+// fixed later): the server's business, but an unknown user is not always refused there.
 //
 // Beyond go-zookeeper's requests, it sends create2 for every mode (containers and TTL
 // nodes too), addWatch (persistent and persistent recursive), removeWatches and
@@ -33,8 +60,8 @@
 // timeout divided by the number of servers (at least a second), as in the Java
 // client. When a connection ends, the Client resumes the session on the next server
 // with its id, password and last zxid (a server behind that zxid refuses it, and the
-// next is tried), its credentials (ClientConfig.Auth, on every connection, before any
-// request) and its watches. HostList.Update replaces the servers while the Client runs;
+// next is tried), its credentials (ClientConfig.SASL and ClientConfig.Auth, on every
+// connection, before any request) and its watches. HostList.Update replaces the servers while the Client runs;
 // the connection open then is kept.
 //
 // Expiry. The session ends when a server says it expired (on a reconnection), when
@@ -93,8 +120,9 @@
 //     session; a Client's request that waited for a connection of a session that
 //     expired. ErrSessionTimedOut and ErrSessionGivenUp wrap it: the causes of an expiry
 //     on the client's side.
-//   - an error wrapping zk.ErrAuthFailed: a Client whose credential a server refused has
-//     ended (every server would refuse it).
+//   - an error wrapping zk.ErrAuthFailed: Dial's credential (an Auth, the SASL
+//     password) was refused; a Client whose credential a server refused has ended
+//     (every server would refuse it).
 //   - ctx.Err(): the caller's context ended first; the request may have been applied,
 //     and its late reply is dropped.
 //   - ErrMalformed: the server sent bytes that do not decode (never a panic);
@@ -110,8 +138,8 @@
 // connection carried only once (it fails with ErrConnectionLost, maybe applied), has no
 // AddAuth after NewClient, no local removal of watches while disconnected, and no
 // read-only mode (it refuses read-only servers). Neither checks paths (the server
-// answers zk.ErrBadArguments). SASL, reconfig, getConfig
-// and the read-only mode's search for a read-write server are not there;
+// answers zk.ErrBadArguments). Reconfig, getConfig and the read-only mode's search for
+// a read-write server are not there;
 // CanBeReadOnly is sent and Session.ReadOnly reported, untested against a read-only
 // server (zktest starts none). A session first opened on a read-only server is not a
 // global one: the Java client does not resume it (it sends session id 0 until it saw a
@@ -124,7 +152,8 @@
 // # What go-zookeeper's Conn does for the framework, and what does it here
 //
 // zk.Connect with its dialer, host provider and event callback: NewClient (ClientConfig
-// Hosts, Dialer taking a ctx, SessionTimeout, Chroot, Auth, OnEvent); the framework's
+// Hosts, Dialer taking a ctx, SessionTimeout, Chroot, Auth, OnEvent; SASL, which
+// go-zookeeper lacks); the framework's
 // host list: HostList (Update on an ensemble change); the dialer's reply gate and the
 // new-session hold: the ordered stream (a reply is handed over only once OnEvent has
 // returned for every notice before it); the negotiated timeout read from a log line:

@@ -26,6 +26,7 @@ const (
 	opMultiRead            int32 = 22
 	opAuth                 int32 = 100
 	opSetWatches           int32 = 101
+	opSASL                 int32 = 102
 	opGetEphemerals        int32 = 103
 	opGetAllChildrenNumber int32 = 104
 	opSetWatches2          int32 = 105

@@ -103,6 +103,18 @@ func (r *authPacket) encode(e *encoder) {
 	e.buffer(r.auth)
 }
 
+// saslRequest is GetSASLRequest: a SASL token from the client (opcode sasl, an ordinary
+// xid). The first of DIGEST-MD5 is empty.
+type saslRequest struct{ token []byte }
+
+func (r *saslRequest) encode(e *encoder) { e.buffer(r.token) }
+
+// saslResponse is SetSASLResponse: the server's SASL token (a challenge, or its last
+// message); nil after a refusal.
+type saslResponse struct{ token []byte }
+
+func (r *saslResponse) decode(d *decoder) { r.token = d.buffer("token") }
+
 // pathWatchRequest is ExistsRequest, GetDataRequest, GetChildrenRequest and
 // GetChildren2Request: a path and whether to leave a watch.
 type pathWatchRequest struct {
