@@ -74,6 +74,7 @@ type createOpts struct {
 	orSetData  bool
 	idempotent bool
 	onSend     func()
+	resent     *bool // WithResent
 	inflight   *InFlight
 	owner      OwnerToken
 	prefix     string // WithProtectionPrefix
@@ -125,6 +126,21 @@ func WithTTL(d time.Duration) CreateOption { return func(o *createOpts) { o.ttl 
 // ZooKeeper answers it after the create: recipes use this to pipeline a read behind a
 // create. fn must be fast and must not block. The default is none.
 func WithOnSend(fn func()) CreateOption { return func(o *createOpts) { o.onSend = fn } }
+
+// WithResent sets *resent, once Create has tried the create, to whether an attempt of it
+// may have been applied unanswered: its connection was lost, or its wait for the answer
+// given up, while it was in flight (the client then sends it again, as the retry policy
+// and the context allow). A plain create sent again that then succeeds made the node, and
+// Create reports a success, as ZooKeeper and Curator do; but the first attempt may have
+// made the node too, and someone deleted it in between: the create was then applied
+// twice. A caller for which one create must be one change (a counter's first increment)
+// takes such a success, with *resent true, for an outcome it cannot know. Without this
+// option only a resend answered NodeExists says so (ErrUnknownOutcome). WithOnSend cannot
+// tell it: it is called for each send, the second send of a create answered NoNode while
+// its missing parents are made too. The creates of parents do not count. Create writes
+// *resent on the caller's goroutine before it returns; WithResent(nil) does nothing. The
+// default is none.
+func WithResent(resent *bool) CreateOption { return func(o *createOpts) { o.resent = resent } }
 
 // OrSetData sets the data of the node when it exists already, instead of failing.
 func OrSetData() CreateOption { return func(o *createOpts) { o.orSetData = true } }
@@ -342,6 +358,9 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		created = p
 		return nil
 	})
+	if o.resent != nil {
+		*o.resent = bool(sent)
+	}
 	if err != nil {
 		if o.protected && attempt > 0 {
 			c.deleter.add(deleteJob{parent: parent, prefix: prefix, owners: sessions, inflight: o.inflight})

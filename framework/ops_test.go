@@ -3,7 +3,9 @@ package framework_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,4 +322,64 @@ func TestCreateOnSend(t *testing.T) {
 	kids, _, err := c.Children(ctx, "/ghost")
 	require.NoError(t, err)
 	assert.Len(t, kids, 1)
+}
+
+// WithResent says whether an attempt of the create may have been applied unanswered: a
+// create whose reply was lost and whose node someone deleted before it was sent again
+// succeeds, having been applied twice, and says so; a create sent twice only because its
+// first send found no parent (WithOnSend counts two sends) does not.
+func TestCreateWithResent(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	other := testutil.ConnectFailFast(t, srv.ConnectString())
+	ctx := testCtx(t)
+	var (
+		mu      sync.Mutex
+		armed   bool
+		creates int
+		deleted error = errors.New("the resend was not seen")
+	)
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithRequestHook(func(op string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !armed || op != "create" {
+			return
+		}
+		if creates++; creates == 2 { // the resend, not sent yet: delete what the first made
+			deleted = other.Delete(ctx, "/resent")
+		}
+	}))
+
+	resent, sends := true, 0
+	onSend := framework.WithOnSend(func() { sends++ })
+	_, err := c.Create(ctx, "/missing/parent/n", nil, framework.WithContainerParents(), framework.WithResent(&resent), onSend)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sends, "the create went out twice: before and after its parents were made")
+	assert.False(t, resent, "a first send answered NoNode was not applied")
+
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	proxy.DropNextCreateReply()
+	_, err = c.Create(ctx, "/resent", []byte("a"), framework.WithResent(&resent))
+	mu.Lock()
+	n, derr := creates, deleted
+	mu.Unlock()
+	require.Equal(t, 2, n, "the create was not sent again")
+	require.NoError(t, derr, "the node the first attempt made was not deleted before the resend")
+	require.NoError(t, err, "the resend made the node again")
+	assert.True(t, resent, "a create applied twice (its reply lost, its node deleted, sent again) is not reported")
+
+	mu.Lock()
+	armed = false
+	mu.Unlock()
+	proxy.DropNextCreateReply()
+	_, err = c.Create(ctx, "/resent2", nil, framework.WithResent(&resent))
+	assert.ErrorIs(t, err, framework.ErrNodeExists)
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome)
+	assert.True(t, resent)
+	_, err = c.Create(ctx, "/once", nil, framework.WithResent(&resent))
+	require.NoError(t, err)
+	assert.False(t, resent)
 }

@@ -20,8 +20,11 @@
 //
 // A result never claims what it cannot prove. A write whose connection was lost or whose
 // context ended while it was in flight may or may not have been applied; so may a write
-// the client retried after a lost connection when the retry finds the node changed. Such a
-// call returns an error matching ErrUnknownOutcome (which is framework.ErrUnknownOutcome;
+// the client retried after a lost connection when the retry finds the node changed; and
+// the create of a missing node (the first change of a counter) that the client sent again
+// after a lost connection is so even when it succeeds: its first attempt may have made the
+// node, which someone deleted (a reset) before the resend made it once more, the change
+// then applied twice. Such a call returns an error matching ErrUnknownOutcome (which is framework.ErrUnknownOutcome;
 // with Succeeded false, and Post the value that may have been written) and does not try again: trying again could apply an
 // increment twice.
 //
@@ -49,7 +52,10 @@
 // CompareAndSet, ForceSet, Initialize, and the create of a missing node and of its
 // missing parents) goes in one transaction with the guard's check, so the server applies
 // it only while the lease or term holds; a refused change returns an error matching
-// framework.ErrFenced and wrote nothing. Parents made under a guard are persistent nodes,
+// framework.ErrFenced and wrote nothing. Not guaranteed: a guarded create of the missing
+// node goes in a transaction, and the client does not say whether it sent a transaction
+// again; one sent again after a lost connection that succeeds is reported as a success,
+// as an unguarded one sent again is not (see above). Parents made under a guard are persistent nodes,
 // not containers (a transaction cannot make a container). The reads are not guarded.
 //
 // The counter node is persistent and outlives sessions; a lost session costs nothing but

@@ -4,7 +4,9 @@
 // Node layout, as Curator 5.4: each member is an ephemeral node <membershipPath>/<id>
 // holding the member's payload, kept in place by a persistentnode.Node (created again
 // when it is deleted or the session is lost). Parents are created as containers. Go and
-// Curator members of one group see each other.
+// Curator members of one group see each other. Every child of the membership path is a
+// member, so the group has a path of its own: New refuses the root, whose children
+// include ZooKeeper's reserved /zookeeper, as the other recipes refuse it as their path.
 //
 // CurrentMembers reads the members (id → payload) from a cache of the group's children
 // (cache.PathChildrenCache), and always includes this member with its own payload, as

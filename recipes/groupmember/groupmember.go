@@ -27,13 +27,22 @@ type Member struct {
 
 // New returns the member id of the group at membershipPath, with payload as its node's
 // data. It checks its arguments (nil client, bad path, an id that is not a node name) but
-// does not talk to ZooKeeper: Start does.
+// does not talk to ZooKeeper: Start does. The root and ZooKeeper's reserved /zookeeper
+// (or a path below it) cannot be a group: New refuses them with an error matching
+// framework.ErrInvalidArgument (every child of the root's would be a member, ZooKeeper's
+// /zookeeper too).
 func New(c *framework.Client, membershipPath, id string, payload []byte) (*Member, error) {
 	if c == nil {
 		return nil, fmt.Errorf("groupmember: %w: nil client", framework.ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(membershipPath); err != nil {
 		return nil, fmt.Errorf("groupmember: %w", err)
+	}
+	if membershipPath == "/" {
+		// Every child of the membership path is a member, and the root's children include
+		// ZooKeeper's reserved /zookeeper, which no member made: refused, as the other
+		// recipes refuse the root as their path.
+		return nil, fmt.Errorf("groupmember: %w: the root cannot be a group (its children include ZooKeeper's reserved /zookeeper): give the group a path of its own", framework.ErrInvalidArgument)
 	}
 	if framework.IsReservedPath(membershipPath) {
 		return nil, fmt.Errorf("groupmember: %w: %q cannot be a group", framework.ErrInvalidArgument, membershipPath)

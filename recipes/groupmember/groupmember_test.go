@@ -24,7 +24,7 @@ func TestNewBadInput(t *testing.T) {
 	defer c.Close()
 	_, err = groupmember.New(nil, "/g", "a", nil)
 	assert.ErrorIs(t, err, framework.ErrInvalidArgument)
-	for _, p := range []string{"", "g", "/g/", "/a//b", "/zookeeper", "/a\x00b"} {
+	for _, p := range []string{"", "g", "/g/", "/a//b", "/zookeeper", "/a\x00b", "/"} {
 		_, err := groupmember.New(c, p, "a", nil)
 		assert.Error(t, err, "path %q", p)
 	}

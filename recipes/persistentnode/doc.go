@@ -65,7 +65,8 @@
 // time as this Node's own. Close leaves such a node, since it is not this Node's own.
 // A sequential node is re-created at the name it had (unprotected: in the parent it was
 // made in; see Node layout), except when another's node has that name by then: that node is neither
-// kept nor written, and the Node makes a new sequential node of its own (Curator keeps
+// kept nor written (SetData's write too is bound to the czxid of the Node's node, not to
+// its name), and the Node makes a new sequential node of its own (Curator keeps
 // the other's node and writes its data into it). A parent deleted and made again by
 // someone else between the Node's look at it and its create is not seen: the node then
 // comes back at its old name in the new parent. A sequential create refused because a

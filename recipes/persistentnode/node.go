@@ -278,7 +278,17 @@ func (n *Node) Data() []byte {
 
 // SetData makes data the node's data: the node is written now when it exists, and every
 // later (re-)creation uses data. Unlike Curator's, it may be called before the first
-// creation (which then uses data). SetData waits for another write of this Node's data
+// creation (which then uses data). The node written is the Node's own: in a sequential
+// mode, whose name the parent's counter gives again once the parent was deleted and made
+// again, the one with the czxid the Node's node had (SetData reads its Stat and writes at
+// the version read only when the czxid is that one), else the node at its path. When the
+// node is not there (deleted, not re-created yet) or another's node has its sequential
+// name, SetData writes nothing and returns nil: data are the wanted data, and the Node
+// creates its node again with them (a sequential one as a new sequential node). A
+// sequential node deleted and made again by someone else between that read and the write,
+// at the version read, takes the write all the same (ZooKeeper cannot refuse it once
+// sent): SetData then returns an error matching framework.ErrUnknownOutcome, and the Node
+// makes a new node of its own. SetData waits for another write of this Node's data
 // (another SetData, the loop's) within ctx: when ctx ends during that wait, it returns
 // ctx's error (wrapped, "waiting for another write") and nothing changed. When ctx ends
 // during SetData's own write, or any other error comes, the node was not provably
@@ -290,7 +300,8 @@ func (n *Node) Data() []byte {
 // write goes in one transaction with the guard's checks: the server applies it only while
 // the lease or term holds, and an error matching framework.ErrFenced says it was refused.
 // Only an applied guarded write changes the data the node is later created again with;
-// before the first creation a guarded SetData fails with framework.ErrNoNode.
+// before the first creation, or when the Node's node is not there (as above), a guarded
+// SetData fails with framework.ErrNoNode.
 func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if err := n.client.CheckDataSize(n.base, len(data)); err != nil {
 		return fmt.Errorf("persistentnode: %w", err)
@@ -317,9 +328,9 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 	if path == "" {
 		return nil // the creation writes it
 	}
-	_, err := n.client.SetData(ctx, path, data, -1)
+	err := n.writeData(ctx, path, func(v int32) (*framework.Stat, error) { return n.client.SetData(ctx, path, data, v) })
 	if errors.Is(err, framework.ErrNoNode) {
-		n.poke() // the loop creates it again with data
+		n.poke() // the loop creates it again (a sequential one afresh) with data
 		return nil
 	}
 	if err != nil {
@@ -330,6 +341,67 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 		return fmt.Errorf("persistentnode: set data of %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeData writes the node at path, this Node's node, with write: a setData (plain or
+// guarded) at the version given (-1: any), which returns the node's new Stat. Outside a
+// sequential mode the node is the one at its path (one found there is kept and written,
+// as Curator does): one write at any version. A sequential node's name is not its
+// identity: a parent deleted and made again restarts its counter, and another's node
+// gets the name. There the node is the one with the Node's czxid (when not known, the
+// one its protected name or token proves the Node's: mine), as in deleteOwn: writeData
+// reads the node's Stat and writes at the version read (framework.ReadVersion) only when
+// the czxid is the Node's, reading again after a write in between (BadVersion), at most
+// three times. No node at the name, another's node there, or a Node that keeps another
+// node by now, is an error matching framework.ErrNoNode: nothing was written. A node
+// deleted and made again between the read and the write, at the version read (a new node
+// starts at 0), takes the write all the same: the Stat written then has another czxid,
+// and the error matches framework.ErrUnknownOutcome (errWrittenElsewhere).
+func (n *Node) writeData(ctx context.Context, path string, write func(version int32) (*framework.Stat, error)) error {
+	if !sequential(n.o.mode) {
+		_, err := write(-1)
+		return err
+	}
+	n.mu.Lock()
+	czxid, cur := n.czxid, n.path
+	n.mu.Unlock()
+	if cur != path {
+		return fmt.Errorf("%s: %w: the node keeps %q now", path, framework.ErrNoNode, cur)
+	}
+	if czxid == 0 { // the read after its create failed: its name or token proves it
+		st, mine, err := n.mine(ctx, path)
+		if err != nil {
+			return err
+		}
+		if st == nil || !mine {
+			return fmt.Errorf("%s: %w: the node at the name is not provably this node's", path, framework.ErrNoNode)
+		}
+		czxid = st.Czxid
+	}
+	for range 3 {
+		st, err := n.client.Exists(ctx, path)
+		if err != nil {
+			return err
+		}
+		if st == nil || st.Czxid != czxid {
+			return fmt.Errorf("%s: %w: the node at the name is not this node's (czxid %#x)", path, framework.ErrNoNode, czxid)
+		}
+		v, err := framework.ReadVersion(st)
+		if err != nil {
+			return err
+		}
+		nst, err := write(v)
+		switch {
+		case errors.Is(err, framework.ErrBadVersion) && !errors.Is(err, framework.ErrFenced):
+			continue // written in between: read again
+		case err != nil:
+			return err
+		case nst.Czxid != czxid:
+			return fmt.Errorf("%s: %w (czxid %#x, not this node's %#x)", path, errWrittenElsewhere, nst.Czxid, czxid)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: %w: the node kept changing", path, framework.ErrBadVersion)
 }
 
 // AddListener registers fn to hear each creation of the node, one call at a time, in
@@ -739,7 +811,9 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 }
 
 // syncData writes the wanted data into the node when they changed since generation gen
-// was created (or always, with force).
+// was created (or always, with force), bound to the node as writeData says: a node no
+// longer there, or (sequential) not this Node's, is not written, and the next step makes
+// it again.
 func (n *Node) syncData(ctx context.Context, path string, gen uint64, force bool) error {
 	if err := n.lockWrite(ctx); err != nil {
 		n.setDirty()
@@ -752,7 +826,7 @@ func (n *Node) syncData(ctx context.Context, path string, gen uint64, force bool
 	if !force && cur == gen {
 		return nil
 	}
-	_, err := n.client.SetData(ctx, path, data, -1)
+	err := n.writeData(ctx, path, func(v int32) (*framework.Stat, error) { return n.client.SetData(ctx, path, data, v) })
 	if err != nil && !errors.Is(err, framework.ErrNoNode) {
 		n.mu.Lock()
 		n.dirty = true
