@@ -157,9 +157,10 @@ var families = map[string]sentinel{
 	"recipes/atomic.ErrNodeReplaced":   of(atomic.ErrNodeReplaced, unknown),
 	"recipes/atomic.ErrBadData":        of(atomic.ErrBadData, badData),
 
-	"recipes/doublebarrier.ErrAlreadyEntered": own(doublebarrier.ErrAlreadyEntered),
-	"recipes/doublebarrier.ErrNotEntered":     of(doublebarrier.ErrNotEntered, notHeld),
-	"recipes/doublebarrier.ErrSessionLost":    of(doublebarrier.ErrSessionLost, lost),
+	"recipes/doublebarrier.ErrAlreadyEntered":         own(doublebarrier.ErrAlreadyEntered),
+	"recipes/doublebarrier.ErrCountedBeforeWithdrawn": own(doublebarrier.ErrCountedBeforeWithdrawn),
+	"recipes/doublebarrier.ErrNotEntered":             of(doublebarrier.ErrNotEntered, notHeld),
+	"recipes/doublebarrier.ErrSessionLost":            of(doublebarrier.ErrSessionLost, lost),
 
 	"recipes/groupmember.ErrClosed":         of(groupmember.ErrClosed, closed),
 	"recipes/groupmember.ErrNotStarted":     of(groupmember.ErrNotStarted, notStarted),
