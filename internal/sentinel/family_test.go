@@ -143,6 +143,7 @@ var families = map[string]sentinel{
 	"internal/versioned.ErrConflict":       own(versioned.ErrConflict),
 	"internal/versioned.ErrWrappedVersion": of(versioned.ErrWrappedVersion, wrapped),
 	"internal/versioned.ErrNodeReplaced":   of(versioned.ErrNodeReplaced, unknown),
+	"internal/versioned.ErrCreatedAgain":   of(versioned.ErrCreatedAgain, unknown),
 
 	"internal/curatortest.ErrUnavailable": own(curatortest.ErrUnavailable),
 	"internal/curatortest.ErrExited":      own(curatortest.ErrExited),

@@ -244,4 +244,39 @@ func Create(ctx context.Context, c *framework.Client, path string, data []byte) 
 	}
 }
 
+// CreateOnce is Create for a create whose first attempt, if applied, must be the only
+// one (a counter's first change): a create the client sent again after an attempt that
+// may have been applied unanswered (framework.WithResent) returns an error matching
+// ErrUnknownOutcome (ErrCreatedAgain) even when it succeeds, since the first attempt may
+// have made the node, someone deleted it (a reset), and the one sent again made it once
+// more. A guarded create (framework.WithGuard) is Create's transaction, which does not say
+// whether it was sent again.
+func CreateOnce(ctx context.Context, c *framework.Client, path string, data []byte) error {
+	if _, ok := framework.GuardFrom(ctx); ok {
+		return Create(ctx, c, path, data)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent
+	}
+	var resent bool
+	_, err := c.Create(ctx, path, data, framework.WithContainerParents(), framework.WithResent(&resent))
+	switch {
+	case err == nil && resent:
+		return fmt.Errorf("%s: %w", path, ErrCreatedAgain)
+	case err == nil:
+		return nil
+	case errors.Is(err, framework.ErrUnknownOutcome):
+		return err // a resend answered NodeExists
+	case errors.Is(err, framework.ErrNodeExists) && !resent:
+		return conflict(err) // there before: not applied
+	case resent || isWriteUnknown(err):
+		return unknown(err)
+	}
+	return err
+}
+
+// ErrCreatedAgain is matched (with ErrUnknownOutcome) by CreateOnce's error when its
+// create succeeded after the client sent it again.
+var ErrCreatedAgain = sentinel.New("versioned: the create was sent again after a lost connection and made the node: it may have been applied twice (made, deleted by someone, made again)", ErrUnknownOutcome)
+
 const readBackTimeout = 10 * time.Second

@@ -25,14 +25,6 @@ var (
 	ErrNodeReplaced = versioned.ErrNodeReplaced
 	// ErrBadData is matched by a *BadDataError.
 	ErrBadData = sentinel.New("atomic: node data has the wrong length", framework.ErrBadData)
-
-	// errCreatedAgain is matched (with ErrUnknownOutcome) by the error of a change whose
-	// create of the missing node succeeded after the client sent it again: its first
-	// attempt may have made the node too, deleted by someone before the resend.
-	errCreatedAgain = sentinel.New("atomic: the create was sent again after a lost connection and made the node: it may have been applied twice (made, deleted by someone, made again)", ErrUnknownOutcome)
-	// errMaybeApplied is matched (with ErrUnknownOutcome) by the error of a create of the
-	// missing node that may or may not have been applied.
-	errMaybeApplied = sentinel.New("atomic: outcome unknown: the create may or may not have been applied", ErrUnknownOutcome)
 )
 
 // BadDataError reports a counter node whose data (written by someone else) is not the

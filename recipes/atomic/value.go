@@ -263,7 +263,7 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], mk makeFunc) (
 		// Bound to the node read: one made again since (at the same version) is not it.
 		_, err = versioned.SetDataOn(ctx, v.client, v.path, nv, st.Version, st.Czxid)
 	} else {
-		err = v.create(ctx, nv)
+		err = versioned.CreateOnce(ctx, v.client, v.path, nv)
 	}
 	switch {
 	case err == nil:
@@ -275,48 +275,4 @@ func (v *Value) tryOnce(ctx context.Context, res *Result[[]byte], mk makeFunc) (
 		res.Post = nv
 	}
 	return false, fmt.Errorf("atomic: set %s: %w", v.path, err)
-}
-
-// create makes the missing node with data, for tryOnce: as versioned.Create, except that
-// a create the client sent again after an attempt that may have been applied unanswered
-// (framework.WithResent) is no success even when it succeeds: the first attempt may have
-// made the node, someone deleted it (a reset), and the one sent again made it once more,
-// so that the change was applied twice and the reset lost. The error then matches
-// ErrUnknownOutcome (errCreatedAgain). A guarded create (framework.WithGuard) is
-// versioned.Create's transaction, which does not say whether it was sent again.
-func (v *Value) create(ctx context.Context, data []byte) error {
-	if _, ok := framework.GuardFrom(ctx); ok {
-		return versioned.Create(ctx, v.client, v.path, data)
-	}
-	if err := ctx.Err(); err != nil {
-		return err // nothing sent
-	}
-	var resent bool
-	_, err := v.client.Create(ctx, v.path, data, framework.WithContainerParents(), framework.WithResent(&resent))
-	switch {
-	case err == nil && resent:
-		return fmt.Errorf("%s: %w", v.path, errCreatedAgain)
-	case err == nil:
-		return nil
-	case errors.Is(err, framework.ErrUnknownOutcome):
-		return err // a resend answered NodeExists
-	case errors.Is(err, framework.ErrNodeExists) && !resent:
-		return fmt.Errorf("%w: %w", versioned.ErrConflict, err) // there before: not applied
-	case resent || !definite(err):
-		return fmt.Errorf("%w: %w", errMaybeApplied, err)
-	}
-	return err
-}
-
-// definite reports whether err is an answer that says the create was not applied, as
-// versioned.Create takes it: anything else (a connection lost, a context ended, the
-// client closed while it was in flight) leaves the outcome unknown.
-func definite(err error) bool {
-	for _, target := range []error{framework.ErrNoNode, framework.ErrNodeExists, framework.ErrNoAuth,
-		framework.ErrInvalidArgument, framework.ErrDataTooLarge, framework.ErrNotStarted} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
 }
