@@ -347,6 +347,30 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		}
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
 	}
+	return s.waitForRoom(ctx, &attemptRun{gen: gen, lock: lock, node: node, name: name, first: first,
+		try: try, fail: fail, innerHeld: &innerHeld})
+}
+
+// attemptRun is what an attempt has made when it waits for room: its inner lock (nil: a
+// try without it), its lease node, the listing sent behind the create, and its failure
+// path (fail deletes the lease node).
+type attemptRun struct {
+	gen       uint64
+	lock      *locks.Held
+	node      string
+	name      string
+	first     func() ([]string, *framework.Watch)
+	try       bool
+	fail      func(error) (*Lease, error)
+	innerHeld *bool // the attempt releases the inner lock unless the lease takes it
+}
+
+// waitForRoom lists the leases until ours is among the first maxLeases (a lease), or a
+// try finds no room, the session changes, ctx ends or the client closes (a.fail).
+func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, error) {
+	c := s.client
+	gen, lock, node, name, first, try, fail := a.gen, a.lock, a.node, a.name, a.first, a.try, a.fail
+	var err error
 	// The session may also have changed while the create was in flight: the framework
 	// then made the node in the new session, which the inner lock (gone with the old one)
 	// did not serialise. Waiting on it could leave two lease nodes waiting on each other
@@ -418,7 +442,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 			if lock == nil {
 				return s.newLease(h, closedChan), nil // a try without the inner lock
 			}
-			innerHeld = false
+			*a.innerHeld = false
 			return s.newLease(h, s.releaseInner(ctx, lock)), nil
 		}
 		if try {
