@@ -218,30 +218,65 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 			opt(&o)
 		}
 	}
+	acl, err := c.createACL(path, data, &o)
+	if err != nil {
+		return "", nil, opErr("create", path, err)
+	}
+	r := &createRun{c: c, o: o, data: data, acl: acl}
+	r.name(c.fullPath(path), path)
+	if o.protected && r.o.inflight == nil {
+		// Counted so that the prefix sweep of a given-up create waits for its request.
+		r.o.inflight = new(InFlight)
+	}
+	err = c.withRetry(ctx, r.attempt)
+	if o.resent != nil {
+		*o.resent = bool(r.sent)
+	}
+	if err != nil {
+		if o.protected && r.attempts > 0 {
+			c.deleter.add(deleteJob{parent: r.parent, prefix: r.prefix, owners: r.sessions, inflight: r.o.inflight})
+		}
+		if !o.protected {
+			err = r.sent.unknownIf(err, zk.ErrNodeExists)
+		}
+		return "", nil, opErr("create", path, err)
+	}
+	if !wantStat {
+		return c.relPath(r.created), nil, nil
+	}
+	st, err := c.createdStat(ctx, r.created, o.owner)
+	if err != nil {
+		return c.relPath(r.created), nil, opErr("create", path, err)
+	}
+	return c.relPath(r.created), st, nil
+}
+
+// createACL checks a create's arguments and options, and returns the ACL the node is
+// made with: the options', or the client's ACL provider's, with the owner token's entry.
+func (c *Client) createACL(path string, data []byte, o *createOpts) ([]zk.ACL, error) {
 	validate := ValidatePath
 	if o.mode.sequential() {
 		validate = ValidatePathSequential
 	}
 	if err := validate(path); err != nil {
-		return "", nil, opErr("create", path, err)
+		return nil, err
 	}
-	if path == "/" {
-		return "", nil, opErr("create", path, fmt.Errorf("%w: cannot create the root", ErrInvalidArgument))
-	}
-	if o.mode < Persistent || o.mode > PersistentSequentialWithTTL {
-		return "", nil, opErr("create", path, fmt.Errorf("%w: unknown create mode %d", ErrInvalidArgument, o.mode))
-	}
-	if o.mode.ttl() != (o.ttl > 0) {
-		return "", nil, opErr("create", path, fmt.Errorf("%w: a TTL is needed with, and only with, a TTL mode", ErrInvalidArgument))
+	switch {
+	case path == "/":
+		return nil, fmt.Errorf("%w: cannot create the root", ErrInvalidArgument)
+	case o.mode < Persistent || o.mode > PersistentSequentialWithTTL:
+		return nil, fmt.Errorf("%w: unknown create mode %d", ErrInvalidArgument, o.mode)
+	case o.mode.ttl() != (o.ttl > 0):
+		return nil, fmt.Errorf("%w: a TTL is needed with, and only with, a TTL mode", ErrInvalidArgument)
 	}
 	if err := c.checkSize(path, len(data)); err != nil {
-		return "", nil, opErr("create", path, err)
+		return nil, err
 	}
 	if o.prefixSet && !(len(o.prefix) == 40 && IsProtectedName(o.prefix+"x")) {
-		return "", nil, opErr("create", path, fmt.Errorf("%w: protected prefix %q is not of the form _c_<uuid>-", ErrInvalidArgument, o.prefix))
+		return nil, fmt.Errorf("%w: protected prefix %q is not of the form _c_<uuid>-", ErrInvalidArgument, o.prefix)
 	}
 	if o.protected && !o.owner.IsZero() {
-		return "", nil, opErr("create", path, fmt.Errorf("%w: an owner token with protection", ErrInvalidArgument))
+		return nil, fmt.Errorf("%w: an owner token with protection", ErrInvalidArgument)
 	}
 	acl := o.acl
 	if len(acl) == 0 {
@@ -251,134 +286,170 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		if len(acl) == 0 {
 			// ZooKeeper refuses a create with no ACL (InvalidACL); the token's entry, which
 			// grants no one anything, must not hide that and make a node no one can read.
-			return "", nil, opErr("create", path, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL))
+			return nil, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL)
 		}
 		acl = append(slices.Clip(acl), o.owner.ACL())
 	}
-	full := c.fullPath(path)
-	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
-	prefix := ""
-	if o.protected {
-		prefix = o.prefix
-		if !o.prefixSet {
-			prefix = NewProtectedPrefix()
-		}
-		full = JoinPath(parent, prefix+name)
-		if strings.HasSuffix(path, "/") { // sequential create of "/a/": the name is just the prefix
-			full = strings.TrimSuffix(parent, "/") + "/" + prefix
-		}
-	}
+	return acl, nil
+}
 
-	if o.protected && o.inflight == nil {
-		// Counted so that the prefix sweep of a given-up create waits for its request.
-		o.inflight = new(InFlight)
+// createRun is one create across the attempts of its retries.
+type createRun struct {
+	c    *Client
+	o    createOpts
+	data []byte
+	acl  []zk.ACL
+	// full is the node's server path (with its protected prefix, if any), in parent, as
+	// name (without the prefix); prefix is the protected prefix ("": none).
+	full, parent, base, prefix string
+
+	created  string  // the server path made, once known
+	attempts int     // attempts made
+	sent     resent  // an attempt may have been applied without its answer
+	sessions []int64 // of the attempts of an ephemeral protected create: the sweep's owners
+}
+
+// name sets the node's server path from full (path: the caller's), with a new protected
+// prefix unless one was given.
+func (r *createRun) name(full, path string) {
+	r.full, r.parent = full, ParentPath(full)
+	r.base = full[strings.LastIndexByte(full, '/')+1:]
+	if !r.o.protected {
+		return
 	}
-	var created string
-	attempt := 0
-	var sent resent
-	var sessions []int64 // of the attempts of an ephemeral protected create: the sweep's owners
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		attempt++
-		if o.protected && o.mode.ephemeral() && !slices.Contains(sessions, conn.SessionID()) {
-			sessions = append(sessions, conn.SessionID())
+	r.prefix = r.o.prefix
+	if !r.o.prefixSet {
+		r.prefix = NewProtectedPrefix()
+	}
+	r.full = JoinPath(r.parent, r.prefix+r.base)
+	if strings.HasSuffix(path, "/") { // sequential create of "/a/": the name is just the prefix
+		r.full = strings.TrimSuffix(r.parent, "/") + "/" + r.prefix
+	}
+}
+
+// attempt is one attempt of the create, on conn.
+func (r *createRun) attempt(ctx context.Context, conn *zk.Conn) error {
+	c, o := r.c, &r.o
+	r.attempts++
+	if o.protected && o.mode.ephemeral() && !slices.Contains(r.sessions, conn.SessionID()) {
+		r.sessions = append(r.sessions, conn.SessionID())
+	}
+	if found, err := r.madeEarlier(ctx, conn); err != nil || found {
+		return err
+	}
+	p, err := c.createOnce(ctx, conn, r.full, r.data, *o, r.acl)
+	r.sent.note(err)
+	if errors.Is(err, zk.ErrNoNode) && o.parents {
+		if err = c.ensureParents(ctx, conn, r.parent, o.containers); err == nil {
+			p, err = c.createOnce(ctx, conn, r.full, r.data, *o, r.acl)
+			r.sent.note(err)
 		}
-		if o.protected && attempt > 1 {
-			found, err := c.findProtected(ctx, conn, parent, prefix, o.mode)
-			if err != nil {
-				return err
-			}
-			if found != "" {
-				created = found
-				return nil
-			}
-		}
-		if !o.owner.IsZero() && o.mode.sequential() && bool(sent) {
-			// An attempt whose reply was lost may have made the node: find it by its token
-			// (after a sync: a member we reconnected to may not have applied it yet).
-			if _, err := callAt(c, ctx, "sync", parent, func() (string, error) { return conn.Sync(parent) }, nil); err != nil {
-				return err
-			}
-			found, err := c.findOwnedCreated(ctx, conn, parent, name, o)
-			if err != nil {
-				return err
-			}
-			if found != "" {
-				created = found
-				return nil
-			}
-		}
-		p, err := c.createOnce(ctx, conn, full, data, o, acl)
-		sent.note(err)
-		if errors.Is(err, zk.ErrNoNode) && o.parents {
-			if err = c.ensureParents(ctx, conn, parent, o.containers); err == nil {
-				p, err = c.createOnce(ctx, conn, full, data, o, acl)
-				sent.note(err)
-			}
-		}
-		if errors.Is(err, zk.ErrNodeExists) && !o.owner.IsZero() && bool(sent) && !o.mode.sequential() {
-			// Made by an attempt whose reply was lost, when it carries our token.
-			st, mine, oerr := c.ownedOnce(ctx, conn, full, o.owner)
-			if errors.Is(oerr, zk.ErrNoAuth) {
-				st, mine, oerr = &zk.Stat{}, false, nil // its ACL cannot be read: not provably ours
-			}
-			if oerr != nil {
-				return oerr
-			}
-			if st != nil && mine && o.mode.ephemeral() && st.EphemeralOwner != conn.SessionID() {
-				// Ours, of an older session (it expired in between): delete it.
-				if err := deleteCreated(c, ctx, conn, full, st.Czxid, 0, -1, nil, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
-					return err
-				}
-				st = nil
-			}
-			switch {
-			case st == nil: // gone: create it once more
-				p, err = c.createOnce(ctx, conn, full, data, o, acl)
-				sent.note(err)
-			case mine:
-				created = full
-				return nil
-			}
-		}
-		if errors.Is(err, zk.ErrNodeExists) && (o.orSetData || o.idempotent) && !o.mode.sequential() {
-			if o.orSetData {
-				_, err = call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, data, -1) }, nil)
-			} else {
-				var cur []byte
-				cur, err = call(c, ctx, "getData", func() ([]byte, error) { d, _, err := conn.Get(full); return d, err }, nil)
-				if err == nil && !bytes.Equal(cur, data) {
-					err = zk.ErrNodeExists
-				}
-			}
-			p = full
-		}
-		if err != nil {
+	}
+	if errors.Is(err, zk.ErrNodeExists) && !o.owner.IsZero() && bool(r.sent) && !o.mode.sequential() {
+		var done bool
+		if done, p, err = r.ownedExisting(ctx, conn); done {
 			return err
 		}
-		created = p
-		return nil
-	})
-	if o.resent != nil {
-		*o.resent = bool(sent)
+	}
+	if errors.Is(err, zk.ErrNodeExists) && (o.orSetData || o.idempotent) && !o.mode.sequential() {
+		err = r.existingAsAsked(ctx, conn)
+		p = r.full
 	}
 	if err != nil {
-		if o.protected && attempt > 0 {
-			c.deleter.add(deleteJob{parent: parent, prefix: prefix, owners: sessions, inflight: o.inflight})
-		}
-		if !o.protected {
-			err = sent.unknownIf(err, zk.ErrNodeExists)
-		}
-		return "", nil, opErr("create", path, err)
+		return err
 	}
-	if !wantStat {
-		return c.relPath(created), nil, nil
-	}
-	var st *zk.Stat
-	err = c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	r.created = p
+	return nil
+}
+
+// madeEarlier looks, on an attempt after one whose answer may be lost, for the node an
+// earlier attempt made: by its protected prefix, or by its owner token (sequential
+// names). It reports whether it found it (then r.created is set).
+func (r *createRun) madeEarlier(ctx context.Context, conn *zk.Conn) (bool, error) {
+	c, o := r.c, &r.o
+	found := ""
+	switch {
+	case o.protected && r.attempts > 1:
 		var err error
-		if !o.owner.IsZero() {
+		if found, err = c.findProtected(ctx, conn, r.parent, r.prefix, o.mode); err != nil {
+			return false, err
+		}
+	case !o.owner.IsZero() && o.mode.sequential() && bool(r.sent):
+		// An attempt whose reply was lost may have made the node: find it by its token
+		// (after a sync: a member we reconnected to may not have applied it yet).
+		if _, err := callAt(c, ctx, "sync", r.parent, func() (string, error) { return conn.Sync(r.parent) }, nil); err != nil {
+			return false, err
+		}
+		var err error
+		if found, err = c.findOwnedCreated(ctx, conn, r.parent, r.base, *o); err != nil {
+			return false, err
+		}
+	}
+	if found != "" {
+		r.created = found
+		return true, nil
+	}
+	return false, nil
+}
+
+// ownedExisting decides about the node a create with an owner token found at its path
+// (NodeExists) after an attempt whose reply was lost: ours (it carries our token) is
+// taken (done, r.created set), ours of an older session is deleted and made again (p and
+// err of that create), and another's is left (err NodeExists). done: the attempt ends
+// with err.
+func (r *createRun) ownedExisting(ctx context.Context, conn *zk.Conn) (done bool, p string, err error) {
+	c, o := r.c, &r.o
+	st, mine, oerr := c.ownedOnce(ctx, conn, r.full, o.owner)
+	if errors.Is(oerr, zk.ErrNoAuth) {
+		st, mine, oerr = &zk.Stat{}, false, nil // its ACL cannot be read: not provably ours
+	}
+	if oerr != nil {
+		return true, "", oerr
+	}
+	if st != nil && mine && o.mode.ephemeral() && st.EphemeralOwner != conn.SessionID() {
+		// Ours, of an older session (it expired in between): delete it.
+		if err := deleteCreated(c, ctx, conn, r.full, st.Czxid, 0, -1, nil, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return true, "", err
+		}
+		st = nil
+	}
+	switch {
+	case st == nil: // gone: create it once more
+		p, err = c.createOnce(ctx, conn, r.full, r.data, *o, r.acl)
+		r.sent.note(err)
+		return false, p, err
+	case mine:
+		r.created = r.full
+		return true, "", nil
+	}
+	return false, "", zk.ErrNodeExists
+}
+
+// existingAsAsked is what a create that found a node at its path does with
+// WithOrSetData (it writes the data) or idempotently (the same data is success).
+func (r *createRun) existingAsAsked(ctx context.Context, conn *zk.Conn) error {
+	c, full := r.c, r.full
+	if r.o.orSetData {
+		_, err := call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, r.data, -1) }, nil)
+		return err
+	}
+	cur, err := call(c, ctx, "getData", func() ([]byte, error) { d, _, err := conn.Get(full); return d, err }, nil)
+	if err == nil && !bytes.Equal(cur, r.data) {
+		err = zk.ErrNodeExists
+	}
+	return err
+}
+
+// createdStat reads the Stat of the node a create made at created (server path): bound
+// to the owner token when there is one (a node at the path that does not carry it is
+// not ours: ErrNoNode), by name otherwise or when the node's ACL cannot be read.
+func (c *Client) createdStat(ctx context.Context, created string, owner OwnerToken) (*zk.Stat, error) {
+	var st *zk.Stat
+	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+		var err error
+		if !owner.IsZero() {
 			var mine bool
-			st, mine, err = c.ownedOnce(ctx, conn, created, o.owner)
+			st, mine, err = c.ownedOnce(ctx, conn, created, owner)
 			if !errors.Is(err, zk.ErrNoAuth) {
 				if err == nil && (st == nil || !mine) {
 					st, err = nil, zk.ErrNoNode // ours is gone; another's may have its name
@@ -389,10 +460,7 @@ func (c *Client) create(ctx context.Context, path string, data []byte, wantStat 
 		st, err = c.statOnce(ctx, conn, created)
 		return err
 	})
-	if err != nil {
-		return c.relPath(created), nil, opErr("create", path, err)
-	}
-	return c.relPath(created), st, nil
+	return st, err
 }
 
 // statOnce reads a node's Stat; ErrNoNode when it does not exist.
