@@ -344,12 +344,119 @@ func (r *registration[T]) mine(ctx context.Context, st *framework.Stat) (bool, e
 	return true, nil
 }
 
+// ensureNext is what ensure does after a look at the node.
+type ensureNext int
+
+const (
+	ensureCreate ensureNext = iota // the node is not there: create it
+	ensureAgain                    // look again
+	ensureDone                     // keep the watch returned
+)
+
+// lookAtNode reads the registration's node at r.path with a watch and decides: ours is
+// kept (or replaced when of a session given up, or written when an Update is pending),
+// another registration's is replaced at Register, or watched once ours was made (the last
+// registration wins), and a missing one is made (again).
+func (r *registration[T]) lookAtNode(ctx context.Context) (*framework.Watch, ensureNext, error) {
+	c := r.d.c
+	// A data watch, set only when the node exists (it fires when the node goes): an
+	// exists watch on a missing node would stay on the server, should the create fail or
+	// be given up, until the session ends.
+	data, st, w, err := c.GetDataW(ctx, r.path)
+	readable := true
+	if errors.Is(err, framework.ErrNoAuth) {
+		// Someone's node we may not read (its ACL denies READ): an exists watch needs no
+		// permission, and on a node that is there it is a data watch on the server too.
+		// (Deleting it needs only the parent's.)
+		readable = false
+		st, w, err = c.ExistsW(ctx, r.path)
+		if err == nil && st == nil { // gone meanwhile: no watch to keep
+			w = nil
+		}
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		st, w, err = nil, nil, nil
+	}
+	if err != nil {
+		return nil, ensureAgain, err
+	}
+	if st == nil {
+		if r.inst.ServiceType == DynamicSequential {
+			r.path, r.czxid = "", 0 // gone: a new node, id + a new sequence number
+			return nil, ensureAgain, nil
+		}
+		return nil, ensureCreate, nil
+	}
+	mine, err := r.mine(ctx, st)
+	if err != nil {
+		return nil, ensureAgain, err
+	}
+	if mine {
+		return r.keepOurs(ctx, st, data, readable, w)
+	}
+	if r.created > 0 && r.inst.ServiceType != DynamicSequential {
+		// Another registration of our id made it after ours (Curator's last registration
+		// wins), on this client or another: watch their node, and take the path again
+		// only once it is free, instead of taking it from them, and they from us, forever.
+		return w, ensureDone, nil
+	}
+	// Another registration's node, at Register: an instance with our id elsewhere (or on
+	// this client). Curator deletes it and creates its own; here both in one transaction,
+	// so that the node we replaced is no longer anyone's but ours.
+	if r.inst.ServiceType == DynamicSequential {
+		r.path, r.czxid = "", 0
+		return nil, ensureAgain, nil
+	}
+	return nil, ensureAgain, r.replace(ctx, st)
+}
+
+// keepOurs keeps the registration's own node (Stat st, data as read, w its watch).
+func (r *registration[T]) keepOurs(ctx context.Context, st *framework.Stat, data []byte, readable bool, w *framework.Watch) (*framework.Watch, ensureNext, error) {
+	c := r.d.c
+	if r.inst.ServiceType.IsDynamic() && st.EphemeralOwner != c.SessionID() {
+		// This registration's own node of a session the client has given up (a simulated
+		// Lost; after a lost quorum or a paused leader the server holds that session for a
+		// whole timeout more): replace it now, in one transaction, rather than let it
+		// vanish from every provider when the server expires that session.
+		if r.inst.ServiceType == DynamicSequential {
+			err := c.Delete(ctx, r.path, framework.WithMaxCzxid(r.czxid), framework.Guaranteed())
+			if err != nil && !errors.Is(err, framework.ErrNoNode) {
+				return nil, ensureAgain, err
+			}
+			r.path, r.czxid = "", 0
+			return nil, ensureAgain, nil
+		}
+		return nil, ensureAgain, r.replace(ctx, st)
+	}
+	if !r.pending || !readable || bytes.Equal(data, r.data) {
+		r.pending = false
+		return w, ensureDone, nil
+	}
+	// An Update that found the node not read back yet: its data goes in now. The write's
+	// version is that of the node just proven ours.
+	v, err := framework.ReadVersion(st)
+	if err != nil {
+		return nil, ensureAgain, err // wrapped: no version binds the write to this node
+	}
+	nst, err := c.SetData(ctx, r.path, r.data, v)
+	if errors.Is(err, framework.ErrNoNode) || errors.Is(err, framework.ErrBadVersion) {
+		return nil, ensureAgain, nil
+	}
+	if err != nil {
+		return nil, ensureAgain, err
+	}
+	if nst.Czxid != r.czxid {
+		c.Logger().Warn("discovery: the instance's node was replaced by another registration's between the read and the write, which got the data", "path", r.path)
+	}
+	r.pending = false
+	return nil, ensureAgain, nil // the write fired our watch: look again
+}
+
 // ensure makes sure the node is there and this registration's (owned by this client's
 // session where it is ephemeral), and returns a watch on it.
 func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) {
 	c := r.d.c
 	mode := r.inst.ServiceType.createMode()
-	dynamic := r.inst.ServiceType.IsDynamic()
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -363,97 +470,13 @@ func (r *registration[T]) ensure(ctx context.Context) (*framework.Watch, error) 
 			}
 		}
 		if r.path != "" {
-			// A data watch, set only when the node exists (it fires when the node goes):
-			// an exists watch on a missing node would stay on the server, should the
-			// create below fail or be given up, until the session ends.
-			data, st, w, err := c.GetDataW(ctx, r.path)
-			readable := true
-			if errors.Is(err, framework.ErrNoAuth) {
-				// Someone's node we may not read (its ACL denies READ): an exists
-				// watch needs no permission, and on a node that is there it is a data
-				// watch on the server too. (Deleting it needs only the parent's.)
-				readable = false
-				st, w, err = c.ExistsW(ctx, r.path)
-				if err == nil && st == nil { // gone meanwhile: no watch to keep
-					w = nil
-				}
-			}
-			if errors.Is(err, framework.ErrNoNode) {
-				st, w, err = nil, nil, nil
-			}
-			if err != nil {
+			w, next, err := r.lookAtNode(ctx)
+			switch {
+			case err != nil:
 				return nil, err
-			}
-			if st == nil && r.inst.ServiceType == DynamicSequential {
-				r.path, r.czxid = "", 0 // gone: a new node, id + a new sequence number
-				continue
-			}
-			if st != nil {
-				mine, err := r.mine(ctx, st)
-				if err != nil {
-					return nil, err
-				}
-				if mine {
-					if dynamic && st.EphemeralOwner != c.SessionID() {
-						// This registration's own node of a session the client has given
-						// up (a simulated Lost; after a lost quorum or a paused leader the
-						// server holds that session for a whole timeout more): replace it
-						// now, in one transaction, rather than let it vanish from every
-						// provider when the server expires that session.
-						if r.inst.ServiceType == DynamicSequential {
-							err := c.Delete(ctx, r.path, framework.WithMaxCzxid(r.czxid), framework.Guaranteed())
-							if err != nil && !errors.Is(err, framework.ErrNoNode) {
-								return nil, err
-							}
-							r.path, r.czxid = "", 0
-							continue
-						}
-						if err := r.replace(ctx, st); err != nil {
-							return nil, err
-						}
-						continue
-					}
-					if r.pending && readable && !bytes.Equal(data, r.data) {
-						// An Update that found the node not read back yet: its data goes in now.
-						// The write's version is that of the node just proven ours.
-						v, err := framework.ReadVersion(st)
-						if err != nil {
-							return nil, err // wrapped: no version binds the write to this node
-						}
-						nst, err := c.SetData(ctx, r.path, r.data, v)
-						if errors.Is(err, framework.ErrNoNode) || errors.Is(err, framework.ErrBadVersion) {
-							continue
-						}
-						if err != nil {
-							return nil, err
-						}
-						if nst.Czxid != r.czxid {
-							c.Logger().Warn("discovery: the instance's node was replaced by another registration's between the read and the write, which got the data", "path", r.path)
-						}
-						r.pending = false
-						continue // the write fired our watch: look again
-					}
-					r.pending = false
-					return w, nil
-				}
-				if r.created > 0 && r.inst.ServiceType != DynamicSequential {
-					// Another registration of our id made it after ours (Curator's last
-					// registration wins), on this client or another: watch their node,
-					// and take the path again only once it is free, instead of taking it
-					// from them, and they from us, forever.
-					return w, nil
-				}
-				// Another registration's node, at Register: an instance with our id
-				// elsewhere (or on this client). Curator deletes it and creates its own;
-				// here both in one transaction, so that the node we replaced is no
-				// longer anyone's but ours.
-				if r.inst.ServiceType == DynamicSequential {
-					r.path, r.czxid = "", 0
-					continue
-				}
-				if err := r.replace(ctx, st); err != nil {
-					return nil, err
-				}
+			case next == ensureDone:
+				return w, nil
+			case next == ensureAgain:
 				continue
 			}
 		}
