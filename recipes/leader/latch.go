@@ -483,15 +483,7 @@ func (l *Latch) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if isClosed(loss) {
-		l.endTerm(true)
-		return nil // the session changed or may be lost: look again from the top
-	}
-	if st.EphemeralOwner != sid {
-		// Another client deleted our node and made one at its name: ours is gone, that
-		// one is not ours to lead on or to delete.
-		l.endTerm(true)
-		l.setNode("", 0, 0)
+	if !l.ours(st, sid, nodeCzxid, loss) {
 		return nil
 	}
 	l.mu.Lock()
@@ -509,14 +501,26 @@ func (l *Latch) step(ctx context.Context) error {
 		}
 	}
 	l.revoked(data)
+	return l.lead(ctx, t, w, loss)
+}
+
+// lead watches our node while term t lasts (w is the data watch the claim's read set).
+// A write into the node (a revocation request, or anyone's) makes it read the node again
+// and keep watching it, as long as that read still shows our node.
+func (l *Latch) lead(ctx context.Context, t *Term, w *framework.Watch, loss <-chan struct{}) error {
+	c := l.client
 	for {
 		select {
 		case <-w.Done():
 			if w.Event().Type == zk.EventNodeDataChanged {
 				// Someone wrote into our node (a revocation request?): keep watching it.
-				data, _, w, err = c.GetDataW(ctx, node)
+				data, st, nw, err := c.GetDataW(ctx, t.node)
 				if err == nil {
+					if !l.ours(st, t.sid, t.czxid, loss) {
+						return nil
+					}
 					l.revoked(data)
+					w = nw
 					continue
 				}
 				if !errors.Is(err, framework.ErrNoNode) {
@@ -535,6 +539,26 @@ func (l *Latch) step(ctx context.Context) error {
 			return framework.ErrClosed
 		}
 	}
+}
+
+// ours reports whether st, read at our node's name while the client's loss signal was
+// loss, shows the node this latch made and may lead on: owned by session sid and, once
+// its czxid is known (czxid non-zero), created at that czxid. Otherwise it ends the
+// term. When the session changed or may be lost, the node is kept (the next step looks
+// again from the top); when the node is another's (another client, or another instance
+// on this client, deleted ours and made one at its name), it is forgotten: never led on,
+// never deleted.
+func (l *Latch) ours(st *framework.Stat, sid, czxid int64, loss <-chan struct{}) bool {
+	switch {
+	case isClosed(loss):
+		l.endTerm(true)
+		return false
+	case st.EphemeralOwner != sid || (czxid != 0 && st.Czxid != czxid):
+		l.endTerm(true)
+		l.setNode("", 0, 0)
+		return false
+	}
+	return true
 }
 
 // revoked calls the revocation listener, if any, when data (our node's, read while we
