@@ -36,7 +36,8 @@ type CloseMode int
 
 const (
 	// CloseSilent: Close does not call the listeners (Curator's CloseMode.SILENT). The
-	// current Term still ends (its Done closes) before the node is deleted.
+	// current Term still ends (its Done closes) before the node is deleted. A term that
+	// had ended before (leadership may be lost) is still told, as at any other time.
 	CloseSilent CloseMode = iota
 	// CloseNotifyLeader: when the latch is leader at Close, the listeners are called
 	// with false before Close returns (Curator's CloseMode.NOTIFY_LEADER).
@@ -494,7 +495,7 @@ func (l *Latch) step(ctx context.Context) error {
 	t := l.currentTerm()
 	if t == nil || t.node != node || isClosed(t.Done()) {
 		l.endTerm(true)
-		t = newTerm(node, st.Czxid, sid, loss)
+		t = newTerm(node, st.Czxid, sid, loss, l.termLost)
 		t.client = l.client // its guard names the node with this client's namespace and chroot
 		if !l.beginTerm(t) {
 			return ErrClosed
@@ -601,13 +602,34 @@ func (l *Latch) beginTerm(t *Term) bool {
 	return true
 }
 
-// endTerm ends the current term, if any, and tells the listeners when notify is set.
+// endTerm ends the current term, if any, and tells the listeners when notify is set, or
+// when the term had ended already (on the loss of the session: Close, silent, does not
+// hide that end).
 func (l *Latch) endTerm(notify bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.endTermLocked(notify)
+}
+
+// termLost is called when the client's loss signal ended term t (its contexts are
+// cancelled and its Done is closed): while t is still the current term, it ends it here
+// and tells the listeners at once, wherever the election loop is (waiting in its backoff
+// or for a connection, which do not watch the term). Once the loop or Close ended t, it
+// does nothing: the listeners hear false once per term, after its true.
+func (l *Latch) termLost(t *Term) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.term == t {
+		l.endTermLocked(true)
+	}
+}
+
+// endTermLocked is endTerm with l.mu held.
+func (l *Latch) endTermLocked(notify bool) {
 	if l.term == nil {
 		return
 	}
+	notify = notify || isClosed(l.term.Done())
 	l.term.end()
 	l.term = nil
 	close(l.changed)
