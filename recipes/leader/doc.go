@@ -13,7 +13,9 @@
 // channel, a context, and a fencing token (the node's czxid).
 //
 // Before it claims leadership, a latch checks that its node belongs to the session it
-// has now (the node's ephemeral owner). Leadership ends (the Term's Done closes) when it
+// has now (the node's ephemeral owner), and it checks again, owner and czxid, each time
+// it reads its node while it leads: a node another client made at its name is not its
+// own, to lead on or to delete. Leadership ends (the Term's Done closes) when it
 // may be lost: on Suspended or Lost under the client's standard error policy, on Lost
 // only under the session policy, when the session changes, when the node goes, and on
 // Close. After a reconnection the latch looks again from scratch: it keeps its node when

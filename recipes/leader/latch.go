@@ -36,7 +36,8 @@ type CloseMode int
 
 const (
 	// CloseSilent: Close does not call the listeners (Curator's CloseMode.SILENT). The
-	// current Term still ends (its Done closes) before the node is deleted.
+	// current Term still ends (its Done closes) before the node is deleted. A term that
+	// had ended before (leadership may be lost) is still told, as at any other time.
 	CloseSilent CloseMode = iota
 	// CloseNotifyLeader: when the latch is leader at Close, the listeners are called
 	// with false before Close returns (Curator's CloseMode.NOTIFY_LEADER).
@@ -483,15 +484,7 @@ func (l *Latch) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if isClosed(loss) {
-		l.endTerm(true)
-		return nil // the session changed or may be lost: look again from the top
-	}
-	if st.EphemeralOwner != sid {
-		// Another client deleted our node and made one at its name: ours is gone, that
-		// one is not ours to lead on or to delete.
-		l.endTerm(true)
-		l.setNode("", 0, 0)
+	if !l.ours(st, sid, nodeCzxid, loss) {
 		return nil
 	}
 	l.mu.Lock()
@@ -502,21 +495,33 @@ func (l *Latch) step(ctx context.Context) error {
 	t := l.currentTerm()
 	if t == nil || t.node != node || isClosed(t.Done()) {
 		l.endTerm(true)
-		t = newTerm(node, st.Czxid, sid, loss)
+		t = newTerm(node, st.Czxid, sid, loss, l.termLost)
 		t.client = l.client // its guard names the node with this client's namespace and chroot
 		if !l.beginTerm(t) {
 			return ErrClosed
 		}
 	}
 	l.revoked(data)
+	return l.lead(ctx, t, w, loss)
+}
+
+// lead watches our node while term t lasts (w is the data watch the claim's read set).
+// A write into the node (a revocation request, or anyone's) makes it read the node again
+// and keep watching it, as long as that read still shows our node.
+func (l *Latch) lead(ctx context.Context, t *Term, w *framework.Watch, loss <-chan struct{}) error {
+	c := l.client
 	for {
 		select {
 		case <-w.Done():
 			if w.Event().Type == zk.EventNodeDataChanged {
 				// Someone wrote into our node (a revocation request?): keep watching it.
-				data, _, w, err = c.GetDataW(ctx, node)
+				data, st, nw, err := c.GetDataW(ctx, t.node)
 				if err == nil {
+					if !l.ours(st, t.sid, t.czxid, loss) {
+						return nil
+					}
 					l.revoked(data)
+					w = nw
 					continue
 				}
 				if !errors.Is(err, framework.ErrNoNode) {
@@ -535,6 +540,26 @@ func (l *Latch) step(ctx context.Context) error {
 			return framework.ErrClosed
 		}
 	}
+}
+
+// ours reports whether st, read at our node's name while the client's loss signal was
+// loss, shows the node this latch made and may lead on: owned by session sid and, once
+// its czxid is known (czxid non-zero), created at that czxid. Otherwise it ends the
+// term. When the session changed or may be lost, the node is kept (the next step looks
+// again from the top); when the node is another's (another client, or another instance
+// on this client, deleted ours and made one at its name), it is forgotten: never led on,
+// never deleted.
+func (l *Latch) ours(st *framework.Stat, sid, czxid int64, loss <-chan struct{}) bool {
+	switch {
+	case isClosed(loss):
+		l.endTerm(true)
+		return false
+	case st.EphemeralOwner != sid || (czxid != 0 && st.Czxid != czxid):
+		l.endTerm(true)
+		l.setNode("", 0, 0)
+		return false
+	}
+	return true
 }
 
 // revoked calls the revocation listener, if any, when data (our node's, read while we
@@ -577,13 +602,34 @@ func (l *Latch) beginTerm(t *Term) bool {
 	return true
 }
 
-// endTerm ends the current term, if any, and tells the listeners when notify is set.
+// endTerm ends the current term, if any, and tells the listeners when notify is set, or
+// when the term had ended already (on the loss of the session: Close, silent, does not
+// hide that end).
 func (l *Latch) endTerm(notify bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.endTermLocked(notify)
+}
+
+// termLost is called when the client's loss signal ended term t (its contexts are
+// cancelled and its Done is closed): while t is still the current term, it ends it here
+// and tells the listeners at once, wherever the election loop is (waiting in its backoff
+// or for a connection, which do not watch the term). Once the loop or Close ended t, it
+// does nothing: the listeners hear false once per term, after its true.
+func (l *Latch) termLost(t *Term) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.term == t {
+		l.endTermLocked(true)
+	}
+}
+
+// endTermLocked is endTerm with l.mu held.
+func (l *Latch) endTermLocked(notify bool) {
 	if l.term == nil {
 		return
 	}
+	notify = notify || isClosed(l.term.Done())
 	l.term.end()
 	l.term = nil
 	close(l.changed)

@@ -32,13 +32,18 @@ type Term struct {
 	cancels map[uint64]context.CancelCauseFunc // contexts of the term, cancelled by end
 }
 
-// newTerm starts a term on node that ends when loss closes (or end is called).
-func newTerm(node string, czxid, sid int64, loss <-chan struct{}) *Term {
+// newTerm starts a term on node that ends when loss closes (or end is called). When loss
+// ends it, lost (if not nil) is called with the term once it has ended, on the term's
+// goroutine.
+func newTerm(node string, czxid, sid int64, loss <-chan struct{}, lost func(*Term)) *Term {
 	t := &Term{node: node, czxid: czxid, sid: sid, done: make(chan struct{})}
 	go func() {
 		select {
 		case <-loss:
 			t.end()
+			if lost != nil {
+				lost(t)
+			}
 		case <-t.done:
 		}
 	}()
