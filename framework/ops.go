@@ -93,6 +93,26 @@ func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = tru
 // for it. It cannot go with WithChildren. The default is off.
 func InBackground() DeleteOption { return func(o *deleteOpts) { o.background = true } }
 
+// checkDelete checks a delete's path and options.
+func (c *Client) checkDelete(path string, o *deleteOpts) error {
+	if err := ValidatePath(path); err != nil {
+		return err
+	}
+	switch {
+	case path == "/" && c.prefix == "":
+		return fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument)
+	case o.maxCzxid != 0 && o.children:
+		return fmt.Errorf("%w: WithMaxCzxid and WithChildren together", ErrInvalidArgument)
+	case o.background && o.children:
+		return fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument)
+	case o.await > 0 && (o.children || o.background):
+		return fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument)
+	case o.asRead && o.version == -1:
+		return ErrWrappedVersion // the caller read -1: nothing binds the delete
+	}
+	return nil
+}
+
 // Delete deletes the node at path.
 func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) error {
 	o := deleteOpts{version: -1}
@@ -101,23 +121,8 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 			opt(&o)
 		}
 	}
-	if err := ValidatePath(path); err != nil {
+	if err := c.checkDelete(path, &o); err != nil {
 		return opErr("delete", path, err)
-	}
-	if path == "/" && c.prefix == "" {
-		return opErr("delete", path, fmt.Errorf("%w: cannot delete the root", ErrInvalidArgument))
-	}
-	if o.maxCzxid != 0 && o.children {
-		return opErr("delete", path, fmt.Errorf("%w: WithMaxCzxid and WithChildren together", ErrInvalidArgument))
-	}
-	if o.background && o.children {
-		return opErr("delete", path, fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument))
-	}
-	if o.await > 0 && (o.children || o.background) {
-		return opErr("delete", path, fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument))
-	}
-	if o.asRead && o.version == -1 {
-		return opErr("delete", path, ErrWrappedVersion) // the caller read -1: nothing binds the delete
 	}
 	full := c.fullPath(path)
 	if o.background {
