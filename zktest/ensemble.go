@@ -137,47 +137,12 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		}
 	}
 	for i := 0; i < n; i++ {
-		var peers []string
-		for j := 0; j < n; j++ {
-			at := fmt.Sprintf("127.0.0.1:%d:%d", ports[3*j+1], ports[3*j+2])
-			if e.peers != nil && i != j {
-				via := e.peers[i][j]
-				at = fmt.Sprintf("127.0.0.1:%d:%d", listenPort(via.listeners[0]), listenPort(via.listeners[1]))
-			}
-			peers = append(peers, fmt.Sprintf("server.%d=%s", j+1, at))
-		}
-		mdir := filepath.Join(dir, "m"+strconv.Itoa(i+1))
-		data := filepath.Join(mdir, "data")
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(i+1)+"\n"), 0o644); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		cfg := filepath.Join(mdir, "zoo.cfg")
-		extra := append([]string{"standaloneEnabled=false", "cnxTimeout=1000", "electionPortBindRetry=50"}, peers...)
-		if o.reconfig { // the server lines go to a dynamic configuration file
-			extra, err = reconfigLines(mdir, ports)
-		}
-		if err == nil {
-			extra, err = e.addSecurePort(o, mdir, extra)
-		}
-		if err == nil {
-			err = writeConfig(cfg, data, ports[3*i], extra...)
-		}
-		var jvmFlags []string
-		if err == nil && o.sasl != nil {
-			jvmFlags, err = o.sasl.write(mdir)
-		}
+		m, err := e.memberProcess(inst, o, i, ports, addrs[i])
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		e.members = append(e.members, &process{install: inst,
-			mainCls: "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-			cfgPath: cfg, logDir: mdir, clientAt: addrs[i], jvmFlags: jvmFlags})
+		e.members = append(e.members, m)
 	}
 	for _, m := range e.members {
 		if err := m.start(); err != nil {
@@ -200,6 +165,52 @@ func startLocalEnsemble(inst *javaInstall, n int, o ensembleOptions) (*Ensemble,
 		e.reconfig = &reconfigState{inst: inst, sasl: o.sasl}
 	}
 	return e, nil
+}
+
+// memberProcess writes member i's directory (its id; its configuration, with the peers'
+// addresses, through the peer proxies if any, and what TLS or SASL need) and returns its
+// process, not started.
+func (e *Ensemble) memberProcess(inst *javaInstall, o ensembleOptions, i int, ports []int, clientAt string) (*process, error) {
+	n := len(ports) / 3
+	var err error
+	var peers []string
+	for j := 0; j < n; j++ {
+		at := fmt.Sprintf("127.0.0.1:%d:%d", ports[3*j+1], ports[3*j+2])
+		if e.peers != nil && i != j {
+			via := e.peers[i][j]
+			at = fmt.Sprintf("127.0.0.1:%d:%d", listenPort(via.listeners[0]), listenPort(via.listeners[1]))
+		}
+		peers = append(peers, fmt.Sprintf("server.%d=%s", j+1, at))
+	}
+	mdir := filepath.Join(e.dir, "m"+strconv.Itoa(i+1))
+	data := filepath.Join(mdir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(i+1)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(mdir, "zoo.cfg")
+	extra := append([]string{"standaloneEnabled=false", "cnxTimeout=1000", "electionPortBindRetry=50"}, peers...)
+	if o.reconfig { // the server lines go to a dynamic configuration file
+		extra, err = reconfigLines(mdir, ports)
+	}
+	if err == nil {
+		extra, err = e.addSecurePort(o, mdir, extra)
+	}
+	if err == nil {
+		err = writeConfig(cfg, data, ports[3*i], extra...)
+	}
+	var jvmFlags []string
+	if err == nil && o.sasl != nil {
+		jvmFlags, err = o.sasl.write(mdir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &process{install: inst,
+		mainCls: "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+		cfgPath: cfg, logDir: mdir, clientAt: clientAt, jvmFlags: jvmFlags}, nil
 }
 
 // NewEnsemble starts an ensemble of n members for the test and stops it at cleanup.
