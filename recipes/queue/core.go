@@ -1022,8 +1022,10 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 	defer remove()
 	// sent says a transaction of ours went out and may have been applied: an item found
 	// gone after that is taken for ours, unless our lock node is still there (the
-	// transaction deletes both or neither); before, it was removed by another (without the
-	// lock), and nothing of ours was applied.
+	// transaction deletes both or neither); before, nothing of ours was applied: it was
+	// removed by another without the lock when our lock node is still there, and when
+	// that went too, someone else deleted it and another consumer may have taken the item
+	// (ErrNotRemoved).
 	sent := false
 	goneMeanwhile := func(lockLeft bool) (string, error) {
 		b.unlock(cctx, lockPath, r.tok)
@@ -1057,6 +1059,14 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 		// path within that round trip (version 0, as ours).
 		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
+			if (cur == nil || cur.Czxid != r.czxid) && mine == nil && !sent {
+				// Gone, with our lock node, before any removal of ours went out: someone
+				// else deleted the lock node, and another consumer may have locked and
+				// taken the item since (its handler run too). Not a removal by someone
+				// without the lock, which leaves our lock node: this delivery may be the
+				// item's second.
+				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else before its removal, and the item is gone: another consumer may have taken it", where: whereGone}
+			}
 			if cur == nil || cur.Czxid != r.czxid {
 				return goneMeanwhile(mine != nil)
 			}
