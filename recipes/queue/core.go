@@ -390,27 +390,29 @@ func (b *base[T]) put(ctx context.Context, name string, items []T) (string, erro
 }
 
 // createCounted creates a persistent sequential node. When the queue path is missing it
-// calls ensure and tries once more. A create sent more than once (a connection loss
-// after sending) is reported with ErrMaybeTwice next to the path it made.
+// calls ensure and tries once more. A create of which an attempt may have been applied
+// unanswered (framework.WithResent: a connection loss, or a wait given up, while it was
+// in flight) is reported with ErrMaybeTwice next to the path it made. That holds across
+// the second try too: a resend answered NoNode may follow a first attempt that made the
+// item, which was then taken and the queue path deleted (emptied by a consumer, reaped
+// as a container); the item made after ensure is then its second.
 func createCounted(ctx context.Context, c *framework.Client, p string, data []byte, ensure func(context.Context) error) (string, error) {
 	if g, ok := framework.GuardFrom(ctx); ok {
 		return createGuarded(ctx, c, g, p, data, ensure) // guard.go
 	}
-	var sends atomic.Int32
-	onSend := framework.WithOnSend(func() { sends.Add(1) })
+	var resent, resentAgain bool
 	mode := framework.WithMode(framework.PersistentSequential)
-	got, err := c.Create(ctx, p, data, mode, onSend)
+	got, err := c.Create(ctx, p, data, mode, framework.WithResent(&resent))
 	if errors.Is(err, framework.ErrNoNode) && !errors.Is(err, framework.ErrUnknownOutcome) {
 		if err = ensure(ctx); err != nil {
 			return "", err
 		}
-		sends.Store(0)
-		got, err = c.Create(ctx, p, data, mode, onSend)
+		got, err = c.Create(ctx, p, data, mode, framework.WithResent(&resentAgain))
 	}
 	if err != nil {
 		return "", err
 	}
-	if sends.Load() > 1 {
+	if resent || resentAgain {
 		return got, fmt.Errorf("%w (%w)", ErrMaybeTwice, framework.ErrUnknownOutcome)
 	}
 	return got, nil
@@ -1020,8 +1022,10 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 	defer remove()
 	// sent says a transaction of ours went out and may have been applied: an item found
 	// gone after that is taken for ours, unless our lock node is still there (the
-	// transaction deletes both or neither); before, it was removed by another (without the
-	// lock), and nothing of ours was applied.
+	// transaction deletes both or neither); before, nothing of ours was applied: it was
+	// removed by another without the lock when our lock node is still there, and when
+	// that went too, someone else deleted it and another consumer may have taken the item
+	// (ErrNotRemoved).
 	sent := false
 	goneMeanwhile := func(lockLeft bool) (string, error) {
 		b.unlock(cctx, lockPath, r.tok)
@@ -1055,6 +1059,14 @@ func (b *base[T]) finish(ctx, cctx context.Context, r removal) (string, error) {
 		// path within that round trip (version 0, as ours).
 		cur, mine, err := b.readHeld(tctx, itemPath, lockPath, r.tok)
 		if err == nil {
+			if (cur == nil || cur.Czxid != r.czxid) && mine == nil && !sent {
+				// Gone, with our lock node, before any removal of ours went out: someone
+				// else deleted the lock node, and another consumer may have locked and
+				// taken the item since (its handler run too). Not a removal by someone
+				// without the lock, which leaves our lock node: this delivery may be the
+				// item's second.
+				return "", &NotRemovedError{Path: itemPath, Reason: "its lock node was deleted by someone else before its removal, and the item is gone: another consumer may have taken it", where: whereGone}
+			}
 			if cur == nil || cur.Czxid != r.czxid {
 				return goneMeanwhile(mine != nil)
 			}

@@ -98,8 +98,10 @@
 // else (without the lock) before the consumer's transaction went out is reported so
 // (HandlerError.RemovedByOther), with nothing moved or requeued. A consumer whose lock
 // node was deleted by someone else while its handler ran (another consumer may have
-// locked and taken the item since) removes nothing and reports ErrNotRemoved: its
-// removal deletes the lock node at the version it read once it found the node its own
+// locked and taken the item since) removes nothing and reports ErrNotRemoved, also when
+// it finds the item gone by then (with its lock node gone, it cannot tell a removal
+// without the lock from another consumer's take, whose handler ran too): its removal
+// deletes the lock node at the version it read once it found the node its own
 // (its session and a token in its data), never another consumer's found at that path
 // (left: our lock node deleted and another consumer's made at its path within the round
 // trip between that read and the removal). A consumer whose session

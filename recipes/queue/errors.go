@@ -26,12 +26,14 @@ var (
 	ErrMaybeTwice = sentinel.New("queue: put sent twice after a connection loss: the item may be queued twice", framework.ErrUnknownOutcome)
 	// ErrNotRemoved is matched by the error of a consumer with a lock path whose handler
 	// ran but which could not remove the item: its lock node was gone (its session ended,
-	// also while the removal was in flight) or the removal failed until the clean-up
-	// timeout. The item stays in the queue (it is given back, or its lock node goes with
-	// the session) and is delivered again, or another consumer already took it: either
-	// way it is, or may have been, delivered twice. When the removal's outcome was not
-	// known by the clean-up timeout (its reply held up in the network, say), it may have
-	// been applied after all, and the item is not delivered again; the error then matches
+	// also while the removal was in flight, or someone else deleted it while the handler
+	// ran, also when the item is gone too: another consumer may have locked and taken it
+	// since) or the removal failed until the clean-up timeout. The item stays in the
+	// queue (it is given back, or its lock node goes with the session) and is delivered
+	// again, or another consumer already took it: either way it is, or may have been,
+	// delivered twice. When the removal's outcome was not known by the clean-up timeout
+	// (its reply held up in the network, say), it may have been applied after all, and
+	// the item is not delivered again; the error then matches
 	// framework.ErrUnknownOutcome too (as it does when the session ended with the removal
 	// in flight and the item is gone from the queue). The error is a *NotRemovedError,
 	// which names the item's node.
@@ -163,8 +165,8 @@ func (e *BadItemError) Unwrap() error { return e.Err }
 // holder of its lock node removes it, unless someone removed it without the lock, as
 // IDQueue.Remove without a lock path or a Curator consumer without one does).
 // RemovedByOther says the consumer found the item removed by someone else (without the
-// lock, or another consumer once the consumer's lock's session ended) before it sent its
-// own removal, requeue or move: nothing of it was applied (Requeued and DeadLettered are
+// lock, or another consumer once the consumer's lock's session ended or its lock node was
+// deleted by someone else) before it sent its own removal, requeue or move: nothing of it was applied (Requeued and DeadLettered are
 // false), and the item is gone. When the removal, requeue or
 // move could not be made (the error is then joined with an ErrNotRemoved one),
 // OutcomeUnknown says it went out and its outcome is unknown (the NotRemovedError matches

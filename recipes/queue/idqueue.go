@@ -38,11 +38,11 @@ func (q *IDQueue[T]) Put(ctx context.Context, item T, id string) (string, error)
 // outcome is unknown (its answer lost with the connection, or its context ended while it
 // was in flight; without a lock path also a resend answered "no node", which a
 // consumer's take may explain) is not counted: Remove stops there with an error matching
-// ErrMaybeGone (and framework.ErrUnknownOutcome). Remove returns when ctx ends, with a
-// lock path too (its lock node, if made, is deleted in the background). The id is
-// compared as Put stores it (every "/" and "|" replaced by "_"), so Remove finds what
-// Put("a/b") queued; Curator 5.4's remove compares the id as given and
-// finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
+// ErrMaybeGone (and framework.ErrUnknownOutcome); one applied and answered is counted,
+// also when ctx ended right after it. Remove returns when ctx ends, with a lock path too
+// (its lock node, if made, is deleted in the background). The id is compared as Put
+// stores it (every "/" and "|" replaced by "_"), so Remove finds what Put("a/b") queued;
+// Curator 5.4's remove compares the id as given and finds nothing for such an id. Ids that differ only there ("a/b", "a_b") are one id.
 func (q *IDQueue[T]) Remove(ctx context.Context, id string) (int, error) {
 	if id == "" {
 		return 0, fmt.Errorf("%w: empty id", ErrInvalidArgument)
@@ -108,6 +108,12 @@ func (b *base[T]) removeID(ctx context.Context, name string) (bool, error) {
 	_, err = b.finish(ctx, ctx, removal{name: name, czxid: st.Czxid, lockGen: lockGen, lockSid: lockSid, tok: tok})
 	switch {
 	case err == nil:
+		return true, nil
+	case errors.Is(err, errQueueUnread):
+		// Applied and answered, and the queue path could not be read after it (ctx
+		// ended) to tell the item from a new one at its name: counted, as a take's
+		// delete without a lock path is (takeDelete). Only a queue path deleted and made
+		// again within the removal's round trip would make it another item's.
 		return true, nil
 	case errors.Is(err, errRemovedMeanwhile):
 		return false, nil // removed by someone else (without the lock) meanwhile

@@ -59,3 +59,40 @@ func TestIDQueueRemoveLockedCancelledOnStalledConnection(t *testing.T) {
 	assert.NotContains(t, res.err.Error(), "handled", "no handler ran")
 	require.NoError(t, r.c.WaitGuaranteedDeletes(ctx))
 }
+
+// IDQueue.Remove with a lock path whose removal was applied and answered, its context
+// ending before the read of the queue path that follows (the one that tells the item
+// from a new one at its reused name), counts the item: the removal is known applied, as a
+// take's delete without a lock path is then (only a queue path made again in between
+// would say otherwise, and the read could not be made). Not ErrMaybeGone with 0.
+func TestIDQueueRemoveLockedAppliedThenCancelledCountsIt(t *testing.T) {
+	leakcheck.Check(t)
+	r := newR28Rig(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	q, err := queue.NewID(r.c, r.base+"/q", queue.String{}, queue.WithLockPath(r.base+"/locks"))
+	require.NoError(t, err)
+	p, err := q.Put(ctx, "x", "a")
+	require.NoError(t, err)
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	read := make(chan struct{})
+	r.on("multi", func() {
+		// The removal goes out and is answered; at the read of the queue path after it,
+		// its reply held, the context ends.
+		r.on("exists", func() { r.proxy.HoldReplies(); cancel(); close(read) })
+	})
+	t.Cleanup(r.proxy.Heal)
+	n, err := q.Remove(cctx, "a")
+	r.proxy.Heal()
+	t.Logf("Remove returned %d, %v", n, err)
+	testutil.WaitClosed(t, read, time.Second, "the queue path is read after the removal")
+	st, serr := r.peer.Exists(ctx, p)
+	require.NoError(t, serr)
+	require.Nil(t, st, "the removal was applied")
+	assert.NotErrorIs(t, err, queue.ErrMaybeGone, "a removal applied and answered is reported as maybe gone")
+	assert.NoError(t, err)
+	assert.Equal(t, 1, n, "the removal applied and answered is not counted")
+	assert.Empty(t, testutil.Children(t, server(t).ConnectString(), r.base+"/locks"))
+	require.NoError(t, r.c.WaitGuaranteedDeletes(ctx))
+}
