@@ -13,10 +13,12 @@
 // else wrote in between, try again under the retry policy (WithRetryPolicy). With
 // WithPromotedToLock, a change that the optimistic tries did not get through is tried again
 // while holding a mutex at the lock path (a recipes/mutex lock, the same nodes as Curator's
-// InterProcessMutex), as Curator's PromotedToLock. Each call returns a Result: whether it
-// succeeded, the value before and after, and how many tries it took in each mode and how
-// long. Succeeded false with a nil error means the tries the policies allow all lost the
-// race; nothing was written.
+// InterProcessMutex), as Curator's PromotedToLock; the lock path may not be the counter's
+// path or below it (the lock's container parents would make the counter node a container,
+// which the server deletes). Each call returns a Result: whether it succeeded, the value
+// before and after, and how many tries it took in each mode and how long. Succeeded false
+// with a nil error means the tries the policies allow all lost the race; nothing was
+// written.
 //
 // A result never claims what it cannot prove. A write whose connection was lost or whose
 // context ended while it was in flight may or may not have been applied; so may a write

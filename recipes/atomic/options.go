@@ -31,7 +31,10 @@ func WithRetryPolicy(p retry.Policy) Option {
 // again while holding a mutex at lockPath, retried under p (nil: retry.Default()), as
 // Curator's PromotedToLock. maxWait bounds the wait for the lock (0: only the context
 // does); a change that did not get the lock in time fails (Succeeded false, nil error).
-// The default is no promotion.
+// lockPath must be neither the counter's path nor below it: the lock's parents are
+// created as containers, so a counter node they made would be a container, deleted by the
+// server with its value once the lock's nodes are gone. The constructors refuse such a
+// path with an error matching framework.ErrInvalidArgument. The default is no promotion.
 func WithPromotedToLock(lockPath string, p retry.Policy, maxWait time.Duration) Option {
 	return func(o *options) {
 		o.lockPath, o.lockPolicy, o.maxLockWait = lockPath, p, maxWait

@@ -71,3 +71,24 @@ func TestLongPromotionLockBelowCounterKeepsCounter(t *testing.T) {
 		path, lockPath, got.Post)
 	require.NoError(t, other.Delete(ctx, "/counters", framework.WithChildren(), framework.Quietly()))
 }
+
+// Every constructor refuses a promotion lock at the counter's path or below it, and takes
+// one beside it, also when its name starts with the counter's.
+func TestNewRefusesPromotionLockAtOrBelowCounter(t *testing.T) {
+	leakcheck.Check(t)
+	c, err := framework.New("127.0.0.1:1")
+	require.NoError(t, err)
+	defer c.Close()
+	newLong := func(p string, o ...atomic.Option) error { _, err := atomic.NewLong(c, p, o...); return err }
+	newInt := func(p string, o ...atomic.Option) error { _, err := atomic.NewInt(c, p, o...); return err }
+	newValue := func(p string, o ...atomic.Option) error { _, err := atomic.NewValue(c, p, o...); return err }
+	for name, mk := range map[string]func(string, ...atomic.Option) error{"NewLong": newLong, "NewInt": newInt, "NewValue": newValue} {
+		for _, lock := range []string{"/counters/c", "/counters/c/lock", "/counters/c/a/b"} {
+			err := mk("/counters/c", atomic.WithPromotedToLock(lock, nil, 0))
+			require.ErrorIsf(t, err, framework.ErrInvalidArgument, "%s with lock %s", name, lock)
+		}
+		for _, lock := range []string{"/counters/c-lock", "/counters/lock", "/locks/counters/c"} {
+			require.NoErrorf(t, mk("/counters/c", atomic.WithPromotedToLock(lock, nil, 0)), "%s with lock %s", name, lock)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
@@ -43,7 +44,8 @@ type Value struct {
 }
 
 // NewValue returns an atomic value at path. It checks its arguments but does not talk to
-// ZooKeeper.
+// ZooKeeper: a promotion lock path (WithPromotedToLock) at or below path is refused with
+// an error matching framework.ErrInvalidArgument, as NewLong and NewInt refuse it.
 func NewValue(c *framework.Client, path string, opts ...Option) (*Value, error) {
 	if c == nil {
 		return nil, fmt.Errorf("atomic: %w: nil client", framework.ErrInvalidArgument)
@@ -71,6 +73,11 @@ func NewValue(c *framework.Client, path string, opts ...Option) (*Value, error) 
 		m, err := mutex.New(c, o.lockPath)
 		if err != nil {
 			return nil, fmt.Errorf("atomic: promotion lock: %w", err)
+		}
+		if o.lockPath == path || strings.HasPrefix(o.lockPath, path+"/") {
+			// The lock's parents are made as containers: the counter's missing node would
+			// be one of them, reaped by the server with the value once the lock is gone.
+			return nil, fmt.Errorf("atomic: %w: promotion lock %q is at or below the counter's node %q", framework.ErrInvalidArgument, o.lockPath, path)
 		}
 		v.lock = m
 	}

@@ -52,7 +52,11 @@
 // container does; once it stops, the server deletes the child after the TTL and then the
 // container. The server must run with extendedTypesEnabled: a server that refuses the
 // child (without it, every TTL node is refused) has WaitForInitialCreate return its
-// answer. Close leaves both nodes to the server, as Curator does.
+// answer. Close leaves both nodes to the server, as Curator does, once the container has
+// had a child. The server never reaps a container that never had one, so Close deletes
+// a container of its own (its owner token) that never had a child: one made just before
+// Close, whose child was refused, or made by a create of the container given up on by
+// Close (see TTLNode.Close).
 //
 // # What is not guaranteed
 //

@@ -35,8 +35,12 @@ type TTLNode struct {
 	// (refused then holds the server's answer, until a later touch writes the child).
 	touched chan struct{}
 	refused error
-	// closeDone is closed once the first Close has done its work (its wait for a create
-	// of the container it gave up on): a later Close waits for it.
+	// hadChild is the czxid the Node had for its container when a touch last wrote the
+	// child (0: none yet, or not known): that container has had a child, which the
+	// server's reaper needs. Close looks at the container unless it is that one.
+	hadChild int64
+	// closeDone is closed once the first Close has done its work (its delete of a
+	// container of its own that never had a child): a later Close waits for it.
 	closeDone chan struct{}
 }
 
@@ -129,7 +133,15 @@ func (t *TTLNode) run() {
 // or refused by the server (a TTL node refused by a server without extendedTypesEnabled,
 // an ACL refusing the child). A connection-class failure is tried again at the next tick.
 func (t *TTLNode) touchOnce(ctx context.Context) {
+	t.node.mu.Lock()
+	czxid := t.node.czxid // read before the touch: the child goes into that container, or it is gone
+	t.node.mu.Unlock()
 	written, err := t.touch(ctx)
+	if written {
+		t.mu.Lock()
+		t.hadChild = czxid
+		t.mu.Unlock()
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -210,19 +222,28 @@ func (t *TTLNode) SetData(ctx context.Context, data []byte) error { return t.nod
 // Node.AddListener).
 func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.AddListener(fn) }
 
-// Close stops touching the child and keeping the container node, and deletes neither:
-// as Curator's, the server deletes the child once its TTL passes without a touch, then
-// the container once it has no child. Close does not wait for a hung connection to
-// answer a touch: a touch already handed to the connection when Close is called may
-// still be applied after Close returned (once a stalled connection is back), and the
-// child then lives one TTL past it; no touch is sent after Close returned. A create of
-// the container in flight when Close
-// is called (the first, or a re-creation after someone deleted it) is waited for, at
-// most 10 s and then by a cleanup in the background (the client's WaitGuaranteedDeletes
-// and Close wait for it): the container it made is deleted when it carries this
-// TTLNode's owner token and never had a child (cversion 0: the server never reaps such
-// a container), bound to its czxid; a container with a child is left to the server.
-// Close may be called many times.
+// Close stops touching the child and keeping the container node. A container that has
+// had a child is left to the server, as Curator's: it deletes the child once its TTL
+// passes without a touch, then the container once it has no child. Close does not wait
+// for a hung connection to answer a touch: a touch already handed to the connection when
+// Close is called may still be applied after Close returned (once a stalled connection is
+// back), and the child then lives one TTL past it; no touch is sent after Close returned.
+//
+// The server reaps only a container that has had a child (cversion above 0): one that
+// never had any stays for good. Such a container comes about when Close comes before the
+// first touch of a container the TTLNode made (the first, or a re-creation after someone
+// deleted it; or the touch hangs), when the server refuses the child (a server without
+// extendedTypesEnabled, an ACL refusing CREATE), or when a create of the container in
+// flight when Close is called is applied after all. So, unless a touch wrote the child
+// into the container the TTLNode has, Close waits for the answer to any create of the
+// container it gave up on, then looks at the container and deletes it when it carries
+// this TTLNode's owner token and never had a child (cversion 0, none now), bound to its
+// czxid; a child made meanwhile makes the delete fail (not empty), and the container is
+// the server's again. Close waits for that at most 10 s; the rest, while the connection
+// is lost or hangs, is a cleanup in the background that goes on until the container is
+// looked at or the client is closed (the client's WaitGuaranteedDeletes and Close wait
+// for it). A container of someone else's, or that had a child and lost it, is left to
+// its owner or the server. Close may be called many times.
 func (t *TTLNode) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -246,22 +267,35 @@ func (t *TTLNode) Close() error {
 	if err := t.node.Close(); err != nil {
 		return err
 	}
-	if !started || !t.node.creates.Pending() {
+	if !started || !t.mayBeChildless() {
 		return nil
 	}
-	return t.reapLateContainer()
+	return t.reapChildless()
 }
 
-// reapLateContainer runs when Close gave up on a create of the container (the first, or
-// a re-creation after someone deleted it) still in flight: applied after Close, it would
-// make a container that never gets a child, which the server never deletes (it reaps
-// only a container that had a child). A cleanup of the client's (GoCleanup: Client.Close
-// and WaitGuaranteedDeletes wait for it) waits for that create's answer and deletes the
-// container it made; Close waits for it at most cleanupTimeout.
-func (t *TTLNode) reapLateContainer() error {
+// mayBeChildless reports, once the Node's loop and the touches are over, whether the
+// container may be one of this TTLNode's that never had a child: unless no create of it
+// is in flight and a touch wrote the child into the container the Node has (its czxid).
+// The child went into that container, since it was there when the touch began; if it was
+// gone by the touch, it is gone for good.
+func (t *TTLNode) mayBeChildless() bool {
+	t.node.mu.Lock()
+	czxid := t.node.czxid
+	t.node.mu.Unlock()
+	t.mu.Lock()
+	hadChild := t.hadChild
+	t.mu.Unlock()
+	return t.node.creates.Pending() || czxid == 0 || czxid != hadChild
+}
+
+// reapChildless runs a cleanup of the client's (GoCleanup: Client.Close and
+// WaitGuaranteedDeletes wait for it) that deletes the container when it is this
+// TTLNode's own and never had a child (deleteChildless); Close waits for it at most
+// cleanupTimeout.
+func (t *TTLNode) reapChildless() error {
 	c := t.node.client
 	done := make(chan error, 1)
-	if !c.GoCleanup(func() { done <- t.deleteLateContainer() }) {
+	if !c.GoCleanup(func() { done <- t.deleteChildless() }) {
 		return nil // the client is closed: nothing can be sent
 	}
 	timer := time.NewTimer(cleanupTimeout)
@@ -270,52 +304,79 @@ func (t *TTLNode) reapLateContainer() error {
 	case err := <-done:
 		return err
 	case <-timer.C:
-		c.Logger().Debug("close leaves the container's create given up on to a cleanup in the background", "component", "persistentnode", "path", t.node.base)
+		c.Logger().Debug("close leaves the look at its container to a cleanup in the background", "component", "persistentnode", "path", t.node.base)
 		return nil
 	}
 }
 
-// deleteLateContainer waits, with no bound but the client's life, for the answer to the
+// childlessRetryPause is the pause of deleteChildless between two looks that failed for
+// a connection-class reason.
+const childlessRetryPause = time.Second
+
+// deleteChildless waits, with no bound but the client's life, for the answer to the
 // creates of the container given up on (go-zookeeper fails them when the connection
-// drops), then deletes the container when a create of this TTLNode made it and it never
-// had a child: it carries the Node's owner token, and its cversion is 0. The delete is
-// bound to the czxid read (a node made at the path later stays). A container with a child,
-// or that had one, is left to the server, as Close's doc says.
-func (t *TTLNode) deleteLateContainer() error {
+// drops): a create applied after the look would make a container that never gets a child.
+// Then it looks at the container and deletes it when this TTLNode made it and it never had
+// a child (deleteIfChildless), looking again after a failure of the connection's until it
+// has looked or the client closed.
+func (t *TTLNode) deleteChildless() error {
 	n := t.node
 	c := n.client
-	wctx, wcancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-c.Done():
-			wcancel()
-		case <-wctx.Done():
-		}
-	}()
-	err := n.creates.Wait(wctx)
-	wcancel()
-	if err != nil {
+	ctx, release := untilStopped(nil, c.Done())
+	defer release()
+	if err := n.creates.Wait(ctx); err != nil {
 		return nil // the client closed
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	for {
+		looked, err := t.deleteIfChildless(ctx)
+		switch {
+		case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
+			return nil
+		case looked:
+			return err
+		case !retry.IsRetryable(err, true) && !errors.Is(err, framework.ErrNotConnected) && !errors.Is(err, context.DeadlineExceeded):
+			err = fmt.Errorf("persistentnode: close %s: %w", n.base, err)
+			c.Logger().Warn("container not looked at", "component", "persistentnode", "path", n.base, "err", err)
+			return err
+		}
+		c.Logger().Debug("container not looked at; trying again", "component", "persistentnode", "path", n.base, "err", err)
+		timer := time.NewTimer(childlessRetryPause)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		}
+	}
+}
+
+// deleteIfChildless looks at the container, within cleanupTimeout, and deletes it when it
+// carries this TTLNode's owner token and never had a child (cversion 0, no children). The
+// delete is bound to the czxid read (a node made at the path later stays); a child made
+// after the look makes it fail, NotEmpty, and the container is then the server's to reap.
+// It reports whether it looked: if not, err is the look's; if so, the delete's, one that
+// failed for a connection-class reason being handed to the client's guaranteed-delete
+// worker.
+func (t *TTLNode) deleteIfChildless(ctx context.Context) (looked bool, err error) {
+	n := t.node
+	c := n.client
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	_ = c.Sync(ctx, n.base) // a create answered by a connection loss: bring the member up to date
 	st, mine, err := c.OwnedBy(ctx, n.base, n.token)
 	switch {
-	case errors.Is(err, framework.ErrClosed):
-		return nil
+	case errors.Is(err, framework.ErrNoAuth):
+		return true, nil // its ACL cannot be read: not provably this TTLNode's own (see Ownership)
 	case err != nil:
-		err = fmt.Errorf("persistentnode: close %s: %w", n.base, err)
-		c.Logger().Warn("container of a create given up on not looked at", "component", "persistentnode", "path", n.base, "err", err)
-		return err
+		return false, err
 	case st == nil || !mine || st.NumChildren > 0 || st.Cversion > 0:
-		return nil
+		return true, nil
 	}
 	err = c.Delete(ctx, n.base, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed(), framework.Quietly())
 	if err != nil && !errors.Is(err, framework.ErrNotEmpty) { // a child came: the server reaps it
 		err = fmt.Errorf("persistentnode: close %s: %w", n.base, err)
-		c.Logger().Warn("container of a create given up on not deleted", "component", "persistentnode", "path", n.base, "err", err)
-		return err
+		c.Logger().Warn("container that never had a child not deleted", "component", "persistentnode", "path", n.base, "err", err)
+		return true, err
 	}
-	return nil
+	return true, nil
 }
