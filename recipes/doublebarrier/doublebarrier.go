@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/grace"
 	"github.com/zoocurator/zoocurator/retry"
 )
 
@@ -168,9 +169,9 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	d.mu.Lock()
 	d.sent = nil
 	d.mu.Unlock()
-	grace, stop := graceAfter(ctx)
+	gctx, stop := grace.After(ctx, outcomeTimeout)
 	defer stop()
-	gen, err := d.enter(ctx, grace)
+	gen, err := d.enter(ctx, gctx)
 	if err == nil {
 		d.setState(inside, gen)
 		return nil
@@ -180,7 +181,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return fmt.Errorf("doublebarrier: enter %s: %w", d.path, err)
 	}
 	d.withdrawn = withdrawal{}
-	withdrawn := d.deleteOurs(ctx, grace, false, false) == nil
+	withdrawn := d.deleteOurs(ctx, gctx, false, false) == nil
 	d.setState(outside, 0)
 	if !withdrawn {
 		// Our node may still be there: the others may count it and go in. The
@@ -191,7 +192,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if d.first == 0 {
 		d.first = d.withdrawn.czxid // our only node: it went before any look at ready
 	}
-	if d.openedWithUs(grace, d.withdrawn.end) {
+	if d.openedWithUs(gctx, d.withdrawn.end) {
 		// The barrier opened after our node was made and before it went (or after our
 		// node was made, when the delete's zxid is not known): the others may have gone
 		// in counting it.
@@ -210,33 +211,6 @@ func (d *DoubleBarrier) openedWithUs(grace context.Context, zxid int64) bool {
 	}
 	st, err := d.client.Exists(grace, d.readyPath)
 	return err == nil && st != nil && st.Czxid > d.first && (zxid == 0 || st.Czxid < zxid)
-}
-
-// graceAfter returns a context that ctx does not end: it ends outcomeTimeout after ctx
-// ends. Every wait of an Enter or a Leave after its ctx ended (for an outcome, for a
-// cleanup) shares this one bound, so that the call returns at most outcomeTimeout late.
-func graceAfter(ctx context.Context) (context.Context, context.CancelFunc) {
-	grace, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	var timer *time.Timer
-	stopped := false
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			timer = time.AfterFunc(outcomeTimeout, cancel)
-		}
-	})
-	return grace, func() {
-		stop()
-		mu.Lock()
-		stopped = true
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
-		cancel()
-	}
 }
 
 // enter runs Enter's loop and returns the generation in which the member got in.
@@ -584,7 +558,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.mu.Lock()
 	gen := d.gen
 	d.mu.Unlock()
-	grace, stop := graceAfter(ctx)
+	gctx, stop := grace.After(ctx, outcomeTimeout)
 	defer stop()
 	err := d.leave(ctx, gen)
 	d.mu.Lock()
@@ -592,7 +566,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.cleanupReady = false
 	d.mu.Unlock()
 	if err != nil && !errors.Is(err, ErrSessionLost) {
-		_ = d.deleteOurs(ctx, grace, withReady, true) // the error says that Leave failed already
+		_ = d.deleteOurs(ctx, gctx, withReady, true) // the error says that Leave failed already
 	}
 	d.mu.Lock()
 	if d.retire {

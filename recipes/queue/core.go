@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
+	"github.com/zoocurator/zoocurator/internal/grace"
 	"github.com/zoocurator/zoocurator/internal/locks"
 )
 
@@ -46,7 +47,7 @@ const (
 // too: see notRemade. It waits at most await past ctx in all (positive: see
 // framework.AwaitOutcome), for the delete's answer and the read that follows it together.
 func takeDelete(ctx context.Context, c *framework.Client, p string, st *framework.Stat, await time.Duration) error {
-	gctx, gcancel := endsAfter(ctx, await)
+	gctx, gcancel := grace.After(ctx, await)
 	defer gcancel()
 	err := c.Delete(ctx, p, framework.AsRead(st), framework.AwaitOutcome(await))
 	if err != nil {
@@ -68,32 +69,6 @@ func takeDelete(ctx context.Context, c *framework.Client, p string, st *framewor
 		return err
 	}
 	return nil
-}
-
-// endsAfter returns a context detached from ctx's cancellation (its values kept) that
-// ends d after ctx ends, and its cancel func, which must be called.
-func endsAfter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	var timer *time.Timer
-	stopped := false
-	stopAF := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			timer = time.AfterFunc(d, cancel)
-		}
-	})
-	return gctx, func() {
-		stopAF()
-		mu.Lock()
-		stopped = true
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
-		cancel()
-	}
 }
 
 // notRemade is called once a delete of the item node that had czxid (or a transaction
