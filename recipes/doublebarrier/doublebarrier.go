@@ -60,6 +60,10 @@ type DoubleBarrier struct {
 	// there, and its maker may have counted it. Set and read by Enter only.
 	made  bool
 	first int64
+	// hadNode: a node of ours was there in this Enter. One made again after it went (its
+	// session expired, or someone deleted it) restarts the dating (first): a ready made
+	// while we had no node was not made counting us.
+	hadNode bool
 	// withdrawn: what the delete of our node after a failed Enter learnt (zeros: not
 	// known). Set and read by Enter only.
 	withdrawn withdrawal
@@ -165,7 +169,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.transition(outside, entering, ErrAlreadyEntered); err != nil {
 		return err
 	}
-	d.made, d.first = false, 0
+	d.made, d.first, d.hadNode = false, 0, false
 	d.mu.Lock()
 	d.sent = nil
 	d.mu.Unlock()
@@ -429,6 +433,10 @@ func (d *DoubleBarrier) ensureOurs(ctx, grace context.Context) error {
 		_, err := d.client.Create(ctx, d.ourPath, nil, framework.WithMode(framework.Ephemeral), framework.WithContainerParents(),
 			framework.WithInFlight(&d.created), framework.WithOnSend(d.noteSent))
 		if err == nil {
+			if d.hadNode {
+				d.first = 0 // our node went, and this is a new one: dated anew
+			}
+			d.hadNode = true
 			return nil
 		}
 		if !errors.Is(err, framework.ErrNodeExists) {
@@ -444,6 +452,7 @@ func (d *DoubleBarrier) ensureOurs(ctx, grace context.Context) error {
 			continue
 		}
 		if st.EphemeralOwner == d.client.SessionID() {
+			d.hadNode = true
 			return nil
 		}
 		d.mu.Lock()
@@ -509,13 +518,18 @@ type listing struct {
 	ready    bool     // ready was listed
 	pzxid    int64    // the barrier node's pzxid: the last change of its children so far
 	cversion int32    // the barrier node's cversion: its children's creates and deletes
+	czxid    int64    // the barrier node's czxid: which barrier node (it may be made again)
 	children int      // how many children it has, ready included
 }
 
 // createdSince returns how many children were created between listing from and l: each
 // create and each delete of a child counts once in the cversion, and their difference is
-// the change of the count.
+// the change of the count. A barrier node made again in between (another czxid) counts
+// as a create.
 func (l listing) createdSince(from listing) int {
+	if l.czxid != from.czxid {
+		return 1
+	}
 	return (int(l.cversion-from.cversion) + l.children - from.children) / 2
 }
 
@@ -530,7 +544,7 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 	}
 	l := listing{ready: slices.Contains(kids, readyNode), children: len(kids)}
 	if st != nil {
-		l.pzxid, l.cversion = st.Pzxid, st.Cversion
+		l.pzxid, l.cversion, l.czxid = st.Pzxid, st.Cversion, st.Czxid
 	}
 	l.members = slices.DeleteFunc(kids, func(k string) bool { return k == readyNode })
 	slices.Sort(l.members) // the order Curator's Collections.sort gives these ASCII names
