@@ -46,9 +46,9 @@
 // it creates ready); otherwise it waits for ready to appear. The watch is set after the
 // member node is made, so the ready it hears of was made while that node was there. A
 // ready there already lets the member in only if it was made after the first node this
-// Enter made (its maker may have counted it: a member whose session another session's
-// node replaced in one transaction keeps its node there all along, and the round's members
-// wait for the new one; one whose node went — its session expired, or someone deleted it —
+// Enter made (its maker may have counted it: a member that replaces its old session's node
+// by one of the new session, in one transaction, has had a node there all along, and the
+// round's members wait for the new one; one whose node went — its session expired, or someone deleted it —
 // dates anew from the node it makes then, as a ready made while it had no node did not
 // count it: should the round's members wait for the new node all the same, they wait until
 // this Enter ends), or a member node
