@@ -28,7 +28,7 @@ func TestSetDataFailingDuringStepIsWrittenLater(t *testing.T) {
 	inStep := make(chan struct{})
 	release := make(chan struct{})
 	hook := func(op string) {
-		if op != "exists" {
+		if op != "getData" { // step's look at the node
 			return
 		}
 		buf := make([]byte, 64<<10)

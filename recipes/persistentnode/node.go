@@ -503,8 +503,9 @@ func (n *Node) goneUnseen(ctx context.Context) bool {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // step brings the node in place once. It returns what to wait for before the next step:
-// the node's exists watch, a closed channel to look again at once, or nil (a
-// non-retryable error with no node to watch: wait for a poke).
+// the node's data watch (see look), a closed channel to look again at once, or nil (no
+// watch: a non-retryable error with no node to watch, or a node this client may not
+// read; wait for a poke or await's recheck).
 func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 	// dirty is taken here, atomically with its clearing: a SetData that fails from now
 	// on sets it again for the next step.
@@ -535,7 +536,7 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		}
 		return n.afterCreate(ctx, keep(err))
 	}
-	st, w, err := n.client.ExistsW(ctx, path)
+	st, next, err := n.look(ctx, path)
 	if err != nil {
 		return nil, keep(err)
 	}
@@ -578,7 +579,7 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		var mine bool
 		st, mine, err = n.mine(ctx, path)
 		if err != nil || st == nil {
-			return w.Done(), keep(err) // gone: the watch fires (or fired), and the next step makes it
+			return next, keep(err) // gone: the watch fires (or fired), and the next step makes it
 		}
 		n.mu.Lock()
 		switch {
@@ -619,10 +620,34 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 	}
 	if dirty {
 		if err := n.syncData(ctx, path, 0, true); err != nil {
-			return w.Done(), err // the watch is set: keep it (syncData set dirty again)
+			return next, err // the watch is set: keep it (syncData set dirty again)
 		}
 	}
-	return w.Done(), nil
+	return next, nil
+}
+
+// look reads the node at path with a data watch (getData), which the server sets only
+// on a node that is there and fires when that node changes or goes: the watch a Node
+// leaves behind when Close ends its loop during a look (the read still reaches the
+// server) is on a node that will go (deleted by Close, reaped by the server) or is
+// another's, never on a path nobody makes again. An exists watch on a missing node
+// would wait for a create that, once the Node is closed, may never come, and go-zookeeper
+// cannot remove a watch. It returns the node's Stat (nil: no node) and the watch's
+// channel; nil when no watch was set: no node, or one this client may not read (no
+// READ), which is looked at with an exists and no watch (ZooKeeper tells a watch nothing
+// about such a node: await's recheck notices it gone).
+func (n *Node) look(ctx context.Context, path string) (*framework.Stat, <-chan struct{}, error) {
+	_, st, w, err := n.client.GetDataW(ctx, path)
+	switch {
+	case errors.Is(err, framework.ErrNoNode):
+		return nil, nil, nil
+	case errors.Is(err, framework.ErrNoAuth):
+		st, err = n.client.Exists(ctx, path)
+		return st, nil, err
+	case err != nil:
+		return nil, nil, err
+	}
+	return st, w.Done(), nil
 }
 
 // errSeqRefused: a sequential create was refused, a node being at the name the parent's
@@ -662,7 +687,9 @@ func (n *Node) sameParent(ctx context.Context, path string) (bool, error) {
 
 // afterCreate returns what step waits for after a create that returned err: look again
 // at once, unless err cannot be retried; then the node's watch, when the node has a path
-// (a node found there that could not be written is kept and watched, as Curator does).
+// and is there (a node found there that could not be written is kept and watched, as
+// Curator does). A node that is not there (its create refused: no parent, an ACL) sets
+// no watch (see look): await's recheck tries again every recheckEvery.
 func (n *Node) afterCreate(ctx context.Context, err error) (<-chan struct{}, error) {
 	if err == nil || retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) {
 		return closedChan, err
@@ -673,18 +700,17 @@ func (n *Node) afterCreate(ctx context.Context, err error) (<-chan struct{}, err
 	if path == "" {
 		return nil, err
 	}
-	st, w, werr := n.client.ExistsW(ctx, path)
+	_, next, werr := n.look(ctx, path)
 	switch {
 	case werr != nil && (retry.IsRetryable(werr, true) || errors.Is(werr, framework.ErrNotConnected)):
 		return closedChan, werr // look again at once
 	case werr != nil:
 		return nil, err
-	case st == nil:
-		// Gone, and creating it was refused (no parent, an ACL): trying again at once
-		// would spin. Wait for the node to appear, a reconnection or a SetData.
-		return w.Done(), err
 	}
-	return w.Done(), err
+	// Gone, and creating it was refused (no parent, an ACL): next is nil, since trying
+	// again at once would spin; a reconnection, a SetData or await's recheck (which
+	// finds it missing) brings the next step.
+	return next, err
 }
 
 // setDirty marks the wanted data as not written.
@@ -909,8 +935,10 @@ func (n *Node) call(fn func(Created), ev Created) {
 // or proved its own earlier is deleted in the background all the same, bound to the czxid
 // it had (a node made at the path by someone else later stays), and Close returns nil;
 // the client's WaitGuaranteedDeletes waits for that delete.
-// The exists watch set on the node stays registered on the server until it fires or the
-// session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
+// The Node watches its node with a data watch, set only while the node is there, so Close
+// leaves no watch on a path where no node is: one on a node that stays (another's, a
+// TTLNode's container left to the server) stays registered on the server until that node
+// changes or goes, or the session ends (go-zookeeper cannot remove a watch). Close may be called many times, also
 // from a listener.
 func (n *Node) Close() error {
 	n.mu.Lock()

@@ -243,7 +243,9 @@ func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.
 // is lost or hangs, is a cleanup in the background that goes on until the container is
 // looked at or the client is closed (the client's WaitGuaranteedDeletes and Close wait
 // for it). A container of someone else's, or that had a child and lost it, is left to
-// its owner or the server. Close may be called many times.
+// its owner or the server. The data watch of the Node on a container left to the server
+// stays until the server reaps it; no watch is left on a container that is gone (see
+// Node.Close). Close may be called many times.
 func (t *TTLNode) Close() error {
 	t.mu.Lock()
 	if t.closed {
