@@ -46,13 +46,14 @@ func (c *Client) zkDialer() zk.Dialer {
 		h.negotiated = c.setNegotiated
 		h.outcome = func(err error) { c.dialErr.Store(dialFailure{err}) }
 		h.plain = c.opts.tls == nil
-		// With credentials go-zookeeper sends its set-watches request only once the auth
-		// it re-sends was answered: holding that answer would stall every reconnection
-		// for the gate's whole wait (and, when that reaches go-zookeeper's read deadline,
-		// cost the connection and the session). Such a client is not gated.
-		if len(c.opts.auth) == 0 {
-			h.watched = c.watches.armedAny
-		}
+		// With credentials go-zookeeper writes its set-watches request only once the auth
+		// it re-sends was answered, but reads its last zxid for it at once: holding that
+		// answer until the request is written would stall every reconnection for the
+		// gate's whole wait (and, when that reaches go-zookeeper's read deadline, cost the
+		// connection and the session). Such a client's first reply is held briefly
+		// instead, as a new session's (see gate).
+		h.watched = c.watches.armedAny
+		h.auth = len(c.opts.auth) > 0
 		return h, nil
 	}
 }
@@ -106,6 +107,7 @@ type handshakeConn struct {
 	watched   func() bool   // whether the client has watches set (nil: never hold)
 	sent      bool          // the connect request was written
 	newSess   bool          // it asked for a new session (session id 0): no watches to set again
+	auth      bool          // the client re-sends credentials after the handshake
 	gated     bool          // the first read after the handshake went through the gate
 	reported  bool          // outcome was told the handshake succeeded
 	setWatch  chan struct{} // closed once a set-watches request was written
@@ -186,14 +188,16 @@ func (h *handshakeConn) gate() {
 	h.gated = true
 	newSess := h.newSess
 	h.mu.Unlock()
-	if newSess {
+	if newSess || (h.auth && h.watched != nil && h.watched()) {
 		// A new session has no watches to set again, but go-zookeeper's loop goroutine
 		// still has to pass sendSetWatches, right after it started the receive loop: a
 		// watch armed by a reply read before that (the client arms watches at once on a
 		// new session) makes it read the last zxid while this loop writes it for the
 		// next reply. There is nothing on the wire to wait for; holding the first reply
 		// for newSessionHold gives that goroutine the few microseconds it needs even on
-		// a loaded machine (a mitigation of the upstream race, not a proof).
+		// a loaded machine (a mitigation of the upstream race, not a proof). A client with
+		// credentials and watches, resuming its session, is in the same case: the reply
+		// to its auth is the first, and its set-watches request waits for it.
 		t := time.NewTimer(newSessionHold)
 		defer t.Stop()
 		select {
