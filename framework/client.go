@@ -26,8 +26,8 @@ type Client struct {
 	servers []string
 	prefix  string // chroot and namespace, "" or "/a/b"
 
-	conn    atomic.Pointer[zk.Conn]
-	connSeq atomic.Uint64 // numbers the zk.Conns: events of a replaced one are ignored
+	conn    atomic.Pointer[connBox]
+	connSeq atomic.Uint64 // numbers the connections: events of a replaced one are ignored
 	closing chan struct{}
 	wg      sync.WaitGroup // every goroutine the client starts, but those in cbs
 	cbs     *callbacks     // goroutines that run user code: listeners, Go
@@ -73,7 +73,7 @@ type sessionEvent struct {
 	state   zk.State
 	sid     int64
 	seq     uint64 // for stateSimulatedExpiry
-	connSeq uint64 // the zk.Conn it came from (0: the client's own timer)
+	connSeq uint64 // the connection it came from (0: the client's own timer)
 }
 
 // queuedState is a state change waiting for the listeners, numbered in order.
@@ -279,7 +279,7 @@ func (c *Client) Start() error {
 	if err != nil {
 		return err
 	}
-	c.conn.Store(conn)
+	c.conn.Store(&connBox{conn})
 	c.wg.Add(2)
 	go c.eventLoop()
 	c.cbs.spawn(c.listenerLoop)
@@ -288,7 +288,7 @@ func (c *Client) Start() error {
 		c.wg.Add(1)
 		go c.trackEnsemble()
 	}
-	if len(c.opts.auth) == 0 {
+	if len(c.opts.auth) == 0 || c.opts.wire { // our connection sends them itself
 		close(c.authed)
 	} else {
 		c.wg.Add(1)
@@ -297,9 +297,12 @@ func (c *Client) Start() error {
 	return nil
 }
 
-// dial starts a new zk.Conn (a new session); its events are tagged so that those of a
-// connection replaced since are ignored.
-func (c *Client) dial() (*zk.Conn, error) {
+// dial starts a new connection (a new session); its events are tagged so that those of
+// a connection replaced since are ignored.
+func (c *Client) dial() (zkConn, error) {
+	if c.opts.wire {
+		return c.dialWire()
+	}
 	seq := c.connSeq.Add(1)
 	var self atomic.Pointer[zk.Conn] // set once Connect returned; until then sid 0
 	hosts, servers := c.newHostList()
@@ -307,13 +310,20 @@ func (c *Client) dial() (*zk.Conn, error) {
 		zk.WithDialer(c.recordDials(c.zkDialer())),
 		zk.WithHostProvider(hosts),
 		zk.WithLogger(zkLogger{c}),
-		zk.WithEventCallback(func(ev zk.Event) { c.onEvent(seq, self.Load(), ev) }))
+		zk.WithEventCallback(func(ev zk.Event) {
+			var key zkConn // nil until Connect returned
+			var sid int64
+			if conn := self.Load(); conn != nil {
+				key, sid = gozk{conn}, conn.SessionID()
+			}
+			c.onEvent(seq, key, sid, ev)
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("framework: connect %v: %w", servers, err)
 	}
 	c.useHostList(hosts, servers)
 	self.Store(conn)
-	return conn, nil
+	return gozk{conn}, nil
 }
 
 // replaceSessionLocked ends the current session and starts a new one: after a simulated
@@ -325,20 +335,21 @@ func (c *Client) replaceSessionLocked() {
 		c.opts.logger.Error("starting a new session after a simulated Lost failed", "component", "framework", "err", err)
 		return
 	}
-	old := c.conn.Swap(conn)
+	old := c.conn.Swap(&connBox{conn}).zkConn
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		old.Close() // sends closeSession if it can; pending requests fail as connection loss
+		c.watches.endConn(old)
 	}()
-	if len(c.opts.auth) > 0 {
+	if len(c.opts.auth) > 0 && !c.opts.wire {
 		c.authed = make(chan struct{})
 		c.wg.Add(1)
 		go c.addAuth(conn, c.authed)
 	}
 }
 
-func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
+func (c *Client) addAuth(conn zkConn, authed chan struct{}) {
 	defer c.wg.Done()
 	for _, a := range c.opts.auth {
 		for {
@@ -361,9 +372,10 @@ func (c *Client) addAuth(conn *zk.Conn, authed chan struct{}) {
 	close(authed)
 }
 
-// onEvent runs on go-zookeeper's receive loop: it must not block. It queues the event.
-// An event of a replaced connection is dropped; handle drops those queued before.
-func (c *Client) onEvent(connSeq uint64, conn *zk.Conn, ev zk.Event) {
+// onEvent runs on the connection's receive loop: it must not block. It queues the
+// event; sid is the session it is about. An event of a replaced connection is dropped;
+// handle drops those queued before.
+func (c *Client) onEvent(connSeq uint64, conn zkConn, sid int64, ev zk.Event) {
 	if ev.Type != zk.EventSession {
 		c.watches.notify(conn, ev) // a node event, or a watch ended (EventNotWatching)
 		return
@@ -371,11 +383,7 @@ func (c *Client) onEvent(connSeq uint64, conn *zk.Conn, ev zk.Event) {
 	if connSeq != c.connSeq.Load() {
 		return
 	}
-	se := sessionEvent{state: ev.State, connSeq: connSeq}
-	if conn != nil {
-		se.sid = conn.SessionID()
-	}
-	c.pushEvent(se)
+	c.pushEvent(sessionEvent{state: ev.State, connSeq: connSeq, sid: sid})
 }
 
 func (c *Client) pushEvent(se sessionEvent) {
@@ -420,7 +428,7 @@ func (c *Client) handle(se sessionEvent) {
 	case zk.StateHasSession:
 		sid := se.sid
 		if sid == 0 {
-			sid = c.conn.Load().SessionID()
+			sid = c.loadConn().SessionID()
 		}
 		if c.state == 0 {
 			c.sessionID, c.gen = sid, 1
@@ -762,7 +770,7 @@ func (c *Client) Close() error {
 		// The watches first: they end with ErrClosed, before go-zookeeper's close ends
 		// them with its own ErrClosing (a watch fires once).
 		c.watches.closeAll()
-		if conn := c.conn.Load(); conn != nil {
+		if conn := c.loadConn(); conn != nil {
 			conn.Close()
 		}
 	}

@@ -328,7 +328,7 @@ func (r *createRun) name(full, path string) {
 }
 
 // attempt is one attempt of the create, on conn.
-func (r *createRun) attempt(ctx context.Context, conn *zk.Conn) error {
+func (r *createRun) attempt(ctx context.Context, conn zkConn) error {
 	c, o := r.c, &r.o
 	r.attempts++
 	if o.protected && o.mode.ephemeral() && !slices.Contains(r.sessions, conn.SessionID()) {
@@ -365,7 +365,7 @@ func (r *createRun) attempt(ctx context.Context, conn *zk.Conn) error {
 // madeEarlier looks, on an attempt after one whose answer may be lost, for the node an
 // earlier attempt made: by its protected prefix, or by its owner token (sequential
 // names). It reports whether it found it (then r.created is set).
-func (r *createRun) madeEarlier(ctx context.Context, conn *zk.Conn) (bool, error) {
+func (r *createRun) madeEarlier(ctx context.Context, conn zkConn) (bool, error) {
 	c, o := r.c, &r.o
 	found := ""
 	switch {
@@ -397,7 +397,7 @@ func (r *createRun) madeEarlier(ctx context.Context, conn *zk.Conn) (bool, error
 // taken (done, r.created set), ours of an older session is deleted and made again (p and
 // err of that create), and another's is left (err NodeExists). done: the attempt ends
 // with err.
-func (r *createRun) ownedExisting(ctx context.Context, conn *zk.Conn) (done bool, p string, err error) {
+func (r *createRun) ownedExisting(ctx context.Context, conn zkConn) (done bool, p string, err error) {
 	c, o := r.c, &r.o
 	st, mine, oerr := c.ownedOnce(ctx, conn, r.full, o.owner)
 	if errors.Is(oerr, zk.ErrNoAuth) {
@@ -427,7 +427,7 @@ func (r *createRun) ownedExisting(ctx context.Context, conn *zk.Conn) (done bool
 
 // existingAsAsked is what a create that found a node at its path does with
 // WithOrSetData (it writes the data) or idempotently (the same data is success).
-func (r *createRun) existingAsAsked(ctx context.Context, conn *zk.Conn) error {
+func (r *createRun) existingAsAsked(ctx context.Context, conn zkConn) error {
 	c, full := r.c, r.full
 	if r.o.orSetData {
 		_, err := call(c, ctx, "setData", func() (*zk.Stat, error) { return conn.Set(full, r.data, -1) }, nil)
@@ -445,7 +445,7 @@ func (r *createRun) existingAsAsked(ctx context.Context, conn *zk.Conn) error {
 // not ours: ErrNoNode), by name otherwise or when the node's ACL cannot be read.
 func (c *Client) createdStat(ctx context.Context, created string, owner OwnerToken) (*zk.Stat, error) {
 	var st *zk.Stat
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		if !owner.IsZero() {
 			var mine bool
@@ -464,7 +464,7 @@ func (c *Client) createdStat(ctx context.Context, created string, owner OwnerTok
 }
 
 // statOnce reads a node's Stat; ErrNoNode when it does not exist.
-func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.Stat, error) {
+func (c *Client) statOnce(ctx context.Context, conn zkConn, full string) (*zk.Stat, error) {
 	return callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 		ok, st, err := conn.Exists(full)
 		if err == nil && !ok {
@@ -481,7 +481,7 @@ func (c *Client) statOnce(ctx context.Context, conn *zk.Conn, full string) (*zk.
 // node's czxid where a read behind the create allows: see lateUndo). A plain path's late
 // create stays, as in ZooKeeper and Curator: a later call
 // may have found that node (NodeExists) and relied on it.
-func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
+func (c *Client) createOnce(ctx context.Context, conn zkConn, full string, data []byte, o createOpts, acl []zk.ACL) (string, error) {
 	// The request is counted in o.inflight from before its goroutine starts until it is
 	// answered: a Wait after the caller gave up cannot miss a request not sent yet.
 	var fl *flight // nil without an InFlight: nothing counted, nothing allocated
@@ -529,7 +529,7 @@ func (c *Client) createOnce(ctx context.Context, conn *zk.Conn, full string, dat
 // node of an ephemeral mode that another session owns is not ours: ours is of our
 // session, or went with our expired one (a server that has not applied that expiry yet
 // deletes it in time). It is neither returned nor touched: it may be another client's.
-func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefix string, mode CreateMode) (string, error) {
+func (c *Client) findProtected(ctx context.Context, conn zkConn, parent, prefix string, mode CreateMode) (string, error) {
 	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
@@ -564,7 +564,7 @@ func (c *Client) findProtected(ctx context.Context, conn *zk.Conn, parent, prefi
 // deepest first: only missing levels cost a request. The chroot and namespace are created
 // as persistent nodes, the rest as containers when asked (and the client allows it), else
 // as persistent nodes.
-func (c *Client) ensureParents(ctx context.Context, conn *zk.Conn, full string, containers bool) error {
+func (c *Client) ensureParents(ctx context.Context, conn zkConn, full string, containers bool) error {
 	if full == "/" || full == "" {
 		return nil
 	}
@@ -597,7 +597,7 @@ func (c *Client) EnsurePath(ctx context.Context, path string) error {
 	if err := ValidatePath(path); err != nil {
 		return opErr("ensurePath", path, err)
 	}
-	return opErr("ensurePath", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	return opErr("ensurePath", path, c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		return c.ensureParents(ctx, conn, c.fullPath(path), false)
 	}))
 }

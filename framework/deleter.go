@@ -144,7 +144,7 @@ func (d *deleter) do(j deleteJob) error {
 	if err := d.c.waitConnected(ctx); err != nil {
 		return err
 	}
-	conn := d.c.conn.Load()
+	conn := d.c.loadConn()
 	if j.prefix == "" {
 		version := int32(-1)
 		if j.versioned {
@@ -202,7 +202,7 @@ func (d *deleter) do(j deleteJob) error {
 // deleteOwned deletes the node at p, at the version read, only if one of the sessions
 // owners owns it: ErrNoNode when it is gone or another's, ErrWrappedVersion (not sent)
 // when the version read is -1.
-func (d *deleter) deleteOwned(ctx context.Context, conn *zk.Conn, p string, owners []int64) error {
+func (d *deleter) deleteOwned(ctx context.Context, conn zkConn, p string, owners []int64) error {
 	for {
 		st, err := call(d.c, ctx, "exists", func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(p)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework/internal/wire"
 )
 
 // Ensemble tracking: the client follows the ensemble's dynamic configuration
@@ -211,6 +213,7 @@ type hostList struct {
 	servers []string
 	curr    int
 	last    int
+	wire    *wire.HostList // our own connection's list, which replace updates too (nil: go-zookeeper's)
 }
 
 // lookupTimeout bounds the resolution of the names of a server list (go-zookeeper's).
@@ -274,6 +277,9 @@ func (h *hostList) replace(servers []string) {
 	defer h.mu.Unlock()
 	h.servers = list
 	h.curr, h.last = -1, -1
+	if h.wire != nil {
+		_ = h.wire.Update(list) // not empty: Init and the tracker give none that is
+	}
 }
 
 // list returns the servers, sorted.
@@ -370,7 +376,7 @@ func (c *Client) Servers() []string {
 func (c *Client) ConnectedServer() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	conn := c.conn.Load()
+	conn := c.loadConn()
 	if !c.connected || conn == nil {
 		return ""
 	}
@@ -462,7 +468,7 @@ func (c *Client) trackEnsemble() {
 
 // waitConnection waits until the client is connected and returns its connection; false
 // once the client is closed.
-func (c *Client) waitConnection() (*zk.Conn, bool) {
+func (c *Client) waitConnection() (zkConn, bool) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -470,7 +476,7 @@ func (c *Client) waitConnection() (*zk.Conn, bool) {
 			return nil, false
 		}
 		if c.connected {
-			conn := c.conn.Load()
+			conn := c.loadConn()
 			c.mu.Unlock()
 			return conn, true
 		}
@@ -486,7 +492,7 @@ func (c *Client) waitConnection() (*zk.Conn, bool) {
 
 // readConfig reads /zookeeper/config on conn, without a watch, bypassing request
 // counting, hooks and observers.
-func (c *Client) readConfig(conn *zk.Conn) ([]byte, error) {
+func (c *Client) readConfig(conn zkConn) ([]byte, error) {
 	return c.configRequest(func() ([]byte, error) { d, _, err := conn.Get(configPath); return d, err })
 }
 

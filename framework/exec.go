@@ -77,7 +77,7 @@ func (c *Client) CheckDataSize(path string, n int) error {
 // (and, for a ctx from InSession, only in that session).
 // The first attempt runs directly; the retry machinery is set up only when it fails with a
 // retryable error (most operations succeed the first time).
-func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, conn *zk.Conn) error) error {
+func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, conn zkConn) error) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 		if err := c.waitConnected(ctx); err != nil {
 			return err
 		}
-		conn := c.conn.Load()
+		conn := c.loadConn()
 		if err := c.ensureNamespace(ctx, conn); err != nil {
 			return err
 		}

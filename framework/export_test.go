@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"math/bits"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -11,8 +12,11 @@ import (
 // ends, since go-zookeeper cannot remove a watch. It reads go-zookeeper's private map under
 // its own lock.
 func ZKWatchers(c *Client, path string) int {
-	conn := c.conn.Load()
-	v := reflect.ValueOf(conn).Elem()
+	conn := c.loadConn()
+	if w, ok := conn.(*wireConn); ok { // our own connection: one per kind
+		return bits.OnesCount8(uint8(w.cl.Watching(c.fullPath(path))))
+	}
+	v := reflect.ValueOf(conn.(gozk).Conn).Elem()
 	lock := (*sync.Mutex)(unsafe.Pointer(v.FieldByName("watchersLock").UnsafeAddr()))
 	lock.Lock()
 	defer lock.Unlock()

@@ -49,7 +49,7 @@ func (u *lateUndo) abandoned(p string, err error) {
 // the create) and, once the create's late answer came, queues the bound delete of the
 // node it made. Its goroutine is a cleanup (GoCleanup): WaitGuaranteedDeletes waits for
 // it.
-func (u *lateUndo) gaveUp(conn *zk.Conn) {
+func (u *lateUndo) gaveUp(conn zkConn) {
 	u.c.GoCleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.c.opts.connectionTimeout)
 		st, rerr := callAt(u.c, ctx, "exists", u.parent, func() (*zk.Stat, error) {

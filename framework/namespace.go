@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zoocurator/zoocurator/retry"
 )
 
@@ -17,7 +15,7 @@ import (
 // operation, which the retry policy retries; any other (NoAuth, say) is logged and the
 // operation goes on to report its own error, as Curator goes on; the next operation tries
 // again, as Curator's facade tries until the node is made.
-func (c *Client) ensureNamespace(ctx context.Context, conn *zk.Conn) error {
+func (c *Client) ensureNamespace(ctx context.Context, conn zkConn) error {
 	if c.opts.namespace == "" || c.nsSettled.Load() {
 		return nil
 	}

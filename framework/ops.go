@@ -52,7 +52,7 @@ func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = si
 
 // readsOwner reports whether attempt n of a delete bound to session owner (0: none)
 // must read the node's owner first: any but a first attempt on that session.
-func readsOwner(owner int64, conn *zk.Conn, n int) bool {
+func readsOwner(owner int64, conn zkConn, n int) bool {
 	return owner != 0 && (n > 1 || conn.SessionID() != owner)
 }
 
@@ -140,7 +140,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		ctx = a.ctx
 	}
 	attempts := 0
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		attempts++
 		if o.children {
 			if err := c.deleteChildren(ctx, conn, full); err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -174,7 +174,7 @@ var testHookStatRead func(*zk.Stat)
 // the path, or none, is ErrNoNode; a version read of -1, ErrWrappedVersion (not sent). A version that changed between the read and the
 // delete (the same node, written meanwhile) is read again, unless version was given. a
 // (nil: none) is AwaitOutcome's.
-func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, maxCzxid, owner int64, version int32, sent *resent, a *awaiter) error {
+func deleteCreated(c *Client, ctx context.Context, conn zkConn, full string, maxCzxid, owner int64, version int32, sent *resent, a *awaiter) error {
 	for {
 		st, err := callAt(c, ctx, "exists", full, func() (*zk.Stat, error) {
 			ok, st, err := conn.Exists(full)
@@ -209,7 +209,7 @@ func deleteCreated(c *Client, ctx context.Context, conn *zk.Conn, full string, m
 	}
 }
 
-func (c *Client) deleteChildren(ctx context.Context, conn *zk.Conn, full string) error {
+func (c *Client) deleteChildren(ctx context.Context, conn zkConn, full string) error {
 	kids, err := callAt(c, ctx, "getChildren", full, func() ([]string, error) { k, _, err := conn.Children(full); return k, err }, nil)
 	if err != nil {
 		return err
@@ -252,14 +252,14 @@ func (c *Client) getData(ctx context.Context, path string, watch bool) ([]byte, 
 	}
 	var r res
 	var w *Watch
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		read := func(watch bool) (res, <-chan zk.Event, error) {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
+		read := func(watch bool) (res, watchSet, error) {
 			if watch {
 				d, st, ech, err := conn.GetW(full)
 				return res{d, st}, ech, err
 			}
 			d, st, err := conn.Get(full)
-			return res{d, st}, nil, err
+			return res{d, st}, watchSet{}, err
 		}
 		var err error
 		if watch {
@@ -289,7 +289,7 @@ func (c *Client) SetData(ctx context.Context, path string, data []byte, version 
 	full := c.fullPath(path)
 	var st *zk.Stat
 	var sent resent
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		st, err = callAt(c, ctx, "setData", full, func() (*zk.Stat, error) { return conn.Set(full, data, version) }, nil)
 		sent.note(err)
@@ -329,18 +329,18 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (*Stat, *W
 	full := c.fullPath(path)
 	var st *zk.Stat
 	var w *Watch
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		type res struct {
 			ok bool
 			st *zk.Stat
 		}
-		read := func(watch bool) (res, <-chan zk.Event, error) {
+		read := func(watch bool) (res, watchSet, error) {
 			if watch {
 				ok, st, ech, err := conn.ExistsW(full)
 				return res{ok, st}, ech, err
 			}
 			ok, st, err := conn.Exists(full)
-			return res{ok, st}, nil, err
+			return res{ok, st}, watchSet{}, err
 		}
 		var r res
 		var err error
@@ -391,14 +391,14 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	}
 	var r res
 	var w *Watch
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
-		read := func(watch bool) (res, <-chan zk.Event, error) {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
+		read := func(watch bool) (res, watchSet, error) {
 			if watch {
 				k, st, ech, err := conn.ChildrenW(full)
 				return res{k, st}, ech, err
 			}
 			k, st, err := conn.Children(full)
-			return res{k, st}, nil, err
+			return res{k, st}, watchSet{}, err
 		}
 		var err error
 		if watch {
@@ -421,7 +421,7 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 		return opErr("sync", path, err)
 	}
 	full := c.fullPath(path)
-	return opErr("sync", path, c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	return opErr("sync", path, c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		_, err := callAt(c, ctx, "sync", full, func() (string, error) { return conn.Sync(full) }, nil)
 		return err
 	}))
@@ -435,7 +435,7 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, erro
 	full := c.fullPath(path)
 	var acl []zk.ACL
 	var st *zk.Stat
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		type res struct {
 			acl []zk.ACL
 			st  *zk.Stat
@@ -460,7 +460,7 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersi
 	}
 	full := c.fullPath(path)
 	var st *zk.Stat
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		st, err = callAt(c, ctx, "setACL", full, func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -45,6 +46,7 @@ type options struct {
 	namespace         string
 	aclProvider       ACLProvider
 	auth              []authInfo
+	wire              bool // speak through our own connection (conn.go) instead of go-zookeeper's
 	containers        bool
 	errorPolicy       ErrorPolicy
 	logger            *slog.Logger
@@ -87,6 +89,7 @@ func defaultOptions() options {
 		expiryFraction:    1.0,
 		maxPacket:         DefaultMaxPacketSize,
 		cleanupTimeout:    30 * time.Second,
+		wire:              os.Getenv(connEnv) == "wire",
 	}
 }
 

@@ -68,7 +68,7 @@ func (c *Client) OwnedBy(ctx context.Context, path string, t OwnerToken) (*Stat,
 	full := c.fullPath(path)
 	var st *zk.Stat
 	var mine bool
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		st, mine, err = c.ownedOnce(ctx, conn, full, t)
 		return err
@@ -81,7 +81,7 @@ func (c *Client) OwnedBy(ctx context.Context, path string, t OwnerToken) (*Stat,
 
 // ownedOnce reads the ACL of the node at full: its Stat (nil: no node) and whether it
 // carries t.
-func (c *Client) ownedOnce(ctx context.Context, conn *zk.Conn, full string, t OwnerToken) (*zk.Stat, bool, error) {
+func (c *Client) ownedOnce(ctx context.Context, conn zkConn, full string, t OwnerToken) (*zk.Stat, bool, error) {
 	type res struct {
 		acl []zk.ACL
 		st  *zk.Stat
@@ -108,7 +108,7 @@ func (c *Client) FindOwned(ctx context.Context, path string, t OwnerToken) ([]st
 	full := c.fullPath(path)
 	parent, name := ParentPath(full), full[strings.LastIndexByte(full, '/')+1:]
 	var found []string
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		found = found[:0]
 		if _, err := callAt(c, ctx, "sync", parent, func() (string, error) { return conn.Sync(parent) }, nil); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
@@ -128,7 +128,7 @@ func (c *Client) FindOwned(ctx context.Context, path string, t OwnerToken) ([]st
 // that carries t, until fn returns false or an error.
 // A child whose ACL cannot be read (NoAuth) is skipped, unless unreadable is not nil:
 // then eachOwned returns unreadable (wrapping NoAuth).
-func (c *Client) eachOwned(ctx context.Context, conn *zk.Conn, parent, name string, t OwnerToken, unreadable func(error) error, fn func(full string, st *zk.Stat) (bool, error)) error {
+func (c *Client) eachOwned(ctx context.Context, conn zkConn, parent, name string, t OwnerToken, unreadable func(error) error, fn func(full string, st *zk.Stat) (bool, error)) error {
 	kids, err := callAt(c, ctx, "getChildren", parent, func() ([]string, error) { k, _, err := conn.Children(parent); return k, err }, nil)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -188,7 +188,7 @@ func isSequentialOf(child, name string) bool {
 // child named like it whose ACL cannot be read (NoAuth: the ACL the create sent may give
 // this client neither READ nor ADMIN) may be the earlier attempt's node: the outcome is
 // unknown, and the create is not sent again (an error matching ErrUnknownOutcome).
-func (c *Client) findOwnedCreated(ctx context.Context, conn *zk.Conn, parent, name string, o createOpts) (string, error) {
+func (c *Client) findOwnedCreated(ctx context.Context, conn zkConn, parent, name string, o createOpts) (string, error) {
 	var created string
 	unknown := func(err error) error { return &unknownOutcomeError{err: err} }
 	err := c.eachOwned(ctx, conn, parent, name, o.owner, unknown, func(p string, st *zk.Stat) (bool, error) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // ErrSessionChanged is the error of a request made with a context from InSession once the
@@ -43,7 +41,7 @@ func InSession(ctx context.Context, gen uint64, sessionID int64) context.Context
 // checkSession returns an error matching ErrSessionChanged when ctx is bound (InSession)
 // to a session other than the one the client and conn hold now; sent says an earlier
 // attempt of the same call went out.
-func (c *Client) checkSession(ctx context.Context, conn *zk.Conn, sent bool) error {
+func (c *Client) checkSession(ctx context.Context, conn zkConn, sent bool) error {
 	b, ok := ctx.Value(sessionKey{}).(sessionBinding)
 	if !ok {
 		return nil

@@ -63,7 +63,7 @@ func TestReconnectRepliesAfterSetWatches(t *testing.T) {
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		conn := c.conn.Load()
+		conn := c.loadConn()
 		var started, done sync.WaitGroup
 		for i := 0; i < 8; i++ {
 			started.Add(1)

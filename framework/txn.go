@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zoocurator/zoocurator/framework/internal/wire"
 )
 
 // Op is one operation of a Transaction: CreateOp, DeleteOp, SetDataOp or CheckOp.
@@ -141,7 +143,7 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 	}
 	var resp []zk.MultiResponse
 	var sent resent
-	err := c.withRetry(ctx, func(ctx context.Context, conn *zk.Conn) error {
+	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		attempted = true
 		resp, err = call(c, ctx, "multi", func() ([]zk.MultiResponse, error) { return conn.Multi(reqs...) }, nil)
@@ -176,8 +178,13 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 	return results, nil, attempted
 }
 
-// isRolledBackCode reports ZooKeeper's RUNTIMEINCONSISTENCY (-2), which it gives the ops
-// of a failed transaction after the one that failed; go-zookeeper has no name for it.
+// isRolledBackCode reports an operation of a failed transaction that did not fail
+// itself: ZooKeeper's RUNTIMEINCONSISTENCY (-2), which it gives the ops after the one
+// that failed (go-zookeeper has no name for it), or our connection's wire.ErrRolledBack.
 func isRolledBackCode(err error) bool {
-	return err.Error() == "unknown error: -2"
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we.Code == wire.CodeRuntimeInconsistency
+	}
+	return errors.Is(err, wire.ErrRolledBack) || err.Error() == "unknown error: -2"
 }

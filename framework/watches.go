@@ -46,6 +46,10 @@ type watchExtra struct {
 	armWait chan struct{}  // made by a caller waiting for the request that sets the watch
 	armErr  error          // the outcome of that request, once armed; not nil: no watch was set
 	more    []WatchHandler // more handlers, when more than one was given
+	// early are the events of the watch's kind, on our own connection, that came before
+	// the request that set it was recorded as answered (armed): the first that came
+	// after its reply fires it then.
+	early []orderedEvent
 }
 
 // extra returns w.x, made if need be; the registry's mutex is held.
@@ -173,7 +177,7 @@ const (
 // watchKey names a watch: the go-zookeeper connection (a session) it was set on, its kind
 // and the server path.
 type watchKey struct {
-	conn *zk.Conn
+	conn zkConn
 	kind watchKind
 	path string
 }
@@ -200,13 +204,13 @@ func (cw *connWatches) empty() bool {
 // watch, so an unread one holds nothing.
 type watches struct {
 	mu     sync.Mutex
-	m      map[*zk.Conn]*connWatches // a connection's entry is dropped when it holds none
-	n      int                       // the watches in m
-	closed chan struct{}             // closed by closeAll
+	m      map[zkConn]*connWatches // a connection's entry is dropped when it holds none
+	n      int                     // the watches in m
+	closed chan struct{}           // closed by closeAll
 }
 
 func newWatches() *watches {
-	return &watches{m: map[*zk.Conn]*connWatches{}, closed: make(chan struct{})}
+	return &watches{m: map[zkConn]*connWatches{}, closed: make(chan struct{})}
 }
 
 // lookup returns the watch registered for key, or nil; ws.mu is held.
@@ -330,7 +334,7 @@ func (ws *watches) state(w *Watch) (armErr error, isFired bool) {
 // the read saw the change and the watch waits for the next one, which the channel gets
 // too. Only that rare case costs a goroutine, until the channel fires or the client
 // closes.
-func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error) {
+func (ws *watches) armed(key watchKey, w *Watch, set watchSet, err error) {
 	ws.mu.Lock()
 	if w.armed {
 		ws.mu.Unlock()
@@ -348,6 +352,19 @@ func (ws *watches) armed(key watchKey, w *Watch, ech <-chan zk.Event, err error)
 		ws.mu.Unlock()
 		return
 	}
+	if w.x != nil && len(w.x.early) > 0 {
+		early := w.x.early
+		w.x.early = nil
+		for _, e := range early {
+			if e.seq > set.seq && !w.fired { // it came after the reply that set w
+				f := ws.fireLocked(key, w, e.ev)
+				ws.mu.Unlock()
+				f.tell()
+				return
+			}
+		}
+	}
+	ech := set.ch
 	follow := w.pending && ech != nil && !w.fired
 	var done chan struct{}
 	if follow {
@@ -404,7 +421,7 @@ func kindsFired(t zk.EventType) []watchKind {
 // before go-zookeeper delivers ev to its own watch channels, and tells their handlers
 // there. A watch whose request is still in flight is only marked pending: the event may
 // be for a change its own read saw.
-func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
+func (ws *watches) notify(conn zkConn, ev zk.Event) {
 	kinds := kindsFired(ev.Type)
 	if len(kinds) == 0 {
 		return
@@ -427,6 +444,73 @@ func (ws *watches) notify(conn *zk.Conn, ev zk.Event) {
 	}
 	ws.mu.Unlock()
 	for _, f := range fs[:n] {
+		f.tell()
+	}
+}
+
+// watchSet is what a read with a watch gives the registry (armed): go-zookeeper's channel
+// for the watch it set, or our own connection's place of the reply among its events.
+type watchSet struct {
+	ch  <-chan zk.Event
+	seq uint64
+}
+
+// orderedEvent is an event of our own connection and its place (wire.Notice.Seq).
+type orderedEvent struct {
+	ev  Event
+	seq uint64
+}
+
+// notifyEnded is notify for our own connection, which tells with each event the
+// one-shot watches it ended (ended, by the registry's kind) and its place among the
+// replies of watched reads (seq). A watch of an ended kind fires; one whose request's
+// answer is not recorded yet (armed) fires once it is, if the event came after that
+// answer (an event before it ended an older watch of the same kind, and the read saw
+// its change).
+func (ws *watches) notifyEnded(conn zkConn, ev zk.Event, seq uint64, ended [numWatchKinds]bool) {
+	var fs [numWatchKinds]fired
+	n := 0
+	ws.mu.Lock()
+	for _, k := range kindsFired(ev.Type) {
+		if !ended[k] {
+			continue
+		}
+		key := watchKey{conn, k, ev.Path}
+		w := ws.lookup(key)
+		if w == nil {
+			continue
+		}
+		if !w.armed {
+			x := w.extra()
+			x.early = append(x.early, orderedEvent{ev, seq})
+			continue
+		}
+		fs[n] = ws.fireLocked(key, w, ev)
+		n++
+	}
+	ws.mu.Unlock()
+	for _, f := range fs[:n] {
+		f.tell()
+	}
+}
+
+// endConn fires every watch of conn with EventNotWatching: the client closed that
+// connection (a session it replaced). go-zookeeper's Close ends its watches itself
+// (through notify); our own connection's Close tells nothing of them.
+func (ws *watches) endConn(conn zkConn) {
+	ws.mu.Lock()
+	cw := ws.m[conn]
+	var fs []fired
+	if cw != nil {
+		for k, m := range cw {
+			for p, w := range m {
+				key := watchKey{conn, watchKind(k), p}
+				fs = append(fs, ws.fireLocked(key, w, Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: p, Err: zk.ErrClosing}))
+			}
+		}
+	}
+	ws.mu.Unlock()
+	for _, f := range fs {
 		f.tell()
 	}
 }
@@ -480,7 +564,7 @@ func (ws *watches) len() int {
 // client's registry: the first caller sets the watch (read(true)); the others wait until
 // that request was answered, so that the watch was set on the server before their own read
 // (read(false)) is sent, and share it. Whatever changes after their read fires it.
-func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full string, kind watchKind, read func(watch bool) (T, <-chan zk.Event, error)) (T, *Watch, error) {
+func watchedRead[T any](c *Client, ctx context.Context, conn zkConn, op, full string, kind watchKind, read func(watch bool) (T, watchSet, error)) (T, *Watch, error) {
 	var zero T
 	key := watchKey{conn, kind, full}
 	for {
@@ -489,12 +573,12 @@ func watchedRead[T any](c *Client, ctx context.Context, conn *zk.Conn, op, full 
 			// The outcome is recorded in the request's goroutine, so also when the caller
 			// stopped waiting for it.
 			v, err := callAt(c, ctx, op, full, func() (T, error) {
-				v, ech, err := read(true)
-				c.watches.armed(key, w, ech, err)
+				v, set, err := read(true)
+				c.watches.armed(key, w, set, err)
 				return v, err
 			}, nil)
 			if errors.Is(err, ErrClosed) {
-				c.watches.armed(key, w, nil, err) // the request may never have been sent
+				c.watches.armed(key, w, watchSet{}, err) // the request may never have been sent
 			}
 			if err != nil {
 				return v, nil, err

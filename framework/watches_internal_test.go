@@ -20,10 +20,10 @@ func TestWatchRegistryFootprint(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(Watch{}), uintptr(48), "a Watch with one handler")
 
 	ws := newWatches()
-	c1, c2 := &zk.Conn{}, &zk.Conn{}
+	c1, c2 := gozk{&zk.Conn{}}, gozk{&zk.Conn{}}
 	var hs [4]countHandler
 	var keys []watchKey
-	for _, conn := range []*zk.Conn{c1, c2} {
+	for _, conn := range []zkConn{c1, c2} {
 		for _, k := range []watchKind{watchData, watchExists, watchChildren} {
 			key := watchKey{conn, k, "/a"}
 			w, arm := ws.get(key)
@@ -31,7 +31,7 @@ func TestWatchRegistryFootprint(t *testing.T) {
 			w2, arm := ws.get(key)
 			require.False(t, arm)
 			require.Same(t, w, w2, "one watch per connection, kind and path")
-			ws.armed(key, w, nil, nil)
+			ws.armed(key, w, watchSet{}, nil)
 			w.Handle(&hs[0])
 			require.Nil(t, w.x, "no extra for a watch with one handler, armed without error")
 			keys = append(keys, key)
@@ -50,7 +50,7 @@ func TestWatchRegistryFootprint(t *testing.T) {
 	// A failed arming forgets the watch.
 	fk := watchKey{c1, watchData, "/b"}
 	fw, _ := ws.get(fk)
-	ws.armed(fk, fw, nil, zk.ErrNoNode)
+	ws.armed(fk, fw, watchSet{}, zk.ErrNoNode)
 	armErr, fired := ws.state(fw)
 	require.ErrorIs(t, armErr, zk.ErrNoNode)
 	require.False(t, fired)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -58,6 +59,10 @@ type Notice struct {
 	Server string
 	// Timeout is the session timeout the server negotiated, for zk.StateHasSession.
 	Timeout time.Duration
+	// Seq, for a watch event, is its place in the order of the Client's watch events and
+	// of the replies of its reads with a watch (their Seq): an event ends only watches
+	// set by replies of a lower Seq.
+	Seq uint64
 	// Err is why, for zk.StateDisconnected (the connection's error), zk.StateExpired
 	// (ErrSessionExpired from the server, ErrSessionTimedOut, ErrSessionGivenUp) and
 	// zk.StateAuthFailed; for EventNotWatching, the session's expiry.
@@ -85,6 +90,10 @@ type ClientConfig struct {
 	OnEvent func(Notice)
 	// MaxFrame is the largest frame read or written (the default DefaultMaxFrame).
 	MaxFrame int
+	// OnDialFailed, when not nil, is told of each connection attempt that failed, with
+	// its server and Dial's error (a *HandshakeError when the Dialer's connection was
+	// made), on the Client's goroutine: it must return quickly.
+	OnDialFailed func(server string, err error)
 }
 
 // Client is a session that outlives its connections: it dials the servers of its
@@ -113,6 +122,7 @@ type Client struct {
 	cfg   ClientConfig
 	hosts *HostList
 	reg   registry
+	order atomic.Uint64 // numbers watch events and the replies of watched reads (Seq)
 	out   *stream
 	quit  chan struct{} // closed by Close
 	kick  chan struct{} // GiveUp wakes the run loop
@@ -316,6 +326,17 @@ func (c *Client) do(ctx context.Context, opcode int32, req request, rsp response
 	return decodeReply(r, rsp)
 }
 
+// doSeq is do for a read with a watch: it also returns the reply's Seq (0 without a
+// watch, or when no reply came).
+func (c *Client) doSeq(ctx context.Context, opcode int32, req request, rsp response, hook func(*reply) []Notice) (int64, uint64, error) {
+	r, err := c.roundTrip(ctx, opcode, req, hook)
+	if err != nil {
+		return 0, 0, err
+	}
+	zxid, err := decodeReply(r, rsp)
+	return zxid, r.seq, err
+}
+
 // roundTrip sends a request and waits for its reply, or for ctx to end.
 func (c *Client) roundTrip(ctx context.Context, opcode int32, req request, hook func(*reply) []Notice) (reply, error) {
 	if err := ctx.Err(); err != nil {
@@ -355,7 +376,7 @@ func (d *dialEvents) lost(err error) {
 }
 
 func (d *dialEvents) on(ev Event) {
-	n := Notice{Type: ev.Type, State: ev.State, Path: ev.Path, Ended: d.c.reg.fired(ev)}
+	n := Notice{Type: ev.Type, State: ev.State, Path: ev.Path, Ended: d.c.reg.fired(ev), Seq: d.c.order.Add(1)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.live {
@@ -478,6 +499,9 @@ func (c *Client) dial(addr string, sess Session, last int64, deadline time.Time)
 	}
 	conn, err := Dial(ctx, addr, cfg)
 	if err != nil {
+		if c.cfg.OnDialFailed != nil {
+			c.cfg.OnDialFailed(addr, err)
+		}
 		return nil, err
 	}
 	c.mu.Lock()

@@ -23,6 +23,7 @@ func (c *Client) root() chroot { return chroot(c.cfg.Chroot) }
 // with missing, NoNode: then the kind is missing).
 func (c *Client) watchHook(path string, kind, missing WatchKinds) func(*reply) []Notice {
 	return func(r *reply) []Notice {
+		r.seq = c.order.Add(1)
 		switch {
 		case r.code == 0:
 			c.reg.add(kind, path)
@@ -57,8 +58,8 @@ func (c *Client) Exists(ctx context.Context, path string, watch bool) (StatReply
 	if watch {
 		hook = c.watchHook(path, WatchData, WatchExist)
 	}
-	zxid, err := c.do(ctx, opExists, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
-	return StatReply{Stat: rsp.stat, Zxid: zxid}, err
+	zxid, seq, err := c.doSeq(ctx, opExists, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
+	return StatReply{Stat: rsp.stat, Zxid: zxid, Seq: seq}, err
 }
 
 // GetData returns a node's data and Stat; with watch, it leaves a data watch.
@@ -68,8 +69,8 @@ func (c *Client) GetData(ctx context.Context, path string, watch bool) (DataRepl
 	if watch {
 		hook = c.watchHook(path, WatchData, 0)
 	}
-	zxid, err := c.do(ctx, opGetData, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
-	return DataReply{Data: rsp.data, Stat: rsp.stat, Zxid: zxid}, err
+	zxid, seq, err := c.doSeq(ctx, opGetData, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
+	return DataReply{Data: rsp.data, Stat: rsp.stat, Zxid: zxid, Seq: seq}, err
 }
 
 // SetData replaces a node's data at version (-1: any).
@@ -86,8 +87,8 @@ func (c *Client) GetChildren(ctx context.Context, path string, watch bool) (Chil
 	if watch {
 		hook = c.watchHook(path, WatchChild, 0)
 	}
-	zxid, err := c.do(ctx, opGetChildren2, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
-	return ChildrenReply{Children: rsp.children, Stat: rsp.stat, Zxid: zxid}, err
+	zxid, seq, err := c.doSeq(ctx, opGetChildren2, &pathWatchRequest{path: c.root().full(path), watch: watch}, &rsp, hook)
+	return ChildrenReply{Children: rsp.children, Stat: rsp.stat, Zxid: zxid, Seq: seq}, err
 }
 
 // GetACL returns a node's ACL and Stat.

@@ -175,10 +175,25 @@ func newCall() *call { return &call{done: make(chan reply, 1)} }
 // reply is a request's outcome: the reply's header and body, or why none came.
 type reply struct {
 	zxid int64
+	seq  uint64 // the Client's order, for a read with a watch (see Notice.Seq)
 	code int32
 	body []byte
 	err  error
 }
+
+// HandshakeError is Dial's error when the connection was opened and the handshake (the
+// connect request and its reply, SASL, the credentials, the watches) failed.
+type HandshakeError struct {
+	Server string
+	Err    error
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("wire: handshake with %s: %v", e.Server, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *HandshakeError) Unwrap() error { return e.Err }
 
 // Dial connects to the server at addr (host:port) and opens or resumes a session, then
 // authenticates with cfg.SASL and sends cfg.Auth and cfg.Watches. It returns when the
@@ -224,9 +239,9 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	if err != nil {
 		nc.Close()
 		if cerr := ctxErr(ctx); cerr != nil {
-			return nil, fmt.Errorf("wire: handshake with %s: %w", addr, cerr)
+			return nil, &HandshakeError{Server: addr, Err: cerr}
 		}
-		return nil, fmt.Errorf("wire: handshake with %s: %w", addr, err)
+		return nil, &HandshakeError{Server: addr, Err: err}
 	}
 	if rsp.timeout <= 0 {
 		nc.Close()

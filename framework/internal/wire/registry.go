@@ -173,3 +173,19 @@ func (g *registry) drop(sid int64, cause error) []Notice {
 	g.data, g.exist, g.child, g.persistent, g.persistentRecursive = nil, nil, nil, nil, nil
 	return out
 }
+
+// Watching returns the one-shot watches the session holds on path (with the chroot's
+// prefix stripped, as the Client's requests take it): those the server confirmed and no
+// event, removal or expiry has ended.
+func (c *Client) Watching(path string) WatchKinds {
+	full := c.root().full(path)
+	c.reg.mu.Lock()
+	defer c.reg.mu.Unlock()
+	var ks WatchKinds
+	for _, k := range []WatchKinds{WatchData, WatchExist, WatchChild} {
+		if (*c.reg.oneShot(k))[full] {
+			ks |= k
+		}
+	}
+	return ks
+}

@@ -26,6 +26,9 @@ type Reply struct {
 type StatReply struct {
 	Stat *zk.Stat
 	Zxid int64
+	// Seq, for a read with a watch sent by a Client, is the reply's place among the
+	// Client's watch events (see Notice.Seq).
+	Seq uint64
 }
 
 // CreateReply is the reply to a create: the node's path (with its sequence number for a
@@ -41,6 +44,9 @@ type DataReply struct {
 	Data []byte
 	Stat *zk.Stat
 	Zxid int64
+	// Seq, for a read with a watch sent by a Client, is the reply's place among the
+	// Client's watch events (see Notice.Seq).
+	Seq uint64
 }
 
 // ChildrenReply is the reply to getChildren: the children's names, unsorted, and the
@@ -49,6 +55,9 @@ type ChildrenReply struct {
 	Children []string
 	Stat     *zk.Stat
 	Zxid     int64
+	// Seq, for a read with a watch sent by a Client, is the reply's place among the
+	// Client's watch events (see Notice.Seq).
+	Seq uint64
 }
 
 // ACLReply is the reply to getACL.
