@@ -108,6 +108,9 @@ func (c *Client) dialWire() (zkConn, error) {
 		Auth:           auth,
 		OnEvent:        func(n wire.Notice) { c.onNotice(seq, w, n) },
 		OnDialFailed:   c.handshakeFailed,
+		// A request made while there is no connection waits for one as long as an
+		// operation waits for a connection (waitConnected), then fails unsent.
+		WaitLimit: c.opts.connectionTimeout,
 	})
 	if err != nil {
 		w.cancel()

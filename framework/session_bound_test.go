@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,6 +50,12 @@ func TestInSessionNotSentInAnotherSession(t *testing.T) {
 	})
 	require.Eventually(t, func() bool { return c.Generation() != gen }, 30*time.Second, 20*time.Millisecond,
 		"the client gives the session up")
+	// The set held in the stalled connection reaches nothing once the server has ended
+	// the old session (a client may give a session up before its server does).
+	require.Eventually(t, func() bool {
+		ids, err := zktest.TrackedSessions(srv.Addr())
+		return err == nil && !slices.Contains(ids, sid)
+	}, 30*time.Second, 20*time.Millisecond, "the server ends the old session")
 	proxy.Heal() // the set is resent, if at all, in a new session
 	err = testutil.Result(t, done, 30*time.Second, "SetData")
 	t.Logf("SetData: %v", err)

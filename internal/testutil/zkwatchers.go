@@ -3,7 +3,6 @@ package testutil
 import (
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -18,12 +17,14 @@ type Watchers struct {
 	Data, Exists, Children int
 }
 
-// ZKWatchers counts the watch channels that go-zookeeper holds for path (the server's
-// path: with the namespace, if the client has one) on c's current connection. Each one
-// stays until the node changes or the session ends, since go-zookeeper v1.0.4 cannot
-// remove a watch: a recipe that set a new watch on every call, however the call ended,
-// makes these counts grow with the calls, which the server cannot show (it keeps one
-// watch per path, kind and session).
+// ZKWatchers counts the watches that the client's connection holds for path (the
+// server's path: with the namespace, if the client has one) on c's current connection:
+// go-zookeeper's watch channels, or the one-shot watches of our own connection (one per
+// kind; ZOOCURATOR_CONN=wire). Each go-zookeeper channel stays until the node changes
+// or the session ends, since go-zookeeper v1.0.4 cannot remove a watch: a recipe that
+// set a new watch on every call, however the call ended, makes these counts grow with
+// the calls, which the server cannot show (it keeps one watch per path, kind and
+// session).
 //
 // There is no API for this. ZKWatchers reads framework.Client's unexported conn and
 // go-zookeeper's private watcher map, under go-zookeeper's own lock, as framework's own
@@ -33,13 +34,26 @@ func ZKWatchers(t testing.TB, c *framework.Client, path string) Watchers {
 	t.Helper()
 	cf := reflect.ValueOf(c).Elem().FieldByName("conn")
 	require.True(t, cf.IsValid(), "framework.Client has no field conn: update testutil.ZKWatchers")
-	ptr, ok := reflect.NewAt(cf.Type(), unsafe.Pointer(cf.UnsafeAddr())).Interface().(*atomic.Pointer[zk.Conn])
-	require.True(t, ok, "framework.Client's conn is a %s, not an atomic.Pointer[zk.Conn]: update testutil.ZKWatchers", cf.Type())
-	conn := ptr.Load()
-	if conn == nil {
+	box := reachable(cf).Addr().MethodByName("Load").Call(nil)[0]
+	if box.IsNil() {
 		return Watchers{}
 	}
-	cv := reflect.ValueOf(conn).Elem()
+	inner := box.Elem().Field(0) // connBox{zkConn}
+	require.Equal(t, reflect.Interface, inner.Kind(), "framework's connBox holds no interface: update testutil.ZKWatchers")
+	if inner.IsNil() {
+		return Watchers{}
+	}
+	cv := reachable(inner).Elem()
+	if cv.Kind() == reflect.Pointer { // our own connection: *wireConn{cl *wire.Client, ...}
+		cl := reachable(cv.Elem().FieldByName("cl"))
+		require.True(t, cl.IsValid(), "framework's wireConn has no field cl: update testutil.ZKWatchers")
+		ks := cl.MethodByName("Watching").Call([]reflect.Value{reflect.ValueOf(path)})[0].Uint()
+		return Watchers{Data: int(ks & 1), Exists: int(ks >> 1 & 1), Children: int(ks >> 2 & 1)}
+	}
+	zc := cv.FieldByName("Conn") // gozk{*zk.Conn}
+	conn, ok := zc.Interface().(*zk.Conn)
+	require.True(t, ok, "framework's connection is a %s: update testutil.ZKWatchers", cv.Type())
+	cv = reflect.ValueOf(conn).Elem()
 	lf, mf := cv.FieldByName("watchersLock"), cv.FieldByName("watchers")
 	require.True(t, lf.IsValid() && lf.Type() == reflect.TypeOf(sync.Mutex{}) && mf.IsValid() && mf.Kind() == reflect.Map,
 		"go-zookeeper's Conn has no watchersLock and watchers map: update testutil.ZKWatchers")
@@ -62,4 +76,10 @@ func ZKWatchers(t testing.TB, c *framework.Client, path string) Watchers {
 		}
 	}
 	return n
+}
+
+// reachable returns v (an addressable value reached through unexported fields) as a
+// value whose methods may be called and whose contents may be read.
+func reachable(v reflect.Value) reflect.Value {
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }

@@ -299,6 +299,30 @@ func TestClientRequestEndsWithContextWhileDisconnected(t *testing.T) {
 	assert.ErrorIs(t, err, zk.ErrNoNode, "the request was not sent")
 }
 
+// A request made while there is no connection waits for one at most WaitLimit: then it
+// fails with ErrNotSent (zk.ErrNoServer), is never sent, and the session goes on.
+func TestClientRequestPastWaitLimitIsNotSent(t *testing.T) {
+	leakcheck.Check(t)
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c, ns := newClient(t, []string{proxy.ConnectString()},
+		wire.ClientConfig{SessionTimeout: 20 * time.Second, WaitLimit: 200 * time.Millisecond})
+	sess := c.Session()
+	proxy.Refuse()
+	proxy.DropConnections()
+	ns.state(t, zk.StateDisconnected)
+
+	_, err := c.Create(testCtx(t), "/never", nil, openACL, wire.ModePersistent, 0)
+	require.ErrorIs(t, err, wire.ErrNotSent)
+	assert.ErrorIs(t, err, zk.ErrNoServer)
+	assert.Zero(t, c.Waiting())
+	proxy.Heal()
+	ns.state(t, zk.StateHasSession)
+	assert.Equal(t, sess.ID, c.Session().ID, "the session goes on")
+	_, err = c.Exists(testCtx(t), "/never", false)
+	assert.ErrorIs(t, err, zk.ErrNoNode, "the request was not sent")
+}
+
 // A server gone for longer than the session timeout: the Client tells of the expiry
 // once no server answered for the whole timeout, ends the watches and fails the
 // requests waiting for a connection, then opens a new session once a server is back.
