@@ -1,5 +1,8 @@
 // Package framework is the ZooKeeper client every recipe of zoocurator is built on: the
-// Go counterpart of Curator's CuratorFramework, wrapping go-zookeeper/zk v1.0.4.
+// Go counterpart of Curator's CuratorFramework, wrapping go-zookeeper/zk v1.0.4 (or,
+// when the environment has ZOOCURATOR_CONN=wire, a connection of our own that speaks
+// ZooKeeper's protocol, framework/internal/wire: it is to replace go-zookeeper's Conn;
+// go-zookeeper's types and error values stay the vocabulary either way).
 //
 // It adds what the bare client lacks:
 //
