@@ -160,6 +160,7 @@ var families = map[string]sentinel{
 
 	"recipes/doublebarrier.ErrAlreadyEntered":         own(doublebarrier.ErrAlreadyEntered),
 	"recipes/doublebarrier.ErrCountedBeforeWithdrawn": own(doublebarrier.ErrCountedBeforeWithdrawn),
+	"recipes/doublebarrier.ErrNodeDeleted":            of(doublebarrier.ErrNodeDeleted, lost),
 	"recipes/doublebarrier.ErrNotEntered":             of(doublebarrier.ErrNotEntered, notHeld),
 	"recipes/doublebarrier.ErrSessionLost":            of(doublebarrier.ErrSessionLost, lost),
 

@@ -61,8 +61,14 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	return nil
 }
 
-// IsSet reports whether the barrier is set now.
+// IsSet reports whether the barrier is set now. Like Wait, it syncs the client's server
+// with the leader before it reads, so a server that lags or is cut off from its peers
+// cannot answer from its old state; on such a server IsSet waits until ctx ends or the
+// client reaches a server that is up to date. Curator has no such call.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	if err := b.client.Sync(ctx, b.path); err != nil {
+		return false, fmt.Errorf("barrier: check %s: %w", b.path, err)
+	}
 	st, err := b.client.Exists(ctx, b.path)
 	if err != nil {
 		return false, fmt.Errorf("barrier: check %s: %w", b.path, err)

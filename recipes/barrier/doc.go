@@ -21,7 +21,7 @@
 // A waiter is released only on an up-to-date read: Wait syncs its server with the leader
 // before the check that may release it (one more request per Wait), so a server that lags
 // or is cut off from its peers cannot tell it "not set" for a barrier set meanwhile.
-// Curator reads without a sync.
+// Curator reads without a sync. IsSet syncs the same way before it reads.
 //
 // # Connection and session loss
 //

@@ -121,7 +121,10 @@
 // The member node is ephemeral. If the session expires while Enter waits, Enter creates
 // the node again in the new session and keeps waiting. If it expires while the member is
 // inside, the node vanishes, the other members no longer wait for it, and this member's
-// Leave returns an error that matches ErrSessionLost.
+// Leave returns an error that matches ErrSessionLost. A member node that someone else
+// deletes while the member is inside, its session alive, is gone the same way for the
+// others; Leave then returns an error that matches ErrNodeDeleted instead (the session
+// was not lost). Both match framework.ErrLost.
 //
 // # Requests
 //

@@ -562,7 +562,9 @@ func (d *DoubleBarrier) list(ctx context.Context) (listing, error) {
 // When ctx ends or the client is closed, Leave deletes this member's node if it still
 // exists, so that the others are not kept waiting for it, and returns the error (one
 // that matches ctx.Err() or framework.ErrClosed). When the member's session expired
-// while it was inside, Leave returns an error that matches ErrSessionLost. Either way,
+// while it was inside, Leave returns an error that matches ErrSessionLost; when someone
+// else deleted the member's node while its session lived, one that matches
+// ErrNodeDeleted (both match framework.ErrLost: the others stopped counting it). Either way,
 // and on success, the member is outside afterwards and may Enter again. Leaving a member
 // that is not inside returns ErrNotEntered.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
@@ -579,7 +581,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	withReady := d.cleanupReady
 	d.cleanupReady = false
 	d.mu.Unlock()
-	if err != nil && !errors.Is(err, ErrSessionLost) {
+	if err != nil && !errors.Is(err, ErrSessionLost) && !errors.Is(err, ErrNodeDeleted) { // our node is gone already
 		_ = d.deleteOurs(ctx, gctx, withReady, true) // the error says that Leave failed already
 	}
 	d.mu.Lock()
@@ -673,9 +675,8 @@ const (
 func (d *DoubleBarrier) leaveStep(ctx context.Context, s *leaveState, l listing) (next leaveNext, watch string, vetted bool, err error) {
 	members := l.members
 	i := slices.Index(members, d.ourName)
-	if i < 0 && s.oursExists { // only the server removes it: our session expired
-		return leaveDone, "", false, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
-			ErrSessionLost, d.ourPath, s.enterGen, d.client.Generation())
+	if i < 0 && s.oursExists { // our session expired, or someone deleted it
+		return leaveDone, "", false, d.ourNodeGone(s.enterGen)
 	}
 	if s.round == 0 && i >= 0 {
 		s.round, s.first = l.pzxid, l
@@ -899,8 +900,7 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int
 			d.mu.Unlock()
 			return math.MaxInt64, nil
 		}
-		return 0, fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
-			ErrSessionLost, d.ourPath, enterGen, d.client.Generation())
+		return 0, d.ourNodeGone(enterGen)
 	}
 	if errors.Is(err, framework.ErrUnknownOutcome) {
 		d.mu.Lock()
@@ -908,6 +908,18 @@ func (d *DoubleBarrier) leaveLast(ctx context.Context, enterGen uint64) (end int
 		d.mu.Unlock()
 	}
 	return 0, err
+}
+
+// ourNodeGone is Leave's error when our member node is gone before we deleted it: the
+// server removed it because our session ended (ErrSessionLost: the generation changed
+// since Enter), or, in the same session, someone else deleted it (ErrNodeDeleted).
+func (d *DoubleBarrier) ourNodeGone(enterGen uint64) error {
+	if gen := d.client.Generation(); gen != enterGen {
+		return fmt.Errorf("%w: member node %s is gone (session generation %d when entered, %d now)",
+			ErrSessionLost, d.ourPath, enterGen, gen)
+	}
+	return fmt.Errorf("%w: member node %s is gone (session generation %d since Enter)",
+		ErrNodeDeleted, d.ourPath, enterGen)
 }
 
 // deleteOursNow deletes our member node as a step of Leave. When the delete fails, the

@@ -21,4 +21,10 @@ var (
 	// ErrSessionLost is returned by Leave when the member's node vanished while it was
 	// inside the barrier: its session expired, and the other members stopped counting it.
 	ErrSessionLost = sentinel.New("doublebarrier: session lost while inside the barrier", framework.ErrLost)
+	// ErrNodeDeleted is returned by Leave when the member's node vanished while it was
+	// inside the barrier and its session lived: someone else deleted it, and the other
+	// members stopped counting it. The session, and what it holds, is not lost. It
+	// matches framework.ErrLost (what the member held in the barrier is gone), not
+	// ErrSessionLost.
+	ErrNodeDeleted = sentinel.New("doublebarrier: member node deleted by someone else while inside the barrier", framework.ErrLost)
 )

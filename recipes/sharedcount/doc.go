@@ -10,7 +10,10 @@
 // Start creates the node with the seed value when it does not exist, reads it, and keeps
 // a watch on it: the value Get returns is refreshed each time the node changes, and read
 // again after every reconnection (a change made while the client was cut off is seen once
-// it is back). ZooKeeper tells a watch nothing about a change to a node its client may not
+// it is back). A node deleted by someone leaves the value held; the count then watches
+// the children of the node's parent (of its nearest ancestor that is there), never the
+// missing path itself, and reads the node as soon as it is made again: a closed count
+// leaves no watch on a path where no node is. ZooKeeper tells a watch nothing about a change to a node its client may not
 // read, and setACL fires no watch: so the count also looks at the node every 10 s (one
 // exists request, which needs no permission, per 10 s per started count), and reads it
 // again when its mzxid moved past the value held. A change made while the node was

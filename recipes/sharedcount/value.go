@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -208,25 +209,45 @@ func (v *Value) changedUnseen(ctx context.Context) bool {
 	return st.Mzxid > v.cur.Zxid
 }
 
-// refresh reads the node with a watch (an exists watch while it is missing), updates the
-// cache and tells the listeners when the node changed.
+// refresh reads the node with a data watch, updates the cache and tells the listeners
+// when the node changed. A missing node gets no watch of its own (see awaitMade).
 func (v *Value) refresh(ctx context.Context) (<-chan struct{}, error) {
 	data, st, ch, err := v.client.GetDataW(ctx, v.path)
 	if errors.Is(err, framework.ErrNoNode) {
-		st, ch, err := v.client.ExistsW(ctx, v.path)
-		if err != nil {
-			return nil, err
-		}
-		if st != nil { // created in between: read it
-			return closedChan(), nil
-		}
-		return ch.Done(), nil
+		return v.awaitMade(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
 	v.update(data, st)
 	return ch.Done(), nil
+}
+
+// awaitMade returns a channel that is closed when the missing node may have been made
+// again: a children watch on its nearest ancestor that is there, which fires when the
+// next node on the way to the value's path is made (or the ancestor changes or goes).
+// It watches no missing path: an exists watch on the value's path would wait for a create
+// that, once the Value is closed, may never come, and go-zookeeper cannot remove a watch;
+// the one left here is on a node that is there, and fires when its children change or it
+// goes (an empty container parent is reaped by the server). A node found on the way
+// means look again at once; an ancestor this client may not list sets no watch (nil):
+// the periodic look (recheckEvery) notices the node once it is made.
+func (v *Value) awaitMade(ctx context.Context) (<-chan struct{}, error) {
+	for child := v.path; child != "/"; child = framework.ParentPath(child) {
+		names, _, w, err := v.client.ChildrenW(ctx, framework.ParentPath(child))
+		switch {
+		case errors.Is(err, framework.ErrNoNode):
+			continue // gone as well: watch further up
+		case errors.Is(err, framework.ErrNoAuth):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		case slices.Contains(names, framework.NodeName(child)):
+			return closedChan(), nil // made in between: read it
+		}
+		return w.Done(), nil
+	}
+	return nil, nil // not reached: the root is always there
 }
 
 func closedChan() <-chan struct{} {
@@ -419,8 +440,11 @@ func (v *Value) AddStateListener(fn func(framework.State)) (remove func()) {
 }
 
 // Close stops keeping the value current and waits for the watch goroutine. The node
-// stays. The data watch set on the node stays registered on the server until it fires or
-// the session ends (go-zookeeper cannot remove a watch); when it fires, nothing is done.
+// stays. The value watches its node with a data watch, set only while the node is there,
+// so Close leaves no watch on a path where no node is: the data watch on the node, or,
+// while the node is missing, the children watch on its nearest ancestor, stays registered
+// on the server until that node changes or goes, or the session ends (go-zookeeper
+// cannot remove a watch); when it fires, nothing is done.
 // Close may be called many times, also from a listener: there it does not wait for the
 // listener's own goroutine, which ends once the listener returns; a Close from anywhere
 // else waits for it.
