@@ -545,8 +545,12 @@ func (lw *lockWait) add(w *framework.Watch, item string) {
 // and the item is still there (its holder died, or gave it back). A lock node that went
 // with its item (the holder finished it: the common case) is forgotten, so that
 // consumers busy beside each other do not list the queue again after every item. A
-// read that fails says yes: the caller lists again.
+// read that fails says yes: the caller lists again. So does a lock node gone before its
+// watch was set (gone): its item may be free since, and no watch tells.
 func (lw *lockWait) freed(ctx context.Context, c *framework.Client) bool {
+	if lw.gone {
+		return true
+	}
 	for i := 0; i < len(lw.ws); i++ {
 		select {
 		case <-lw.ws[i].Done():
