@@ -56,7 +56,9 @@
 // Observe tells anyone who leads, without taking part: a channel that gets the leader
 // (its participant id and node) now and at each change, from one watch at a time on the
 // leader's node, with no polling (etcd's Election.Observe). It works on a latch's and on
-// a selector's path, with Go and Curator participants.
+// a selector's path, with Go and Curator participants. A leader whose node this client
+// may not read is reported by its node alone (Participant.Unreadable, no id), watched
+// through the path's children.
 //
 // # What is not guaranteed
 //

@@ -28,6 +28,14 @@ import (
 // on the path itself. When the leader's node goes, it reads the children once and
 // watches the new leader's node.
 //
+// A leader whose node this client may not read (its ACL denies READ: a Curator
+// participant with an ACL provider, say) is reported by its node alone: Leader true,
+// Node set, Unreadable true and ID empty (the id is the node's data, which cannot be
+// read). ZooKeeper tells a watch nothing about a node its client may not read, so while
+// such a node leads the one watch is on the path's children instead: any participant
+// joining or leaving then makes the observer list the children again (one request),
+// and it reports only a change of leader.
+//
 // What is not guaranteed: a value is what ZooKeeper showed when it was read, and the
 // reader hears it later. Leadership can change hands more than once between two values
 // (each is still the latest at the time it was read), the first in line may not have
@@ -148,6 +156,9 @@ func (o *observer) next(ctx context.Context) (p Participant, changed *framework.
 	}
 	node := framework.JoinPath(o.path, kids[0])
 	data, _, ch, err := c.GetDataW(ctx, node)
+	if errors.Is(err, framework.ErrNoAuth) {
+		return o.unreadable(ctx, node)
+	}
 	if errors.Is(err, framework.ErrNoNode) {
 		return Participant{}, nil, true, nil // gone already: look again
 	}
@@ -159,6 +170,24 @@ func (o *observer) next(ctx context.Context) (p Participant, changed *framework.
 		p = o.last // the same leader: its node's data may have changed since (a revocation request)
 	}
 	return p, ch, false, nil
+}
+
+// unreadable is next for a leader's node this client may not read (its ACL denies READ):
+// the leader is known by its node only. Its node cannot be watched either (ZooKeeper tells
+// a watch's events only to a client that may read the node: an exists watch is set, but
+// never fires), so the path's children are watched, which the node's delete fires.
+func (o *observer) unreadable(ctx context.Context, node string) (p Participant, changed *framework.Watch, again bool, err error) {
+	all, _, ch, err := o.client.ChildrenW(ctx, o.path)
+	if errors.Is(err, framework.ErrNoNode) {
+		return Participant{}, nil, true, nil // deleted in between: look again
+	}
+	if err != nil {
+		return Participant{}, nil, false, err
+	}
+	if kids := contenders(all); len(kids) == 0 || framework.JoinPath(o.path, kids[0]) != node {
+		return Participant{}, nil, true, nil // leadership changed hands in between: look again
+	}
+	return Participant{Leader: true, Node: node, Unreadable: true}, ch, false, nil
 }
 
 // contenders returns the election's nodes among kids (latch or selector nodes), sorted

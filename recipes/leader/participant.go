@@ -21,6 +21,10 @@ type Participant struct {
 	Leader bool
 	// Node is the path of the participant's node (without the client's namespace).
 	Node string
+	// Unreadable is true when this client may not read the participant's node (its ACL
+	// denies READ): its ID is then unknown, and empty. Only Observe reports such a
+	// participant; Participants and Leader fail on it (ErrNoAuth).
+	Unreadable bool
 }
 
 // participants lists the nodes under path sorted by the sequence after marker, with their

@@ -68,6 +68,10 @@ type Selector struct {
 	// answer not yet come): the framework deletes what it made in the background, and
 	// Close waits for that.
 	givenUp bool
+	// releaseErr: the release of the term Close ended (or that ended while Close
+	// waited) failed or got no answer; its delete goes on in the background, and Close
+	// returns this.
+	releaseErr error
 }
 
 // NewSelector returns a selector for participant id on path that runs fn while leader.
@@ -277,6 +281,12 @@ func (s *Selector) lead(ctx context.Context) error {
 	if err := lease.Release(cctx); err != nil && !errors.Is(err, mutex.ErrLeaseLost) {
 		// The delete is guaranteed: it goes on in the background.
 		s.client.Logger().Warn("giving up leadership", "component", "leader", "path", s.path, "id", s.id, "err", err)
+		if ctx.Err() != nil {
+			// Close is waiting for this release: it says the node may still be there.
+			s.mu.Lock()
+			s.releaseErr = fmt.Errorf("leader: close %s: the lock node was not known to be deleted (it is deleted in the background): %w", s.path, err)
+			s.mu.Unlock()
+		}
 	}
 	return nil
 }
@@ -338,7 +348,9 @@ func (s *Selector) Leader(ctx context.Context) (Participant, error) {
 }
 
 // Close leaves the election: it cancels fn's context or the waiting, waits for fn to
-// return and for the node to be deleted (guaranteed), and stops the selector's goroutine.
+// return and for the node to be deleted (guaranteed: a delete that fails, or gets no
+// answer within 10 s, is retried in the background, and its error returned, as
+// Latch.Close does), and stops the selector's goroutine.
 // A Close while the selector queues (its lock node being made, or waiting in line) waits
 // too, up to 10 s, for the node that acquisition made to be deleted (once its create's
 // answer comes); past that bound it returns an error saying so, and the node is deleted
@@ -360,8 +372,11 @@ func (s *Selector) Close() error {
 	}
 	<-runDone
 	s.mu.Lock()
-	givenUp := s.givenUp
+	givenUp, releaseErr := s.givenUp, s.releaseErr
 	s.mu.Unlock()
+	if releaseErr != nil {
+		return releaseErr
+	}
 	if !givenUp {
 		return nil
 	}

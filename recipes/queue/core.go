@@ -10,6 +10,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -532,26 +533,83 @@ func callHandler[T any](ctx context.Context, h Handler[T], item T) (err error) {
 type lockWait struct {
 	ws    []*framework.Watch
 	items []string // the item node of each watch's lock node
+	locks []string // the lock node of each watch that is a watch on its parent's children, or ""
 	gone  bool
 }
 
-// add records the watch w on the lock node of the item node item.
-func (lw *lockWait) add(w *framework.Watch, item string) {
+// add records the watch w on the lock node of the item node item; lock is the lock
+// node's path when w watches the lock path's children instead ("": w watches its data).
+func (lw *lockWait) add(w *framework.Watch, item, lock string) {
 	lw.ws = append(lw.ws, w)
 	lw.items = append(lw.items, item)
+	lw.locks = append(lw.locks, lock)
+}
+
+// watch watches the lock node at lockPath, held by another consumer, of the item node
+// itemPath: a data watch, which leaves nothing behind when the node is gone already. A
+// lock node this client may not read (another client's ACL: NoAuth) cannot be watched:
+// the server tells a watch's events only to a client that may read the node (an exists
+// watch on it is set but never fires). The lock path's children, which we read, are
+// watched then: the lock node's delete fires that watch (as does any other lock node
+// made or deleted, after which freed looks again). A lock node gone before its watch was
+// set sets gone.
+func (lw *lockWait) watch(ctx context.Context, c *framework.Client, lockPath, itemPath string) {
+	_, _, w, err := c.GetDataW(ctx, lockPath)
+	if err == nil {
+		lw.add(w, itemPath, "")
+		return
+	}
+	if errors.Is(err, framework.ErrNoAuth) {
+		var there bool
+		w, there, err = watchByParent(ctx, c, lockPath)
+		if err == nil && there {
+			lw.add(w, itemPath, lockPath)
+			return
+		}
+		if err == nil {
+			err = framework.ErrNoNode // gone since: the children watch fires at the next change
+		}
+	}
+	if errors.Is(err, framework.ErrNoNode) {
+		lw.gone = true
+	}
+}
+
+// watchByParent watches the children of p's parent, and reports whether p is among them.
+func watchByParent(ctx context.Context, c *framework.Client, p string) (*framework.Watch, bool, error) {
+	kids, _, w, err := c.ChildrenW(ctx, parentOf(p))
+	if err != nil {
+		return nil, false, err
+	}
+	return w, slices.Contains(kids, framework.NodeName(p)), nil
 }
 
 // freed reports whether an item whose lock node was watched is free: its lock node went
 // and the item is still there (its holder died, or gave it back). A lock node that went
 // with its item (the holder finished it: the common case) is forgotten, so that
 // consumers busy beside each other do not list the queue again after every item. A
-// read that fails says yes: the caller lists again.
+// read that fails says yes: the caller lists again. So does a lock node gone before its
+// watch was set (gone): its item may be free since, and no watch tells.
 func (lw *lockWait) freed(ctx context.Context, c *framework.Client) bool {
+	if lw.gone {
+		return true
+	}
 	for i := 0; i < len(lw.ws); i++ {
 		select {
 		case <-lw.ws[i].Done():
 		default:
 			continue
+		}
+		if lw.locks[i] != "" {
+			// A watch on the lock path's children: fired by any lock node's change.
+			w, there, err := watchByParent(ctx, c, lw.locks[i])
+			if err != nil {
+				return true
+			}
+			if there {
+				lw.ws[i] = w // still held: wait on
+				continue
+			}
 		}
 		st, err := stat(ctx, c, lw.items[i])
 		if err != nil || st != nil {
@@ -559,6 +617,7 @@ func (lw *lockWait) freed(ctx context.Context, c *framework.Client) bool {
 		}
 		lw.ws = append(lw.ws[:i:i], lw.ws[i+1:]...)
 		lw.items = append(lw.items[:i:i], lw.items[i+1:]...)
+		lw.locks = append(lw.locks[:i:i], lw.locks[i+1:]...)
 		i--
 	}
 	return false
@@ -648,13 +707,7 @@ func (b *base[T]) processLocked(ctx context.Context, name string, h Handler[T], 
 	if err != nil || !ours {
 		if err == nil && lw != nil && !lw.gone {
 			// Held by another consumer: wake when it lets go (or its session ends).
-			_, _, w, werr := b.c.GetDataW(ctx, lockPath)
-			switch {
-			case werr == nil:
-				lw.add(w, itemPath)
-			case errors.Is(werr, framework.ErrNoNode):
-				lw.gone = true
-			}
+			lw.watch(ctx, b.c, lockPath, itemPath)
 		}
 		return skipped, err
 	}

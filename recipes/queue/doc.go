@@ -32,7 +32,10 @@
 // timeout or more after the death), the consumer lists the queue again (Consume after
 // the item in hand, ConsumeOne at its next call), so that the item is taken in its place
 // in the queue's order, not after the rest of a backlog listed earlier; an idle consumer
-// wakes for it. The item node and the lock node are then
+// wakes for it. A lock node this client may not read (another client's ACL) fires no watch
+// (ZooKeeper tells a watch only to a client that may read the node): such a lock node is
+// watched through the lock path's children, and any lock node made or deleted there then
+// makes the consumer look whether that one is still held. The item node and the lock node are then
 // deleted together, in one transaction,
 // after the handler returned; in ErrorMode Requeue a failed item is re-created at the end
 // of the queue in the same transaction, under its old name prefix (its priority, id or
