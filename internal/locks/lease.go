@@ -66,7 +66,8 @@ type Lease struct {
 	mu       sync.Mutex
 	count    int
 	released chan struct{} // closed by the last release
-	done     chan struct{} // closed when released or possibly lost
+	done     chan struct{} // closed when released or possibly lost (finish)
+	finished sync.Once     // closes done
 	// lost: the lease ended lost (ErrLeaseLost), not released (ErrReleased); written
 	// before done is closed. cause() makes the error only when asked for.
 	lost bool
@@ -146,11 +147,19 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		l.arm.Store(&arming{done: make(chan struct{})}) // the first read is sent at once
 	}
 	if !c.Go(func() { l.watch(onRevoke, early) }) {
-		l.lost = true
 		l.armOver()
-		close(l.done) // the client closed: the lease ends at once
+		l.finish(true) // the client closed: the lease ends at once
 	}
 	return l
+}
+
+// finish ends the lease (closes done), lost or released, once: at its last release
+// (End), or when its watch sees it lost, whichever comes first.
+func (l *Lease) finish(lost bool) {
+	l.finished.Do(func() {
+		l.lost = lost
+		close(l.done)
+	})
 }
 
 // armOver records that the current attempt to arm the node's watch is over (not armed,
@@ -165,8 +174,7 @@ func (l *Lease) armOver() {
 }
 
 func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
-	defer close(l.done)
-	defer func() { l.lost = l.endedLost() }()
+	defer func() { l.finish(l.endedLost()) }()
 	defer l.armOver()
 	revoke := early
 	arm := func(a *arming) {
@@ -209,11 +217,14 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				return // the client closed: the lease ends with it
 			}
 			if err == nil {
-				if onRevoke != nil && IsRevokeRequest(data) {
+				if onRevoke != nil && IsRevokeRequest(data) && !l.isReleased() {
 					// On a goroutine the client's Close waits for; a panic there is logged.
+					// Only a live lease hears a request: not one released meanwhile.
 					l.client.Go(func() {
 						defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
-						onRevoke()
+						if !l.isReleased() {
+							onRevoke()
+						}
 					})
 				}
 				revoke = ch
@@ -324,6 +335,16 @@ func (l *Lease) Czxid(ctx context.Context) (int64, error) {
 	return z, nil
 }
 
+// isReleased reports whether the lease was fully released (End).
+func (l *Lease) isReleased() bool {
+	select {
+	case <-l.released:
+		return true
+	default:
+		return false
+	}
+}
+
 // ended reports whether the lease was fully released or Done is closed.
 func (l *Lease) ended() bool {
 	select {
@@ -418,6 +439,9 @@ func (l *Lease) End() (last bool, err error) {
 	}
 	l.lostAtRelease = l.Lost()
 	close(l.released)
+	// Done closes now, whatever the watch on the node is doing (a read in flight ends
+	// with the release's delete or its own bound; the watch goroutine then leaves).
+	l.finish(l.lostAtRelease)
 	l.observeHold()
 	return true, nil
 }
