@@ -62,6 +62,10 @@ type Lease struct {
 	deleting atomic.Bool
 	// arm is the lease's watch on its node: the current attempt to arm it, never nil.
 	arm atomic.Pointer[arming]
+	// heard is the mzxid of the last revocation request the lease heard (or, from
+	// Held.revokeHeard, that the lease that handed the node over heard): a request whose
+	// mzxid is not greater was answered already.
+	heard atomic.Int64
 
 	mu       sync.Mutex
 	count    int
@@ -136,6 +140,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	l.heard.Store(h.revokeHeard)
 	early := h.watch
 	h.watch = nil // the lease's own now; a copy of h handed over does not carry it
 	if onRevoke != nil {
@@ -217,9 +222,11 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				return // the client closed: the lease ends with it
 			}
 			if err == nil {
-				if onRevoke != nil && IsRevokeRequest(data) && !l.isReleased() {
+				if onRevoke != nil && IsRevokeRequest(data) && st.Mzxid > l.heard.Load() && !l.isReleased() {
 					// On a goroutine the client's Close waits for; a panic there is logged.
-					// Only a live lease hears a request: not one released meanwhile.
+					// Only a live lease hears a request: not one released meanwhile, nor
+					// one its predecessor on the node heard (a local hand-over).
+					l.heard.Store(st.Mzxid)
 					l.client.Go(func() {
 						defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
 						if !l.isReleased() {
@@ -654,6 +661,17 @@ func (l *Lease) HeldNow(ctx context.Context, extra *framework.Watch) (held bool,
 		return false, nil
 	}
 	return !l.Lost(), extra
+}
+
+// HandOver returns the node as the lease that takes it over (a local hand-over, after
+// this lease's last release) sees it: a copy of Held without the children watch, carrying
+// the revocation requests this lease heard, which the next lease does not hear again
+// (one not heard yet, its event on the way, is heard by the next holder).
+func (l *Lease) HandOver() *Held {
+	h := *l.Held
+	h.watch = nil
+	h.revokeHeard = l.heard.Load()
+	return &h
 }
 
 // KidsWatch returns the children watch of the listing that gave the lock (or that handed

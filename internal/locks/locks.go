@@ -150,6 +150,9 @@ type Held struct {
 	// that showed the node (the one that gave the lock): until it fires, nobody deleted
 	// the node. NewLease takes it (and clears it) instead of reading the node again.
 	watch *framework.Watch
+	// revokeHeard is the mzxid of the last revocation request a lease on the node heard,
+	// for a lease that takes the node over (Lease.HandOver); 0: none.
+	revokeHeard int64
 }
 
 // WithWatch sets h's children watch (see Held.watch): w must be a children watch on

@@ -44,7 +44,9 @@ func WithNodeData(b []byte) Option {
 // its Done has closed (under the standard error policy, as soon as the connection is
 // suspended) fn is not called, even for a request written before, so code holding a
 // revocable lock releases it when Done closes. Under SessionErrorPolicy a request missed
-// while disconnected is heard once the connection is back.
+// while disconnected is heard once the connection is back. A request is heard once: a
+// local waiter the node is handed to (WithLocalQueue) does not hear again one its
+// predecessor heard, only requests written later.
 func WithRevocationListener(fn func(*Lease)) Option {
 	return func(o *options) { o.onRevoke = fn }
 }
