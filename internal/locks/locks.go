@@ -512,7 +512,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		if try {
 			return nil, ErrLocked
 		}
-		_, _, w, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
+		w, err := l.watchAhead(ctx, framework.JoinPath(l.cfg.Path, watch))
 		if errors.Is(err, framework.ErrNoNode) {
 			// Gone already: look again, after a sync, as after a wait (this read may come
 			// from a server that applied the delete but not what followed it).
@@ -532,6 +532,25 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			return nil, framework.ErrClosed
 		}
 	}
+}
+
+// watchAhead sets a watch on the node we wait for: a data watch (no watch is left
+// behind when the node is gone), or, when we may not read it (another client's node with
+// its own ACL), an exists watch, which needs no permission. It fails with ErrNoNode when
+// the node is gone. Should the node go between the refused read and the exists request,
+// that exists watch stays set until the session ends (go-zookeeper v1.0.4 cannot remove
+// a watch; a protected sequential name is never made again).
+func (l *Internals) watchAhead(ctx context.Context, path string) (*framework.Watch, error) {
+	c := l.cfg.Client
+	_, _, w, err := c.GetDataW(ctx, path)
+	if !errors.Is(err, framework.ErrNoAuth) {
+		return w, err
+	}
+	st, w, err := c.ExistsW(ctx, path)
+	if err == nil && st == nil {
+		return nil, fmt.Errorf("%s: %w", path, framework.ErrNoNode)
+	}
+	return w, err
 }
 
 // position returns our place among kids in lock order (Sorted's: by sort key, then by
