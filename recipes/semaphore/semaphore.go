@@ -187,7 +187,9 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 }
 
 // AcquireN takes n leases, one after the other. On failure or cancellation, the leases
-// it took are returned and no node is left. As with Curator's acquire(n), concurrent
+// it took are returned and no node is left. A success is n leases held at once: when one
+// it took may have been lost while it waited for the next (its session expired, say), it
+// gives the others back and fails with ErrNodeVanished. As with Curator's acquire(n), concurrent
 // AcquireN calls on one semaphore can each hold part of what they need and wait for the
 // rest until their contexts end: give it a deadline, or serialise multi-lease takers.
 // Asking for more than the maximum fails at once with ErrTooMany, taking nothing; with a
@@ -235,6 +237,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 			return nil, fmt.Errorf("%w: %d > %d (the count at %s)", ErrTooMany, n, max, s.countPath)
 		}
 	}
+	got, err := s.acquireEach(ctx, n, try)
+	if err == nil && anyLost(got) {
+		// A lease taken first may have been lost while a later one was waited for: the n
+		// leases were not held at once. Give back what is left of them.
+		locks.Cleanup(ctx, s.client, func(cctx context.Context) { _ = ReturnAll(cctx, got...) })
+		return nil, fmt.Errorf("semaphore: acquire %s: a lease taken first may have been lost while the others were taken: %w", s.path, locks.ErrNodeLost)
+	}
+	return got, err
+}
+
+// acquireEach takes n leases one after the other; on failure it returns those it took.
+func (s *Semaphore) acquireEach(ctx context.Context, n int, try bool) ([]*Lease, error) {
 	var got []*Lease
 	for i := 0; i < n; i++ {
 		l, err := s.acquireOne(ctx, try)
@@ -245,6 +259,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 		got = append(got, l)
 	}
 	return got, nil
+}
+
+// anyLost reports whether a lease of ls may have been lost (its session's loss signal
+// fired, its node was deleted by someone else) or was taken in another session
+// generation than the client's now.
+func anyLost(ls []*Lease) bool {
+	for _, l := range ls {
+		if l.core.Lost() || l.core.Held.Gen != l.sem.client.Generation() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Semaphore) acquireOne(ctx context.Context, try bool) (_ *Lease, err error) {
