@@ -19,6 +19,16 @@ import (
 // over. (A vanished inner-mutex node is retried by the lock internals already.)
 var errLeaseNodeLost = fmt.Errorf("lease node: %w", locks.ErrNodeLost)
 
+// errInnerLockLost marks an inner-lock node that vanished while its acquirer waited for
+// room: another acquirer may have taken the inner lock and queued a lease node too, so
+// acquireOne gives up its lease node and starts over.
+var errInnerLockLost = fmt.Errorf("inner lock node: %w", locks.ErrNodeLost)
+
+// startsOver reports whether err, from an attempt, makes acquireOne start over.
+func startsOver(err error) bool {
+	return errors.Is(err, errLeaseNodeLost) || errors.Is(err, errInnerLockLost)
+}
+
 const (
 	leaseName      = "lease-"
 	cleanupTimeout = 10 * time.Second
@@ -278,7 +288,7 @@ func (s *Semaphore) acquireOne(ctx context.Context, try bool) (_ *Lease, err err
 	defer func() { locks.ObserveWait(s.client, "semaphore", s.path, start, err) }()
 	for retries := 0; ; retries++ {
 		l, err := s.attempt(ctx, try)
-		if !errors.Is(err, errLeaseNodeLost) {
+		if !startsOver(err) {
 			return l, err
 		}
 		// Our lease node vanished (the session was lost): start over if the retry policy
@@ -368,7 +378,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		locks.Cleanup(ctx, c, func(cctx context.Context) {
 			_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(owner))
 		})
-		if errors.Is(err, errLeaseNodeLost) {
+		if startsOver(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
@@ -416,6 +426,7 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 	// before (our inner lock's node deleted and another lease made meanwhile, say). The
 	// first listing follows our own create, and shows the leases as of that write.
 	waited := false
+	woke := false // we waited for a watch once at least
 	for {
 		if waited {
 			if err := c.Sync(ctx, s.leasesPath); err != nil {
@@ -478,7 +489,15 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 			watch = true // look again, this time with watches set
 			continue
 		}
-		waited = true
+		if woke && lock != nil {
+			// Still no room after a change: our inner lock must still be ours, or another
+			// acquirer may hold it too and queue its node with ours, which together could
+			// keep a free lease from both of us.
+			if err := s.innerHeld(ctx, lock); err != nil {
+				return fail(err)
+			}
+		}
+		waited, woke = true, true
 		select {
 		case <-childCh.Done():
 			childCh = nil
@@ -493,6 +512,19 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 			return fail(errLeaseNodeLost)
 		}
 	}
+}
+
+// innerHeld checks that the inner lock's node is still there and of its session (one
+// request); errInnerLockLost when not (deleted by someone else).
+func (s *Semaphore) innerHeld(ctx context.Context, lock *locks.Held) error {
+	st, err := s.client.Exists(ctx, lock.Path)
+	if err != nil {
+		return err
+	}
+	if st == nil || st.EphemeralOwner != lock.SessionID {
+		return errInnerLockLost
+	}
+	return nil
 }
 
 // releaseInner deletes the inner lock's node on a goroutine of the client, so that an
