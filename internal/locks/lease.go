@@ -222,18 +222,7 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				return // the client closed: the lease ends with it
 			}
 			if err == nil {
-				if onRevoke != nil && IsRevokeRequest(data) && st.Mzxid > l.heard.Load() && !l.isReleased() {
-					// On a goroutine the client's Close waits for; a panic there is logged.
-					// Only a live lease hears a request: not one released meanwhile, nor
-					// one its predecessor on the node heard (a local hand-over).
-					l.heard.Store(st.Mzxid)
-					l.client.Go(func() {
-						defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
-						if !l.isReleased() {
-							onRevoke()
-						}
-					})
-				}
+				l.hear(onRevoke, data, st)
 				revoke = ch
 				a.w = ch
 				close(a.done)
@@ -297,6 +286,24 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 			}
 		}
 	}
+}
+
+// hear calls onRevoke, when not nil, if data, read from the lease's node with Stat st, is
+// a revocation request the lease is to hear: only a live lease hears one (not one
+// released meanwhile), and not one it or its predecessor on the node (a local hand-over)
+// heard already. It runs on a goroutine the client's Close waits for; a panic there is
+// logged.
+func (l *Lease) hear(onRevoke func(), data []byte, st *zk.Stat) {
+	if onRevoke == nil || !IsRevokeRequest(data) || st.Mzxid <= l.heard.Load() || l.isReleased() {
+		return
+	}
+	l.heard.Store(st.Mzxid)
+	l.client.Go(func() {
+		defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
+		if !l.isReleased() {
+			onRevoke()
+		}
+	})
 }
 
 // ours reports whether st, read at the lease's path, is the lease's node: owned by its
