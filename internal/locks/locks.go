@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -536,21 +537,24 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 
 // watchAhead sets a watch on the node we wait for: a data watch (no watch is left
 // behind when the node is gone), or, when we may not read it (another client's node with
-// its own ACL), an exists watch, which needs no permission. It fails with ErrNoNode when
-// the node is gone. Should the node go between the refused read and the exists request,
-// that exists watch stays set until the session ends (go-zookeeper v1.0.4 cannot remove
-// a watch; a protected sequential name is never made again).
-func (l *Internals) watchAhead(ctx context.Context, path string) (*framework.Watch, error) {
+// its own ACL), a children watch on the lock's path: ZooKeeper does not fire a watch of
+// ours, exists or data, on a node we may not read, while the parent's children watch
+// fires when it goes (and at any other change of the queue, after which the caller
+// looks again). It fails with ErrNoNode when the node is gone.
+func (l *Internals) watchAhead(ctx context.Context, p string) (*framework.Watch, error) {
 	c := l.cfg.Client
-	_, _, w, err := c.GetDataW(ctx, path)
+	_, _, w, err := c.GetDataW(ctx, p)
 	if !errors.Is(err, framework.ErrNoAuth) {
 		return w, err
 	}
-	st, w, err := c.ExistsW(ctx, path)
-	if err == nil && st == nil {
-		return nil, fmt.Errorf("%s: %w", path, framework.ErrNoNode)
+	kids, _, w, err := c.ChildrenW(ctx, l.cfg.Path)
+	if err != nil {
+		return nil, err
 	}
-	return w, err
+	if !slices.Contains(kids, path.Base(p)) {
+		return nil, fmt.Errorf("%s: %w", p, framework.ErrNoNode)
+	}
+	return w, nil
 }
 
 // position returns our place among kids in lock order (Sorted's: by sort key, then by

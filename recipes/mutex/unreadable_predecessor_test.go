@@ -50,3 +50,34 @@ func TestAcquireWaitsBehindUnreadableHolder(t *testing.T) {
 	}
 	require.NoError(t, held.Release(ctx))
 }
+
+// A waiter behind a holder whose node it may not read gets the lock once the holder
+// releases it: its watch on that node (an exists watch, needing no permission) fires.
+func TestAcquireBehindUnreadableHolderOnceReleased(t *testing.T) {
+	srv := zktest.NewServer(t)
+	const path = "/acl/unreadable-released"
+	admin := testutil.Connect(t, srv.ConnectString())
+	ctx := testutil.Context(t, 30*time.Second)
+	_, err := admin.Create(ctx, path, nil, framework.WithContainerParents())
+	require.NoError(t, err)
+	private := testutil.Connect(t, srv.ConnectString(), framework.WithAuth("digest", []byte("alice:secret")),
+		framework.WithACL(zk.DigestACL(zk.PermAll, "alice", "secret")))
+	waiterClient := testutil.Connect(t, srv.ConnectString())
+
+	held, err := newMutex(t, private, path).Acquire(ctx)
+	require.NoError(t, err)
+	res := goAcquire(ctx, newMutex(t, waiterClient, path))
+	require.Eventually(t, func() bool {
+		kids, _, err := admin.Children(ctx, path)
+		return err == nil && len(kids) == 2
+	}, 10*time.Second, 5*time.Millisecond, "the waiter queues")
+	time.Sleep(200 * time.Millisecond) // let it set its watch (a wait that cannot make the test pass)
+	require.NoError(t, held.Release(ctx))
+	select {
+	case r := <-res:
+		require.NoError(t, r.err, "the waiter gets the lock once the holder released it")
+		require.NoError(t, r.l.Release(ctx))
+	case <-time.After(15 * time.Second):
+		t.Fatal("the waiter did not get the lock after the unreadable holder released it")
+	}
+}
