@@ -62,11 +62,16 @@ type Lease struct {
 	deleting atomic.Bool
 	// arm is the lease's watch on its node: the current attempt to arm it, never nil.
 	arm atomic.Pointer[arming]
+	// heard is the mzxid of the last revocation request the lease heard (or, from
+	// Held.revokeHeard, that the lease that handed the node over heard): a request whose
+	// mzxid is not greater was answered already.
+	heard atomic.Int64
 
 	mu       sync.Mutex
 	count    int
 	released chan struct{} // closed by the last release
-	done     chan struct{} // closed when released or possibly lost
+	done     chan struct{} // closed when released or possibly lost (finish)
+	finished sync.Once     // closes done
 	// lost: the lease ended lost (ErrLeaseLost), not released (ErrReleased); written
 	// before done is closed. cause() makes the error only when asked for.
 	lost bool
@@ -135,6 +140,7 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		released: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	l.heard.Store(h.revokeHeard)
 	early := h.watch
 	h.watch = nil // the lease's own now; a copy of h handed over does not carry it
 	if onRevoke != nil {
@@ -146,11 +152,19 @@ func NewLease(c *framework.Client, h *Held, onRevoke func()) *Lease {
 		l.arm.Store(&arming{done: make(chan struct{})}) // the first read is sent at once
 	}
 	if !c.Go(func() { l.watch(onRevoke, early) }) {
-		l.lost = true
 		l.armOver()
-		close(l.done) // the client closed: the lease ends at once
+		l.finish(true) // the client closed: the lease ends at once
 	}
 	return l
+}
+
+// finish ends the lease (closes done), lost or released, once: at its last release
+// (End), or when its watch sees it lost, whichever comes first.
+func (l *Lease) finish(lost bool) {
+	l.finished.Do(func() {
+		l.lost = lost
+		close(l.done)
+	})
 }
 
 // armOver records that the current attempt to arm the node's watch is over (not armed,
@@ -165,8 +179,7 @@ func (l *Lease) armOver() {
 }
 
 func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
-	defer close(l.done)
-	defer func() { l.lost = l.endedLost() }()
+	defer func() { l.finish(l.endedLost()) }()
 	defer l.armOver()
 	revoke := early
 	arm := func(a *arming) {
@@ -209,13 +222,7 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 				return // the client closed: the lease ends with it
 			}
 			if err == nil {
-				if onRevoke != nil && IsRevokeRequest(data) {
-					// On a goroutine the client's Close waits for; a panic there is logged.
-					l.client.Go(func() {
-						defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
-						onRevoke()
-					})
-				}
+				l.hear(onRevoke, data, st)
 				revoke = ch
 				a.w = ch
 				close(a.done)
@@ -281,6 +288,24 @@ func (l *Lease) watch(onRevoke func(), early *framework.Watch) {
 	}
 }
 
+// hear calls onRevoke, when not nil, if data, read from the lease's node with Stat st, is
+// a revocation request the lease is to hear: only a live lease hears one (not one
+// released meanwhile), and not one it or its predecessor on the node (a local hand-over)
+// heard already. It runs on a goroutine the client's Close waits for; a panic there is
+// logged.
+func (l *Lease) hear(onRevoke func(), data []byte, st *zk.Stat) {
+	if onRevoke == nil || !IsRevokeRequest(data) || st.Mzxid <= l.heard.Load() || l.isReleased() {
+		return
+	}
+	l.heard.Store(st.Mzxid)
+	l.client.Go(func() {
+		defer framework.LogPanic(l.client.Logger(), "revocation listener panicked", "component", "locks", "path", l.Held.Path)
+		if !l.isReleased() {
+			onRevoke()
+		}
+	})
+}
+
 // ours reports whether st, read at the lease's path, is the lease's node: owned by its
 // session and, once its czxid is known (Held.czxid: read for a fencing token, or at the
 // lease's first read of the node), created by the same transaction. A node deleted and made
@@ -322,6 +347,16 @@ func (l *Lease) Czxid(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: %s", ErrLeaseLost, l.Held.Path)
 	}
 	return z, nil
+}
+
+// isReleased reports whether the lease was fully released (End).
+func (l *Lease) isReleased() bool {
+	select {
+	case <-l.released:
+		return true
+	default:
+		return false
+	}
 }
 
 // ended reports whether the lease was fully released or Done is closed.
@@ -418,6 +453,9 @@ func (l *Lease) End() (last bool, err error) {
 	}
 	l.lostAtRelease = l.Lost()
 	close(l.released)
+	// Done closes now, whatever the watch on the node is doing (a read in flight ends
+	// with the release's delete or its own bound; the watch goroutine then leaves).
+	l.finish(l.lostAtRelease)
 	l.observeHold()
 	return true, nil
 }
@@ -630,6 +668,17 @@ func (l *Lease) HeldNow(ctx context.Context, extra *framework.Watch) (held bool,
 		return false, nil
 	}
 	return !l.Lost(), extra
+}
+
+// HandOver returns the node as the lease that takes it over (a local hand-over, after
+// this lease's last release) sees it: a copy of Held without the children watch, carrying
+// the revocation requests this lease heard, which the next lease does not hear again
+// (one not heard yet, its event on the way, is heard by the next holder).
+func (l *Lease) HandOver() *Held {
+	h := *l.Held
+	h.watch = nil
+	h.revokeHeard = l.heard.Load()
+	return &h
 }
 
 // KidsWatch returns the children watch of the listing that gave the lock (or that handed

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -150,6 +151,9 @@ type Held struct {
 	// that showed the node (the one that gave the lock): until it fires, nobody deleted
 	// the node. NewLease takes it (and clears it) instead of reading the node again.
 	watch *framework.Watch
+	// revokeHeard is the mzxid of the last revocation request a lease on the node heard,
+	// for a lease that takes the node over (Lease.HandOver); 0: none.
+	revokeHeard int64
 }
 
 // WithWatch sets h's children watch (see Held.watch): w must be a children watch on
@@ -509,7 +513,7 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 		if try {
 			return nil, ErrLocked
 		}
-		_, _, w, err := c.GetDataW(ctx, framework.JoinPath(l.cfg.Path, watch))
+		w, err := l.watchAhead(ctx, framework.JoinPath(l.cfg.Path, watch))
 		if errors.Is(err, framework.ErrNoNode) {
 			// Gone already: look again, after a sync, as after a wait (this read may come
 			// from a server that applied the delete but not what followed it).
@@ -529,6 +533,28 @@ func (l *Internals) wait(ctx context.Context, try bool, node, name string, gen u
 			return nil, framework.ErrClosed
 		}
 	}
+}
+
+// watchAhead sets a watch on the node we wait for: a data watch (no watch is left
+// behind when the node is gone), or, when we may not read it (another client's node with
+// its own ACL), a children watch on the lock's path: ZooKeeper does not fire a watch of
+// ours, exists or data, on a node we may not read, while the parent's children watch
+// fires when it goes (and at any other change of the queue, after which the caller
+// looks again). It fails with ErrNoNode when the node is gone.
+func (l *Internals) watchAhead(ctx context.Context, p string) (*framework.Watch, error) {
+	c := l.cfg.Client
+	_, _, w, err := c.GetDataW(ctx, p)
+	if !errors.Is(err, framework.ErrNoAuth) {
+		return w, err
+	}
+	kids, _, w, err := c.ChildrenW(ctx, l.cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(kids, path.Base(p)) {
+		return nil, fmt.Errorf("%s: %w", p, framework.ErrNoNode)
+	}
+	return w, nil
 }
 
 // position returns our place among kids in lock order (Sorted's: by sort key, then by

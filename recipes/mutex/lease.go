@@ -111,9 +111,10 @@ func (l *Lease) mayHandOver(ctx context.Context) (ok bool, w *framework.Watch) {
 }
 
 // next is the node as the next holder sees it: nobody known behind it when the last
-// check said so, with the children watch w of the listing that showed it (nil: none).
+// check said so, with the children watch w of the listing that showed it (nil: none),
+// and without the revocation requests this lease heard (locks.Lease.HandOver).
 func (l *Lease) next(w *framework.Watch) *locks.Held {
-	h := *l.core.Held
+	h := l.core.HandOver()
 	if l.index+1 >= l.m.opts.localBatch {
 		h.Behind = 0
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zoocurator/zoocurator/framework"
 	"github.com/zoocurator/zoocurator/internal/locks"
@@ -44,7 +45,9 @@ func WithNodeData(b []byte) Option {
 // its Done has closed (under the standard error policy, as soon as the connection is
 // suspended) fn is not called, even for a request written before, so code holding a
 // revocable lock releases it when Done closes. Under SessionErrorPolicy a request missed
-// while disconnected is heard once the connection is back.
+// while disconnected is heard once the connection is back. A request is heard once: a
+// local waiter the node is handed to (WithLocalQueue) does not hear again one its
+// predecessor heard, only requests written later.
 func WithRevocationListener(fn func(*Lease)) Option {
 	return func(o *options) { o.onRevoke = fn }
 }
@@ -129,16 +132,22 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if l := leaseFrom(ctx, m); l != nil && l.core.Live() {
 		return nil, fmt.Errorf("%w: %s", ErrAlreadyHeld, m.path)
 	}
+	// An acquisition settled here, not in ZooKeeper, is reported to the lock observer as
+	// any other (one in ZooKeeper is reported by the lock internals).
+	start := time.Now()
 	if m.opts.localQueue {
 		l, err := m.queue(ctx, try)
 		if l != nil || err != nil {
+			locks.ObserveWait(m.client, "mutex", m.path, start, err)
 			return l, err
 		}
 		// Our turn to acquire in ZooKeeper.
 	}
 	if err := ctx.Err(); err != nil {
 		m.passTurn()
-		return nil, fmt.Errorf("mutex: acquire %s: %w", m.path, err)
+		err = fmt.Errorf("mutex: acquire %s: %w", m.path, err)
+		locks.ObserveWait(m.client, "mutex", m.path, start, err)
+		return nil, err
 	}
 	h, err := m.lk.Acquire(ctx, try)
 	if err != nil {

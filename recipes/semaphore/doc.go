@@ -41,6 +41,9 @@
 // Each lease costs, uncontended, 6 requests: the inner mutex (create, listing pipelined
 // behind it, delete), the lease node (create, listing pipelined behind it) and the lease's
 // delete on release. Contention adds the inner mutex's watch and re-listing, and a
-// children watch on leases plus one listing per release while the semaphore is full.
+// children watch on leases plus one listing per release while the semaphore is full (and
+// one read of the waiter's inner-lock node per change that leaves it full: a waiter whose
+// inner-lock node someone else deleted gives up its lease node and queues again, so that
+// two waiters' nodes never keep a free lease from both).
 // NewShared reads the count node once per look (with a watch while waiting).
 package semaphore

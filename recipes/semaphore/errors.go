@@ -28,6 +28,7 @@ var (
 	// lease was released.
 	ErrReleased = locks.ErrReleased
 	// ErrNodeVanished is returned when a lease node vanished while waiting (the session
-	// was lost) more often than the retry policy allows.
+	// was lost) more often than the retry policy allows, and by AcquireN when a lease it
+	// took first may have been lost while it took the others.
 	ErrNodeVanished = locks.ErrNodeLost
 )

@@ -19,6 +19,16 @@ import (
 // over. (A vanished inner-mutex node is retried by the lock internals already.)
 var errLeaseNodeLost = fmt.Errorf("lease node: %w", locks.ErrNodeLost)
 
+// errInnerLockLost marks an inner-lock node that vanished while its acquirer waited for
+// room: another acquirer may have taken the inner lock and queued a lease node too, so
+// acquireOne gives up its lease node and starts over.
+var errInnerLockLost = fmt.Errorf("inner lock node: %w", locks.ErrNodeLost)
+
+// startsOver reports whether err, from an attempt, makes acquireOne start over.
+func startsOver(err error) bool {
+	return errors.Is(err, errLeaseNodeLost) || errors.Is(err, errInnerLockLost)
+}
+
 const (
 	leaseName      = "lease-"
 	cleanupTimeout = 10 * time.Second
@@ -187,7 +197,9 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 }
 
 // AcquireN takes n leases, one after the other. On failure or cancellation, the leases
-// it took are returned and no node is left. As with Curator's acquire(n), concurrent
+// it took are returned and no node is left. A success is n leases held at once: when one
+// it took may have been lost while it waited for the next (its session expired, say), it
+// gives the others back and fails with ErrNodeVanished. As with Curator's acquire(n), concurrent
 // AcquireN calls on one semaphore can each hold part of what they need and wait for the
 // rest until their contexts end: give it a deadline, or serialise multi-lease takers.
 // Asking for more than the maximum fails at once with ErrTooMany, taking nothing; with a
@@ -235,6 +247,18 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 			return nil, fmt.Errorf("%w: %d > %d (the count at %s)", ErrTooMany, n, max, s.countPath)
 		}
 	}
+	got, err := s.acquireEach(ctx, n, try)
+	if err == nil && anyLost(got) {
+		// A lease taken first may have been lost while a later one was waited for: the n
+		// leases were not held at once. Give back what is left of them.
+		locks.Cleanup(ctx, s.client, func(cctx context.Context) { _ = ReturnAll(cctx, got...) })
+		return nil, fmt.Errorf("semaphore: acquire %s: a lease taken first may have been lost while the others were taken: %w", s.path, locks.ErrNodeLost)
+	}
+	return got, err
+}
+
+// acquireEach takes n leases one after the other; on failure it returns those it took.
+func (s *Semaphore) acquireEach(ctx context.Context, n int, try bool) ([]*Lease, error) {
 	var got []*Lease
 	for i := 0; i < n; i++ {
 		l, err := s.acquireOne(ctx, try)
@@ -247,12 +271,24 @@ func (s *Semaphore) acquire(ctx context.Context, n int, try bool) ([]*Lease, err
 	return got, nil
 }
 
+// anyLost reports whether a lease of ls may have been lost (its session's loss signal
+// fired, its node was deleted by someone else) or was taken in another session
+// generation than the client's now.
+func anyLost(ls []*Lease) bool {
+	for _, l := range ls {
+		if l.core.Lost() || l.core.Held.Gen != l.sem.client.Generation() {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Semaphore) acquireOne(ctx context.Context, try bool) (_ *Lease, err error) {
 	start := time.Now()
 	defer func() { locks.ObserveWait(s.client, "semaphore", s.path, start, err) }()
 	for retries := 0; ; retries++ {
 		l, err := s.attempt(ctx, try)
-		if !errors.Is(err, errLeaseNodeLost) {
+		if !startsOver(err) {
 			return l, err
 		}
 		// Our lease node vanished (the session was lost): start over if the retry policy
@@ -342,7 +378,7 @@ func (s *Semaphore) attempt(ctx context.Context, try bool) (*Lease, error) {
 		locks.Cleanup(ctx, c, func(cctx context.Context) {
 			_ = c.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(), framework.OwnedBy(owner))
 		})
-		if errors.Is(err, errLeaseNodeLost) {
+		if startsOver(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("semaphore: acquire %s: %w", s.path, err)
@@ -390,6 +426,7 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 	// before (our inner lock's node deleted and another lease made meanwhile, say). The
 	// first listing follows our own create, and shows the leases as of that write.
 	waited := false
+	woke := false // we waited for a watch once at least
 	for {
 		if waited {
 			if err := c.Sync(ctx, s.leasesPath); err != nil {
@@ -452,7 +489,15 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 			watch = true // look again, this time with watches set
 			continue
 		}
-		waited = true
+		if woke && lock != nil {
+			// Still no room after a change: our inner lock must still be ours, or another
+			// acquirer may hold it too and queue its node with ours, which together could
+			// keep a free lease from both of us.
+			if err := s.innerHeld(ctx, lock); err != nil {
+				return fail(err)
+			}
+		}
+		waited, woke = true, true
 		select {
 		case <-childCh.Done():
 			childCh = nil
@@ -467,6 +512,19 @@ func (s *Semaphore) waitForRoom(ctx context.Context, a *attemptRun) (*Lease, err
 			return fail(errLeaseNodeLost)
 		}
 	}
+}
+
+// innerHeld checks that the inner lock's node is still there and of its session (one
+// request); errInnerLockLost when not (deleted by someone else).
+func (s *Semaphore) innerHeld(ctx context.Context, lock *locks.Held) error {
+	st, err := s.client.Exists(ctx, lock.Path)
+	if err != nil {
+		return err
+	}
+	if st == nil || st.EphemeralOwner != lock.SessionID {
+		return errInnerLockLost
+	}
+	return nil
 }
 
 // releaseInner deletes the inner lock's node on a goroutine of the client, so that an
