@@ -108,9 +108,10 @@ func (c *Client) dialWire() (zkConn, error) {
 		Auth:           auth,
 		OnEvent:        func(n wire.Notice) { c.onNotice(seq, w, n) },
 		OnDialFailed:   c.handshakeFailed,
-		// A request made while there is no connection waits for one as long as an
-		// operation waits for a connection (waitConnected), then fails unsent.
-		WaitLimit: c.opts.connectionTimeout,
+		// A request made while there is no connection fails unsent once no server
+		// answered a round of dials, as with go-zookeeper (ErrNoServer): the retry
+		// policy decides about another attempt, after waitConnected.
+		FailUnsentEachRound: true,
 	})
 	if err != nil {
 		w.cancel()

@@ -27,9 +27,10 @@ const maxCloseWait = 2 * time.Second
 // ErrSessionExpired.
 var ErrSessionGivenUp error = &wrapped{"wire: session given up by the client", ErrSessionExpired}
 
-// ErrNotSent is the error of a request that waited for a connection for the whole
-// ClientConfig.WaitLimit: it was never sent. It wraps zk.ErrNoServer.
-var ErrNotSent error = &wrapped{"wire: not sent: no connection within the wait limit", zk.ErrNoServer}
+// ErrNotSent is the error of a request that waited for a connection while a whole round
+// of dials reached no server (ClientConfig.FailUnsentEachRound): it was never sent. It
+// wraps zk.ErrNoServer.
+var ErrNotSent error = &wrapped{"wire: not sent: no server reached", zk.ErrNoServer}
 
 // ErrSessionTimedOut is the cause of the expiry a Client reports when no server
 // answered for the whole session timeout. It wraps ErrSessionExpired.
@@ -94,10 +95,11 @@ type ClientConfig struct {
 	OnEvent func(Notice)
 	// MaxFrame is the largest frame read or written (the default DefaultMaxFrame).
 	MaxFrame int
-	// WaitLimit, when positive, bounds how long a request made while there is no
-	// connection waits for one: then it fails with ErrNotSent (it was never sent), as
-	// go-zookeeper fails its queued requests with zk.ErrNoServer.
-	WaitLimit time.Duration
+	// FailUnsentEachRound, when true, fails the requests waiting for a connection with
+	// ErrNotSent (they were never sent) whenever a whole round of dials reached no
+	// server, as go-zookeeper fails its queued requests with zk.ErrNoServer; otherwise
+	// they wait for the session's next connection, within their ctx.
+	FailUnsentEachRound bool
 	// OnDialFailed, when not nil, is told of each connection attempt that failed, with
 	// its server and Dial's error (a *HandshakeError when the Dialer's connection was
 	// made), on the Client's goroutine: it must return quickly.
@@ -297,21 +299,19 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// submit hands a request over: to the connection, or to the waiting requests (then it
-// returns true).
-func (c *Client) submit(cl *call, opcode int32, rec request) bool {
+// submit hands a request over: to the connection, or to the waiting requests.
+func (c *Client) submit(cl *call, opcode int32, rec request) {
 	cl.ordered = true
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		cl.done <- reply{err: c.err}
-		return false
+		return
 	}
 	if len(c.waiting) == 0 && c.conn != nil && c.conn.enqueue(cl, opcode, 0, rec) {
-		return false
+		return
 	}
 	c.waiting = append(c.waiting, waitingReq{cl, opcode, rec})
-	return true
 }
 
 // withdraw removes cl from the waiting requests; false if it was sent (or answered).
@@ -354,25 +354,24 @@ func (c *Client) roundTrip(ctx context.Context, opcode int32, req request, hook 
 	}
 	cl := newCall()
 	cl.hook = hook
-	var limit <-chan time.Time
-	if c.submit(cl, opcode, req) && c.cfg.WaitLimit > 0 {
-		t := time.NewTimer(c.cfg.WaitLimit)
-		defer t.Stop()
-		limit = t.C
+	c.submit(cl, opcode, req)
+	select {
+	case r := <-cl.done:
+		return r, nil
+	case <-ctx.Done():
+		c.withdraw(cl)
+		return reply{}, ctx.Err()
 	}
-	for {
-		select {
-		case r := <-cl.done:
-			return r, nil
-		case <-limit:
-			limit = nil
-			if c.withdraw(cl) {
-				return reply{}, ErrNotSent
-			}
-		case <-ctx.Done():
-			c.withdraw(cl)
-			return reply{}, ctx.Err()
-		}
+}
+
+// failUnsent fails the requests waiting for a connection with ErrNotSent.
+func (c *Client) failUnsent() {
+	c.mu.Lock()
+	waiting := c.waiting
+	c.waiting = nil
+	c.mu.Unlock()
+	for _, w := range waiting {
+		w.cl.done <- reply{err: ErrNotSent}
 	}
 }
 
@@ -451,6 +450,9 @@ func (c *Client) run() {
 			}
 		}
 		addr, round := c.hosts.next()
+		if round && c.cfg.FailUnsentEachRound {
+			c.failUnsent()
+		}
 		if round && !c.pause(spinDelay, deadline) {
 			return
 		}

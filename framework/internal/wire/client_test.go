@@ -299,14 +299,15 @@ func TestClientRequestEndsWithContextWhileDisconnected(t *testing.T) {
 	assert.ErrorIs(t, err, zk.ErrNoNode, "the request was not sent")
 }
 
-// A request made while there is no connection waits for one at most WaitLimit: then it
-// fails with ErrNotSent (zk.ErrNoServer), is never sent, and the session goes on.
-func TestClientRequestPastWaitLimitIsNotSent(t *testing.T) {
+// With FailUnsentEachRound, a request made while there is no connection fails with
+// ErrNotSent (zk.ErrNoServer) once a round of dials reached no server; it is never
+// sent, and the session goes on.
+func TestClientRequestUnsentAfterRoundWithoutServer(t *testing.T) {
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
 	c, ns := newClient(t, []string{proxy.ConnectString()},
-		wire.ClientConfig{SessionTimeout: 20 * time.Second, WaitLimit: 200 * time.Millisecond})
+		wire.ClientConfig{SessionTimeout: 20 * time.Second, FailUnsentEachRound: true})
 	sess := c.Session()
 	proxy.Refuse()
 	proxy.DropConnections()
