@@ -111,6 +111,6 @@
 // nodes carry an owner token in their ACL (getACL shows one more READ entry). Instance
 // JSON is escaped as Jackson escapes it (&, <, >, U+2028 and U+2029 as they are).
 // Unregister finds a DynamicSequential instance's node by its actual path (Curator's looks for the id without the sequence
-// number). QueryForInstances and caches skip a node whose data is not an instance and
-// say which (Curator's cache throws).
+// number). QueryForInstances and caches skip a node whose data is not an instance, or
+// that this client may not read, and say which (Curator's cache throws).
 package discovery
