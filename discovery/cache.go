@@ -84,6 +84,11 @@ type ServiceCache[T any] struct {
 	started   bool
 	closed    bool
 	stale     bool
+	// gen is the client's session generation the cached instances were read in: a
+	// Lost starts the next one (framework.Client.Generation), and the cache is stale
+	// from that moment, not only once its own listener hears the Lost (the client's
+	// state listeners run one at a time: another one may be busy).
+	gen       uint64
 	listeners []*cacheListener
 	queue     []CacheEvent  // events not yet told to the listeners
 	told      chan struct{} // closed when the teller returns; nil before Start
@@ -153,6 +158,10 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	sc.started = true
+	// The first read is done in this generation or a later one (a Lost meanwhile
+	// makes the cache stale until its read after the reconnection); before the first
+	// connection the generation is 0 and the first session's is 1.
+	sc.gen = max(sc.d.c.Generation(), 1)
 	told := make(chan struct{})
 	sc.told = told
 	sc.gs.Go(func() {
@@ -258,6 +267,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 // additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
+		gen := sc.d.c.Generation() // the reads below are of this generation or later
 		gone, updated, err := sc.changedSince()
 		if err == nil {
 			sc.mu.Lock()
@@ -272,6 +282,7 @@ func (sc *ServiceCache[T]) resync() {
 				}
 			}
 			sc.stale = false
+			sc.gen = gen
 			sc.mu.Unlock()
 			if len(gone)+len(updated) > 0 {
 				sc.changed()
@@ -462,12 +473,12 @@ func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	return out
 }
 
-// Fresh reports whether the cache can be trusted: started, not closed, its client not
-// closed (it follows nothing any more), and not stale after a lost session.
+// Fresh reports whether the cache can be trusted: started and its first read of the
+// registry done, not closed, its client not closed (it follows nothing any more), and
+// not stale after a lost session (from the moment the client reports it lost, whatever
+// its other state listeners are doing, until the cache has read the registry again).
 func (sc *ServiceCache[T]) Fresh() bool {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	return sc.started && !sc.closed && !sc.stale && !isDone(sc.d.c.Done())
+	return sc.state() == nil
 }
 
 func (sc *ServiceCache[T]) state() error {
@@ -480,7 +491,9 @@ func (sc *ServiceCache[T]) state() error {
 		return fmt.Errorf("%w: the client of the cache of %s is closed", ErrClosed, sc.name)
 	case !sc.started:
 		return ErrNotStarted
-	case sc.stale:
+	case !isDone(sc.initialized):
+		return fmt.Errorf("%w: the cache of %s has not read the registry yet", ErrNotStarted, sc.name)
+	case sc.stale, sc.d.c.Generation() != sc.gen:
 		return fmt.Errorf("%w: %s", ErrStale, sc.name)
 	}
 	return nil

@@ -91,7 +91,9 @@
 // session timeout.
 //
 // A cache keeps what it holds while disconnected; once the client reports the session
-// lost, providers return ErrStale until the cache has read the registry again. The client
+// lost, providers return ErrStale (at once: the cache's generation is behind the
+// client's, whatever the client's other state listeners are busy with) until the cache
+// has read the registry again. The client
 // reports it lost a session timeout after it noticed the silence, and it notices the
 // silence 2/3 of the session timeout after it last heard from the server: a provider may
 // hand out an instance for up to 5/3 of the session timeout after its node was deleted
