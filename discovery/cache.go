@@ -144,9 +144,11 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 // Name returns the service's name.
 func (sc *ServiceCache[T]) Name() string { return sc.name }
 
-// Start reads the instances there now and returns once they are in the cache (or ctx
-// ends: the cache is then closed; or the cache is closed meanwhile: ErrClosed); from then
-// on it follows them.
+// Start reads the instances there now and returns once they are in the cache (or as
+// soon as ctx ends: the cache is then closed, without waiting for a listener still busy
+// with an event it sent, which is told nothing more once its call returns and which
+// Close waits for; or the cache is closed meanwhile: ErrClosed); from then on it follows
+// them.
 func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 	sc.mu.Lock()
 	switch {
@@ -183,7 +185,9 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 			err = ErrClosed
 		}
 	}
-	_ = sc.Close()
+	// Closed without waiting for a listener still busy with an event of the start
+	// (CacheSuspended, say): the teller ends when that call returns.
+	_ = sc.shut(false)
 	return fmt.Errorf("discovery: start cache of %s: %w", sc.name, err)
 }
 
@@ -503,7 +507,12 @@ func (sc *ServiceCache[T]) state() error {
 // it returns. It may be called more than once, also from a listener: there it returns
 // without waiting for the listener's own goroutine, and the listeners after it are not
 // told of that event.
-func (sc *ServiceCache[T]) Close() error {
+func (sc *ServiceCache[T]) Close() error { return sc.shut(true) }
+
+// shut stops the cache; with waitListeners false it does not wait for the teller (a
+// listener busy in a call of its own), which returns once that call does and tells
+// nothing after.
+func (sc *ServiceCache[T]) shut(waitListeners bool) error {
 	sc.mu.Lock()
 	told := sc.told
 	if sc.closed {
@@ -527,7 +536,7 @@ func (sc *ServiceCache[T]) Close() error {
 		removePC()
 	}
 	sc.d.disown(sc)
-	if told != nil && !sc.gs.Inside() {
+	if told != nil && waitListeners && !sc.gs.Inside() {
 		<-told
 	}
 	return err
