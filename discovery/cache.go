@@ -69,6 +69,16 @@ type CacheEvent struct {
 // instance follows once the cache has read it; and it takes the new data of an instance
 // updated meanwhile (its mzxid).
 //
+// A node this client may not read is not an instance the cache holds: it is reported
+// CacheBadInstance (an *InstanceError wrapping framework.ErrNoAuth). But ZooKeeper
+// tells a watch nothing of a change to a node its client may not read, and setACL fires
+// no watch (see the cache package's "Nodes this client may not read"): an instance whose
+// node's ACL is narrowed to deny this client READ after the cache read it is held as
+// last read, and handed out by providers, whatever its owner writes into it since
+// (Enabled false, say), until a reconnection makes the cache read it again (then it is
+// dropped and reported CacheBadInstance). Its deletion is seen at once (the service
+// node's children change).
+//
 // Listeners run on a goroutine of the cache's own: a slow listener delays neither the
 // cache's updates nor the stale flag, only what the listeners after it hear.
 type ServiceCache[T any] struct {

@@ -44,7 +44,9 @@
 // READ, and then deleted, fires no event. So each registration also looks at its node
 // every 10 s (one exists request, which needs no permission on the node, per 10 s per
 // registered instance; no watch is added): a deletion made while the node was unreadable
-// is noticed within 10 s, and the instance is registered again.
+// is noticed within 10 s, and the instance is registered again. A cache, for the same
+// reason, holds an instance whose node was made unreadable to its client as last read
+// until a reconnection (see ServiceCache).
 //
 // A node belongs to the registration that made it, not to a session: each registration
 // puts a token of its own in the ACL of every node it creates (framework.WithOwnerToken:
