@@ -66,6 +66,29 @@
 // under BuildInitialCache) means every node the cache should hold was read or reported
 // Unreadable.
 //
+// # Nodes this client may not read
+//
+// ZooKeeper (3.8) tells a watch nothing of a change to a node its client may not read
+// when the change is made (a new data, a deletion, a creation: an exists watch on a
+// missing node that is created with an ACL denying this client READ does not fire), and
+// drops that watch; setACL fires no watch at all. Without polling every node it holds a
+// cache cannot know of such changes, so:
+//
+//   - A node whose ACL is narrowed to deny this client READ after the cache read it is
+//     held as last read (its data and Stat), though it may have changed since, until a
+//     watch of the cache's fires that makes it read the node again, or a reconnection
+//     (the cache then reads every node it holds again). Its deletion is seen where the
+//     cache follows its parent's children (a PathChildrenCache's child, a TreeCache's
+//     node below the root): the parent's child watch fires. A NodeCache's node, or a
+//     TreeCache's root, deleted while unreadable is held until a reconnection, and so
+//     is a node made again at its path meanwhile. Once the cache reads it again and is
+//     denied, the node is reported removed, then Unreadable, and read again every 10 s.
+//   - A missing node the cache waits for (a NodeCache's node, a TreeCache's root) that
+//     is created unreadable is reported missing until a reconnection (and stays so if
+//     its ACL is then opened, until the same); a child created unreadable under a node
+//     whose children the cache follows is reported Unreadable at once (the parent's
+//     child watch fires).
+//
 // go-zookeeper cannot remove a watch: after Close, the watches the cache set stay
 // registered in the client until they fire or the session ends (the client shares one per
 // node and kind among all its users), but nothing of the closed cache is held by them:

@@ -201,7 +201,9 @@ func (e *engine) start(ctx context.Context) error {
 	case <-e.initDone:
 		return nil
 	case <-ctx.Done():
-		_ = e.close()
+		// Closed without waiting for a listener still busy with an event of the
+		// build: its goroutine ends when that call returns.
+		_ = e.shut(false)
 		return fmt.Errorf("cache: building the initial %s of %s: %w", e.cfg.name, e.cfg.root, ctx.Err())
 	case <-e.stop:
 		return ErrClosed
@@ -213,7 +215,12 @@ func (e *engine) start(ctx context.Context) error {
 // close stops the cache. Called from a listener (on the dispatcher's goroutine) it does
 // not wait for the dispatcher, which returns once that listener does; from anywhere else,
 // every close waits for the first one's work and for the dispatcher.
-func (e *engine) close() error {
+func (e *engine) close() error { return e.shut(true) }
+
+// shut stops the cache; with waitListeners false it does not wait for the dispatcher
+// (a listener busy in a call of its own), which returns once that call does and calls
+// no listener after.
+func (e *engine) shut(waitListeners bool) error {
 	e.life.Lock()
 	if e.closed {
 		closeDone, dispDone := e.closeDone, e.dispDone
@@ -248,7 +255,7 @@ func (e *engine) close() error {
 		}
 		delete(e.armed, p)
 	}
-	if dispDone != nil && !e.gs.Inside() {
+	if dispDone != nil && waitListeners && !e.gs.Inside() {
 		<-dispDone
 	}
 	if !e.cfg.opts.keep {

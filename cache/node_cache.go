@@ -42,8 +42,10 @@ func NewNodeCache(c *framework.Client, path string, opts ...NodeOption) (*NodeCa
 }
 
 // Start starts following the node. Under BuildInitialCache it returns once the node was
-// read (or found missing), or with an error wrapping ctx.Err() — the cache is then
-// closed. Starting twice returns ErrAlreadyStarted, starting after Close ErrClosed.
+// read (or found missing), or with an error wrapping ctx.Err() as soon as ctx ends — the
+// cache is then closed, without waiting for a listener still busy with an event it sent (that
+// listener hears nothing more once its call returns; Close waits for it).
+// Starting twice returns ErrAlreadyStarted, starting after Close ErrClosed.
 func (nc *NodeCache) Start(ctx context.Context) error { return nc.e.start(ctx) }
 
 // Close stops the cache and waits for its goroutines: no listener is called after it

@@ -44,9 +44,10 @@ func NewPathChildrenCache(c *framework.Client, path string, opts ...PathChildren
 }
 
 // Start starts following the children. Under BuildInitialCache it returns once they were
-// read (or the node was found missing), or with an error wrapping ctx.Err() — the cache
-// is then closed. Starting twice returns ErrAlreadyStarted, starting after Close
-// ErrClosed.
+// read (or the node was found missing), or with an error wrapping ctx.Err() as soon as
+// ctx ends — the cache is then closed, without waiting for a listener still busy with an event it sent (that
+// listener hears nothing more once its call returns; Close waits for it).
+// Starting twice returns ErrAlreadyStarted, starting after Close ErrClosed.
 func (pc *PathChildrenCache) Start(ctx context.Context) error { return pc.e.start(ctx) }
 
 // Close stops the cache and waits for its goroutines: no listener is called after it

@@ -46,8 +46,9 @@ func NewTreeCache(c *framework.Client, path string, opts ...TreeOption) (*TreeCa
 
 // Start starts following the subtree. Under BuildInitialCache it returns once the whole
 // subtree was read (or the root was found missing), or with an error wrapping ctx.Err()
-// — the cache is then closed. Starting twice returns ErrAlreadyStarted, starting after
-// Close ErrClosed.
+// as soon as ctx ends — the cache is then closed, without waiting for a listener still busy with an event it sent (that
+// listener hears nothing more once its call returns; Close waits for it).
+// Starting twice returns ErrAlreadyStarted, starting after Close ErrClosed.
 func (tc *TreeCache) Start(ctx context.Context) error { return tc.e.start(ctx) }
 
 // Close stops the cache and waits for its goroutines: no listener is called after it

@@ -69,6 +69,16 @@ type CacheEvent struct {
 // instance follows once the cache has read it; and it takes the new data of an instance
 // updated meanwhile (its mzxid).
 //
+// A node this client may not read is not an instance the cache holds: it is reported
+// CacheBadInstance (an *InstanceError wrapping framework.ErrNoAuth). But ZooKeeper
+// tells a watch nothing of a change to a node its client may not read, and setACL fires
+// no watch (see the cache package's "Nodes this client may not read"): an instance whose
+// node's ACL is narrowed to deny this client READ after the cache read it is held as
+// last read, and handed out by providers, whatever its owner writes into it since
+// (Enabled false, say), until a reconnection makes the cache read it again (then it is
+// dropped and reported CacheBadInstance). Its deletion is seen at once (the service
+// node's children change).
+//
 // Listeners run on a goroutine of the cache's own: a slow listener delays neither the
 // cache's updates nor the stale flag, only what the listeners after it hear.
 type ServiceCache[T any] struct {
@@ -84,6 +94,11 @@ type ServiceCache[T any] struct {
 	started   bool
 	closed    bool
 	stale     bool
+	// gen is the client's session generation the cached instances were read in: a
+	// Lost starts the next one (framework.Client.Generation), and the cache is stale
+	// from that moment, not only once its own listener hears the Lost (the client's
+	// state listeners run one at a time: another one may be busy).
+	gen       uint64
 	listeners []*cacheListener
 	queue     []CacheEvent  // events not yet told to the listeners
 	told      chan struct{} // closed when the teller returns; nil before Start
@@ -139,9 +154,11 @@ func (d *ServiceDiscovery[T]) NewCache(name string) (*ServiceCache[T], error) {
 // Name returns the service's name.
 func (sc *ServiceCache[T]) Name() string { return sc.name }
 
-// Start reads the instances there now and returns once they are in the cache (or ctx
-// ends: the cache is then closed; or the cache is closed meanwhile: ErrClosed); from then
-// on it follows them.
+// Start reads the instances there now and returns once they are in the cache (or as
+// soon as ctx ends: the cache is then closed, without waiting for a listener still busy
+// with an event it sent, which is told nothing more once its call returns and which
+// Close waits for; or the cache is closed meanwhile: ErrClosed); from then on it follows
+// them.
 func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 	sc.mu.Lock()
 	switch {
@@ -153,6 +170,10 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	sc.started = true
+	// The first read is done in this generation or a later one (a Lost meanwhile
+	// makes the cache stale until its read after the reconnection); before the first
+	// connection the generation is 0 and the first session's is 1.
+	sc.gen = max(sc.d.c.Generation(), 1)
 	told := make(chan struct{})
 	sc.told = told
 	sc.gs.Go(func() {
@@ -174,7 +195,9 @@ func (sc *ServiceCache[T]) Start(ctx context.Context) error {
 			err = ErrClosed
 		}
 	}
-	_ = sc.Close()
+	// Closed without waiting for a listener still busy with an event of the start
+	// (CacheSuspended, say): the teller ends when that call returns.
+	_ = sc.shut(false)
 	return fmt.Errorf("discovery: start cache of %s: %w", sc.name, err)
 }
 
@@ -258,6 +281,7 @@ func (sc *ServiceCache[T]) onEvent(ev cache.Event) {
 // additions).
 func (sc *ServiceCache[T]) resync() {
 	for {
+		gen := sc.d.c.Generation() // the reads below are of this generation or later
 		gone, updated, err := sc.changedSince()
 		if err == nil {
 			sc.mu.Lock()
@@ -272,6 +296,7 @@ func (sc *ServiceCache[T]) resync() {
 				}
 			}
 			sc.stale = false
+			sc.gen = gen
 			sc.mu.Unlock()
 			if len(gone)+len(updated) > 0 {
 				sc.changed()
@@ -462,12 +487,12 @@ func (sc *ServiceCache[T]) Instances() []*Instance[T] {
 	return out
 }
 
-// Fresh reports whether the cache can be trusted: started, not closed, its client not
-// closed (it follows nothing any more), and not stale after a lost session.
+// Fresh reports whether the cache can be trusted: started and its first read of the
+// registry done, not closed, its client not closed (it follows nothing any more), and
+// not stale after a lost session (from the moment the client reports it lost, whatever
+// its other state listeners are doing, until the cache has read the registry again).
 func (sc *ServiceCache[T]) Fresh() bool {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	return sc.started && !sc.closed && !sc.stale && !isDone(sc.d.c.Done())
+	return sc.state() == nil
 }
 
 func (sc *ServiceCache[T]) state() error {
@@ -480,7 +505,9 @@ func (sc *ServiceCache[T]) state() error {
 		return fmt.Errorf("%w: the client of the cache of %s is closed", ErrClosed, sc.name)
 	case !sc.started:
 		return ErrNotStarted
-	case sc.stale:
+	case !isDone(sc.initialized):
+		return fmt.Errorf("%w: the cache of %s has not read the registry yet", ErrNotStarted, sc.name)
+	case sc.stale, sc.d.c.Generation() != sc.gen:
 		return fmt.Errorf("%w: %s", ErrStale, sc.name)
 	}
 	return nil
@@ -490,7 +517,12 @@ func (sc *ServiceCache[T]) state() error {
 // it returns. It may be called more than once, also from a listener: there it returns
 // without waiting for the listener's own goroutine, and the listeners after it are not
 // told of that event.
-func (sc *ServiceCache[T]) Close() error {
+func (sc *ServiceCache[T]) Close() error { return sc.shut(true) }
+
+// shut stops the cache; with waitListeners false it does not wait for the teller (a
+// listener busy in a call of its own), which returns once that call does and tells
+// nothing after.
+func (sc *ServiceCache[T]) shut(waitListeners bool) error {
 	sc.mu.Lock()
 	told := sc.told
 	if sc.closed {
@@ -514,7 +546,7 @@ func (sc *ServiceCache[T]) Close() error {
 		removePC()
 	}
 	sc.d.disown(sc)
-	if told != nil && !sc.gs.Inside() {
+	if told != nil && waitListeners && !sc.gs.Inside() {
 		<-told
 	}
 	return err

@@ -1077,8 +1077,10 @@ func (d *ServiceDiscovery[T]) QueryForNames(ctx context.Context) ([]string, erro
 }
 
 // QueryForInstances reads every instance of the service name from ZooKeeper, sorted by
-// node name. Nodes whose data is not an instance are left out: the instances read are
-// returned together with an error that joins one *InstanceError per such node.
+// node name. Nodes whose data is not an instance, and nodes this client may not read
+// (their ACL denies it READ: framework.ErrNoAuth), are left out: the instances read are
+// returned together with an error that joins one *InstanceError per such node (wrapping
+// the decoding error or ErrNoAuth), as a ServiceCache reports CacheBadInstance for them.
 func (d *ServiceDiscovery[T]) QueryForInstances(ctx context.Context, name string) ([]*Instance[T], error) {
 	if err := validName("service name", name); err != nil {
 		return nil, err
@@ -1095,11 +1097,14 @@ func (d *ServiceDiscovery[T]) QueryForInstances(ctx context.Context, name string
 	out := make([]*Instance[T], 0, len(kids))
 	var bad []error
 	for _, k := range kids {
-		inst, err := d.read(ctx, framework.JoinPath(parent, k))
+		p := framework.JoinPath(parent, k)
+		inst, err := d.read(ctx, p)
 		switch {
 		case errors.Is(err, framework.ErrNoNode):
 		case errors.Is(err, ErrNotInstance):
 			bad = append(bad, err)
+		case errors.Is(err, framework.ErrNoAuth):
+			bad = append(bad, &InstanceError{Path: p, Err: err})
 		case err != nil:
 			return nil, err
 		default:

@@ -44,7 +44,9 @@
 // READ, and then deleted, fires no event. So each registration also looks at its node
 // every 10 s (one exists request, which needs no permission on the node, per 10 s per
 // registered instance; no watch is added): a deletion made while the node was unreadable
-// is noticed within 10 s, and the instance is registered again.
+// is noticed within 10 s, and the instance is registered again. A cache, for the same
+// reason, holds an instance whose node was made unreadable to its client as last read
+// until a reconnection (see ServiceCache).
 //
 // A node belongs to the registration that made it, not to a session: each registration
 // puts a token of its own in the ACL of every node it creates (framework.WithOwnerToken:
@@ -91,7 +93,9 @@
 // session timeout.
 //
 // A cache keeps what it holds while disconnected; once the client reports the session
-// lost, providers return ErrStale until the cache has read the registry again. The client
+// lost, providers return ErrStale (at once: the cache's generation is behind the
+// client's, whatever the client's other state listeners are busy with) until the cache
+// has read the registry again. The client
 // reports it lost a session timeout after it noticed the silence, and it notices the
 // silence 2/3 of the session timeout after it last heard from the server: a provider may
 // hand out an instance for up to 5/3 of the session timeout after its node was deleted
@@ -111,6 +115,6 @@
 // nodes carry an owner token in their ACL (getACL shows one more READ entry). Instance
 // JSON is escaped as Jackson escapes it (&, <, >, U+2028 and U+2029 as they are).
 // Unregister finds a DynamicSequential instance's node by its actual path (Curator's looks for the id without the sequence
-// number). QueryForInstances and caches skip a node whose data is not an instance and
-// say which (Curator's cache throws).
+// number). QueryForInstances and caches skip a node whose data is not an instance, or
+// that this client may not read, and say which (Curator's cache throws).
 package discovery

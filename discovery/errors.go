@@ -35,7 +35,7 @@ var (
 	// ServiceProvider.
 	ErrClosed = sentinel.New("discovery: closed", framework.ErrClosed)
 	// ErrNotStarted is returned by reads of a ServiceCache or ServiceProvider that was
-	// not started.
+	// not started, or whose Start has not read the registry yet.
 	ErrNotStarted = sentinel.New("discovery: not started", framework.ErrNotStarted)
 	// ErrAlreadyStarted is returned by a second Start.
 	ErrAlreadyStarted = sentinel.New("discovery: already started", framework.ErrAlreadyStarted)
@@ -44,8 +44,9 @@ var (
 	// none.
 	ErrNoInstance = errors.New("discovery: no instance available")
 	// ErrStale is returned by ServiceProvider reads while the cache behind it cannot be
-	// trusted: its client lost the session (or was cut off for longer than the session
-	// timeout) and the cache has not read the registry again since.
+	// trusted: its client reported the session lost (it expired, or the client was cut
+	// off for longer than the session timeout) and the cache has not read the registry
+	// again since.
 	ErrStale = errors.New("discovery: cache is stale")
 )
 

@@ -236,8 +236,8 @@ func (p *ServiceProvider[T]) Start(ctx context.Context) error { return p.cache.S
 func (p *ServiceProvider[T]) Cache() *ServiceCache[T] { return p.cache }
 
 // GetAllInstances returns the instances that may be handed out: enabled, kept by the
-// filters and not taken out by the down-instance policy. It returns ErrStale while the
-// cache is stale.
+// filters and not taken out by the down-instance policy. It returns ErrNotStarted until
+// the cache's first read of the registry is done, and ErrStale while the cache is stale.
 func (p *ServiceProvider[T]) GetAllInstances() ([]*Instance[T], error) {
 	if err := p.cache.state(); err != nil {
 		return nil, err
@@ -285,7 +285,7 @@ func (p *ServiceProvider[T]) kept(i *Instance[T]) bool {
 }
 
 // GetInstance returns one instance by the strategy, ErrNoInstance when there is none,
-// ErrStale while the cache is stale.
+// ErrNotStarted before the cache's first read, ErrStale while the cache is stale.
 func (p *ServiceProvider[T]) GetInstance() (*Instance[T], error) {
 	in, err := p.GetAllInstances()
 	if err != nil {
