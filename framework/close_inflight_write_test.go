@@ -61,3 +61,48 @@ func TestCreateInFlightAtCloseReportsResent(t *testing.T) {
 func errorsIsUnknown(err error) bool { return err != nil && assertErrorIs(err, framework.ErrUnknownOutcome) }
 
 func assertErrorIs(err, target error) bool { return errors.Is(err, target) }
+
+// GuardedTransaction's error reads nil when applied, ErrFenced or a *TxnError when
+// nothing was, "an error matching ErrUnknownOutcome ... when ctx ended while an attempt
+// was in flight", or "ctx's error alone when ctx ended before any attempt was sent
+// (nothing applied)". A guarded transaction in flight when the client is closed was
+// applied by the server; its error must say that it may have been (ErrUnknownOutcome),
+// not just that the client closed.
+func TestGuardedTransactionInFlightAtCloseReportsUnknown(t *testing.T) {
+	srv := zktest.NewServer(t)
+	proxy := zktest.NewProxy(t, srv.ConnectString())
+	c := testutil.ConnectFailFast(t, proxy.ConnectString(), framework.WithSessionTimeout(20*time.Second))
+	other := testutil.Connect(t, srv.ConnectString())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.Create(ctx, "/owner", nil)
+	require.NoError(t, err)
+	_, err = c.Create(ctx, "/value", []byte("0"))
+	require.NoError(t, err)
+	g := c.NewGuard("/owner", 0, nil)
+
+	before := proxy.Forwarded()
+	proxy.HoldReplies()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.GuardedTransaction(ctx, g, framework.SetDataOp("/value", []byte("1"), 0))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return proxy.Forwarded() > before }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		d, _, err := other.GetData(ctx, "/value")
+		return err == nil && string(d) == "1"
+	}, 10*time.Second, 5*time.Millisecond, "the transaction reached the server and was applied")
+	closed := make(chan struct{})
+	go func() { _ = c.Close(); close(closed) }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("GuardedTransaction did not return after Close")
+	}
+	proxy.Heal()
+	<-closed
+	t.Logf("guarded transaction applied, returned: %v", err)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, framework.ErrUnknownOutcome, "an applied write is not reported as one that failed")
+}
