@@ -32,9 +32,9 @@ var (
 var (
 	// ErrUnknownOutcome is matched, together with the server's answer, by the error of a
 	// write that the client sent again after a connection loss and whose answer the first
-	// attempt may explain: a plain create answered NodeExists, a setData answered
-	// BadVersion (versioned) or NoNode, a delete answered NoNode or BadVersion (with
-	// AwaitOutcome), a transaction that failed. The first attempt may have been applied and
+	// attempt may explain: a plain create answered NodeExists, a setData or setACL
+	// answered BadVersion (versioned) or NoNode, a delete answered NoNode or BadVersion
+	// (with AwaitOutcome), a transaction that failed. The first attempt may have been applied and
 	// made that answer; ZooKeeper cannot say. errors.Is(err, ErrNodeExists) (or
 	// ErrBadVersion, ...) still holds, so callers that treat "already there" as success
 	// are unaffected. Curator returns the bare answer in these cases.

@@ -450,7 +450,10 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, erro
 	return acl, st, nil
 }
 
-// SetACL sets the node's ACL if its ACL version matches (-1: any).
+// SetACL sets the node's ACL if its ACL version matches (-1: any). When the request was
+// sent again after a connection loss, an answer the first attempt may explain (NoNode:
+// applied, then the node deleted; BadVersion: applied, then its ACL version moved on)
+// also matches ErrUnknownOutcome.
 func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersion int32) (*Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, opErr("setACL", path, err)
@@ -460,11 +463,20 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersi
 	}
 	full := c.fullPath(path)
 	var st *zk.Stat
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		st, err = callAt(c, ctx, "setACL", full, func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
+		sent.note(err)
 		return err
 	})
+	// As for SetData: a resent setACL answered NoNode (any version) or BadVersion (a
+	// versioned one) may be explained by the first attempt.
+	if aclVersion != -1 {
+		err = sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion)
+	} else {
+		err = sent.unknownIf(err, zk.ErrNoNode)
+	}
 	if err != nil {
 		return nil, opErr("setACL", path, err)
 	}
