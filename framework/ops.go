@@ -39,6 +39,7 @@ type deleteOpts struct {
 	await      time.Duration // AwaitOutcome
 	asRead     bool          // AsRead
 	owner      int64         // OwnedBy
+	ownerSet   bool          // OwnedBy was given (sid 0 is refused)
 }
 
 // OwnedBy deletes an ephemeral node of session sid only. The first attempt, when it goes
@@ -48,7 +49,12 @@ type deleteOpts struct {
 // someone else's), in the background, or one that reads the node anyway (WithMaxCzxid) —
 // reads the node's Stat first and deletes it, at the version read, only if sid owns it:
 // a node sid does not own is ErrNoNode, one whose version read is -1 ErrWrappedVersion.
-func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
+// No node is an ephemeral node of session 0 (0 is a persistent node's ephemeralOwner,
+// and what Client.SessionID returns before the first session): OwnedBy(0) is refused
+// with ErrInvalidArgument, nothing sent. The default is a node of any session.
+func OwnedBy(sid int64) DeleteOption {
+	return func(o *deleteOpts) { o.owner, o.ownerSet = sid, true }
+}
 
 // readsOwner reports whether attempt n of a delete bound to session owner (0: none)
 // must read the node's owner first: any but a first attempt on that session.
@@ -107,6 +113,8 @@ func (c *Client) checkDelete(path string, o *deleteOpts) error {
 		return fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument)
 	case o.await > 0 && (o.children || o.background):
 		return fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument)
+	case o.ownerSet && o.owner == 0:
+		return fmt.Errorf("%w: OwnedBy(0): session 0 owns no node", ErrInvalidArgument)
 	case o.asRead && o.version == -1:
 		return ErrWrappedVersion // the caller read -1: nothing binds the delete
 	}
