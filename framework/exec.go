@@ -99,6 +99,7 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	start := time.Now()
 	firstErr := attempt(ctx)
 	if firstErr == nil || !retry.IsRetryable(firstErr, retry.RetriesSessionExpiry(c.opts.retryPolicy)) {
 		return firstErr
@@ -110,7 +111,25 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 			return firstErr // the attempt already made: retry.Do decides about a retry
 		}
 		return attempt(ctx)
-	}, retry.WithTimer(&closingTimer{closing: c.closing}))
+	}, retry.WithTimer(&closingTimer{closing: c.closing}), retry.WithClock(&startedClock{start: start}))
+}
+
+// startedClock is withRetry's clock for the policy's elapsed time: its first reading,
+// which retry.Do takes as the start of its loop, is when the first attempt (run before
+// the loop) started, so that the policy is asked with the time since then, as
+// retry.Policy says. Later readings are the time now. It serves one retry.Do.
+type startedClock struct {
+	start time.Time
+	read  bool
+}
+
+// Now returns the first attempt's start the first time, then the time now.
+func (c *startedClock) Now() time.Time {
+	if !c.read {
+		c.read = true
+		return c.start
+	}
+	return time.Now()
 }
 
 // closingTimer is withRetry's timer for the sleeps between attempts: it fires when the
