@@ -88,7 +88,8 @@ func Quietly() DeleteOption { return func(o *deleteOpts) { o.quietly = true } }
 // flight) to the client's background worker, which keeps deleting until the node is gone
 // or the client closes (Curator's guaranteed delete). Any other error (NotEmpty, NoAuth,
 // BadVersion, ...) is returned and nothing is queued. A versioned delete keeps its version
-// in the background: BadVersion ends the job. The caller still gets the error.
+// in the background: BadVersion ends the job; one WithChildren deletes the node's
+// descendants first there too. The caller still gets the error.
 func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = true } }
 
 // InBackground sends nothing now: it hands the delete to the client's background worker
@@ -167,7 +168,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
+		c.deleter.add(deleteJob{path: full, children: o.children, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
 	}
 	return opErr("delete", path, err)
 }
