@@ -251,7 +251,7 @@ func callAt[T any](c *Client, ctx context.Context, op, fullPath string, req func
 	case <-ctx.Done():
 		stop = ctx.Err()
 	case <-c.closing:
-		stop = ErrClosed
+		stop = errClosedInFlight // handed to the connection before Close: maybe applied
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -283,7 +283,9 @@ func (c *Client) mapErr(err error) error {
 	return mapErr(err)
 }
 
-// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed, and a raw
+// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed (counted as a
+// request that may have been applied: the request was handed to the connection before
+// Close, and "closing" does not say whether it went out), and a raw
 // network error into a connection loss: go-zookeeper hands a request the socket's own
 // error (e.g. "broken pipe") when writing it fails, and such a request may or may not
 // have reached the server — exactly ErrConnectionClosed's meaning, which the retry policy
@@ -293,7 +295,7 @@ func mapErr(err error) error {
 		return nil
 	}
 	if errors.Is(err, zk.ErrClosing) {
-		return fmt.Errorf("%w (%v)", ErrClosed, err)
+		return &closedInFlightError{cause: err}
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
