@@ -77,7 +77,8 @@ type createOpts struct {
 	resent     *bool // WithResent
 	inflight   *InFlight
 	owner      OwnerToken
-	prefix     string // WithProtectionPrefix
+	mark       OwnerToken // a sequential create's own mark beside owner (see createMark)
+	prefix     string     // WithProtectionPrefix
 	prefixSet  bool
 }
 
@@ -286,6 +287,10 @@ func (c *Client) createACL(path string, data []byte, o *createOpts) ([]zk.ACL, e
 			return nil, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL)
 		}
 		acl = append(slices.Clip(acl), o.owner.ACL())
+		if o.mode.sequential() {
+			o.mark = newCreateMark()
+			acl = append(acl, o.mark.ACL())
+		}
 	}
 	if err := c.checkCreateSize(path, len(data), acl, o); err != nil {
 		return nil, err
