@@ -77,7 +77,8 @@ type createOpts struct {
 	resent     *bool // WithResent
 	inflight   *InFlight
 	owner      OwnerToken
-	prefix     string // WithProtectionPrefix
+	mark       OwnerToken // a sequential create's own mark beside owner (see createMark)
+	prefix     string     // WithProtectionPrefix
 	prefixSet  bool
 }
 
@@ -269,9 +270,6 @@ func (c *Client) createACL(path string, data []byte, o *createOpts) ([]zk.ACL, e
 	case o.mode.ttl() != (o.ttl > 0):
 		return nil, fmt.Errorf("%w: a TTL is needed with, and only with, a TTL mode", ErrInvalidArgument)
 	}
-	if err := c.checkSize(path, len(data)); err != nil {
-		return nil, err
-	}
 	if o.prefixSet && !(len(o.prefix) == 40 && IsProtectedName(o.prefix+"x")) {
 		return nil, fmt.Errorf("%w: protected prefix %q is not of the form _c_<uuid>-", ErrInvalidArgument, o.prefix)
 	}
@@ -289,8 +287,31 @@ func (c *Client) createACL(path string, data []byte, o *createOpts) ([]zk.ACL, e
 			return nil, fmt.Errorf("%w: no ACL for the node (the owner token's entry grants nothing): %w", ErrInvalidArgument, zk.ErrInvalidACL)
 		}
 		acl = append(slices.Clip(acl), o.owner.ACL())
+		if o.mode.sequential() {
+			o.mark = newCreateMark()
+			acl = append(acl, o.mark.ACL())
+		}
+	}
+	if err := c.checkCreateSize(path, len(data), acl, o); err != nil {
+		return nil, err
 	}
 	return acl, nil
+}
+
+// checkCreateSize refuses a create the server would drop the connection for: its exact
+// encoded size (ACL and protected prefix included) and txnMargin must fit the packet
+// limit.
+func (c *Client) checkCreateSize(path string, dataLen int, acl []zk.ACL, o *createOpts) error {
+	full := c.fullPath(path)
+	extra := 0
+	if o.protected {
+		extra = len("_c_") + 36 + len("-") // the protected prefix added to the name
+	}
+	size := createSize(full, dataLen, acl, o.mode.ttl()) + extra
+	if size+txnMargin > c.opts.maxPacket {
+		return &DataTooLargeError{Path: path, Size: size, Limit: c.opts.maxPacket - txnMargin}
+	}
+	return nil
 }
 
 // createRun is one create across the attempts of its retries.

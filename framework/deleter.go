@@ -45,6 +45,8 @@ type deleteJob struct {
 	path   string
 	parent string
 	prefix string
+	// children jobs delete path's descendants first (WithChildren).
+	children bool
 	// versioned jobs delete path only at version; BadVersion ends them.
 	versioned bool
 	version   int32
@@ -146,23 +148,7 @@ func (d *deleter) do(j deleteJob) error {
 	}
 	conn := d.c.loadConn()
 	if j.prefix == "" {
-		version := int32(-1)
-		if j.versioned {
-			version = j.version
-		}
-		if j.maxCzxid != 0 || j.owner != 0 { // a job is a delete sent again: it reads the owner
-
-			err := deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, j.owner, version, nil, nil)
-			if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
-				return nil
-			}
-			return err
-		}
-		_, err := call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(j.path, version) }, nil)
-		if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
-			return nil
-		}
-		return err
+		return d.deletePath(ctx, conn, j)
 	}
 	if j.inflight != nil {
 		if err := j.inflight.Wait(ctx); err != nil {
@@ -197,6 +183,30 @@ func (d *deleter) do(j deleteJob) error {
 		}
 	}
 	return nil
+}
+
+// deletePath runs a job on one path (prefix ""): its descendants first (children), then
+// the node, bound as the job says.
+func (d *deleter) deletePath(ctx context.Context, conn zkConn, j deleteJob) error {
+	version := int32(-1)
+	if j.versioned {
+		version = j.version
+	}
+	if j.children {
+		if err := d.c.deleteChildren(ctx, conn, j.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err // the node's own delete was not sent
+		}
+	}
+	var err error
+	if j.maxCzxid != 0 || j.owner != 0 { // a job is a delete sent again: it reads the owner
+		err = deleteCreated(d.c, ctx, conn, j.path, j.maxCzxid, j.owner, version, nil, nil)
+	} else {
+		_, err = call(d.c, ctx, "delete", func() (struct{}, error) { return struct{}{}, conn.Delete(j.path, version) }, nil)
+	}
+	if err == nil || errors.Is(err, zk.ErrNoNode) || (j.versioned && errors.Is(err, zk.ErrBadVersion)) {
+		return nil
+	}
+	return err
 }
 
 // deleteOwned deletes the node at p, at the version read, only if one of the sessions

@@ -32,9 +32,9 @@ var (
 var (
 	// ErrUnknownOutcome is matched, together with the server's answer, by the error of a
 	// write that the client sent again after a connection loss and whose answer the first
-	// attempt may explain: a plain create answered NodeExists, a setData answered
-	// BadVersion (versioned) or NoNode, a delete answered NoNode or BadVersion (with
-	// AwaitOutcome), a transaction that failed. The first attempt may have been applied and
+	// attempt may explain: a plain create answered NodeExists, a setData or setACL
+	// answered BadVersion (versioned) or NoNode, a delete answered NoNode or BadVersion
+	// (with AwaitOutcome), a transaction that failed. The first attempt may have been applied and
 	// made that answer; ZooKeeper cannot say. errors.Is(err, ErrNodeExists) (or
 	// ErrBadVersion, ...) still holds, so callers that treat "already there" as success
 	// are unaffected. Curator returns the bare answer in these cases.
@@ -47,7 +47,9 @@ var (
 	ErrUnknownOutcome = errors.New("framework: the outcome is unknown: an earlier attempt of this write may have been applied")
 	// ErrClosed is returned by every operation on a client after Close. It is the family
 	// of "closed": every recipe's ErrClosed (leader, discovery, cache, persistentnode,
-	// groupmember, sharedcount) matches it.
+	// groupmember, sharedcount) matches it. A write that Close cut short while a request
+	// of it was in flight may have been applied: Create's WithResent says so, and a
+	// transaction's error matches ErrUnknownOutcome too.
 	ErrClosed = errors.New("framework: client closed")
 	// ErrNotStarted is returned by operations on a client that was not started. Every
 	// recipe's ErrNotStarted matches it.
@@ -190,10 +192,33 @@ func (r *resent) note(err error) {
 // session's request an error transaction and applies nothing; the server then closes
 // the connection, and a request still in flight on it fails with a connection loss,
 // which counts).
+// A request the client closed under while it was in flight counts too
+// (closedInFlightError); one never sent because the client was closed (plain ErrClosed)
+// does not.
 func mayHaveApplied(err error) bool {
+	var closed *closedInFlightError
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrOperationTimeout)
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, retry.ErrOperationTimeout) ||
+		errors.As(err, &closed)
 }
+
+// closedInFlightError is the error of a request that was handed to the connection and
+// not answered when the client closed: it matches ErrClosed, and it may have been
+// applied. cause is the connection's own answer (nil: the wait was given up at Close).
+type closedInFlightError struct{ cause error }
+
+// errClosedInFlight is the error of a request whose wait Close gave up.
+var errClosedInFlight error = &closedInFlightError{}
+
+func (e *closedInFlightError) Error() string {
+	msg := ErrClosed.Error() + " while a request was in flight"
+	if e.cause != nil {
+		msg += " (" + e.cause.Error() + ")"
+	}
+	return msg
+}
+
+func (e *closedInFlightError) Unwrap() error { return ErrClosed }
 
 // unknownIf returns err, matching ErrUnknownOutcome as well when an attempt was resent
 // and err is one of the answers the first attempt may have caused (targets).

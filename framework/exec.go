@@ -99,6 +99,7 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	start := time.Now()
 	firstErr := attempt(ctx)
 	if firstErr == nil || !retry.IsRetryable(firstErr, retry.RetriesSessionExpiry(c.opts.retryPolicy)) {
 		return firstErr
@@ -110,7 +111,25 @@ func (c *Client) withRetry(ctx context.Context, op func(ctx context.Context, con
 			return firstErr // the attempt already made: retry.Do decides about a retry
 		}
 		return attempt(ctx)
-	}, retry.WithTimer(&closingTimer{closing: c.closing}))
+	}, retry.WithTimer(&closingTimer{closing: c.closing}), retry.WithClock(&startedClock{start: start}))
+}
+
+// startedClock is withRetry's clock for the policy's elapsed time: its first reading,
+// which retry.Do takes as the start of its loop, is when the first attempt (run before
+// the loop) started, so that the policy is asked with the time since then, as
+// retry.Policy says. Later readings are the time now. It serves one retry.Do.
+type startedClock struct {
+	start time.Time
+	read  bool
+}
+
+// Now returns the first attempt's start the first time, then the time now.
+func (c *startedClock) Now() time.Time {
+	if !c.read {
+		c.read = true
+		return c.start
+	}
+	return time.Now()
 }
 
 // closingTimer is withRetry's timer for the sleeps between attempts: it fires when the
@@ -232,7 +251,7 @@ func callAt[T any](c *Client, ctx context.Context, op, fullPath string, req func
 	case <-ctx.Done():
 		stop = ctx.Err()
 	case <-c.closing:
-		stop = ErrClosed
+		stop = errClosedInFlight // handed to the connection before Close: maybe applied
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -264,7 +283,9 @@ func (c *Client) mapErr(err error) error {
 	return mapErr(err)
 }
 
-// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed, and a raw
+// mapErr turns go-zookeeper's "closing" (Close was called) into ErrClosed (counted as a
+// request that may have been applied: the request was handed to the connection before
+// Close, and "closing" does not say whether it went out), and a raw
 // network error into a connection loss: go-zookeeper hands a request the socket's own
 // error (e.g. "broken pipe") when writing it fails, and such a request may or may not
 // have reached the server — exactly ErrConnectionClosed's meaning, which the retry policy
@@ -274,7 +295,7 @@ func mapErr(err error) error {
 		return nil
 	}
 	if errors.Is(err, zk.ErrClosing) {
-		return fmt.Errorf("%w (%v)", ErrClosed, err)
+		return &closedInFlightError{cause: err}
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

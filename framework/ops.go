@@ -39,6 +39,7 @@ type deleteOpts struct {
 	await      time.Duration // AwaitOutcome
 	asRead     bool          // AsRead
 	owner      int64         // OwnedBy
+	ownerSet   bool          // OwnedBy was given (sid 0 is refused)
 }
 
 // OwnedBy deletes an ephemeral node of session sid only. The first attempt, when it goes
@@ -48,7 +49,12 @@ type deleteOpts struct {
 // someone else's), in the background, or one that reads the node anyway (WithMaxCzxid) —
 // reads the node's Stat first and deletes it, at the version read, only if sid owns it:
 // a node sid does not own is ErrNoNode, one whose version read is -1 ErrWrappedVersion.
-func OwnedBy(sid int64) DeleteOption { return func(o *deleteOpts) { o.owner = sid } }
+// No node is an ephemeral node of session 0 (0 is a persistent node's ephemeralOwner,
+// and what Client.SessionID returns before the first session): OwnedBy(0) is refused
+// with ErrInvalidArgument, nothing sent. The default is a node of any session.
+func OwnedBy(sid int64) DeleteOption {
+	return func(o *deleteOpts) { o.owner, o.ownerSet = sid, true }
+}
 
 // readsOwner reports whether attempt n of a delete bound to session owner (0: none)
 // must read the node's owner first: any but a first attempt on that session.
@@ -82,7 +88,8 @@ func Quietly() DeleteOption { return func(o *deleteOpts) { o.quietly = true } }
 // flight) to the client's background worker, which keeps deleting until the node is gone
 // or the client closes (Curator's guaranteed delete). Any other error (NotEmpty, NoAuth,
 // BadVersion, ...) is returned and nothing is queued. A versioned delete keeps its version
-// in the background: BadVersion ends the job. The caller still gets the error.
+// in the background: BadVersion ends the job; one WithChildren deletes the node's
+// descendants first there too. The caller still gets the error.
 func Guaranteed() DeleteOption { return func(o *deleteOpts) { o.guaranteed = true } }
 
 // InBackground sends nothing now: it hands the delete to the client's background worker
@@ -107,6 +114,8 @@ func (c *Client) checkDelete(path string, o *deleteOpts) error {
 		return fmt.Errorf("%w: InBackground and WithChildren together", ErrInvalidArgument)
 	case o.await > 0 && (o.children || o.background):
 		return fmt.Errorf("%w: AwaitOutcome with WithChildren or InBackground", ErrInvalidArgument)
+	case o.ownerSet && o.owner == 0:
+		return fmt.Errorf("%w: OwnedBy(0): session 0 owns no node", ErrInvalidArgument)
 	case o.asRead && o.version == -1:
 		return ErrWrappedVersion // the caller read -1: nothing binds the delete
 	}
@@ -159,7 +168,7 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...DeleteOption) 
 		return nil
 	}
 	if err != nil && o.guaranteed && connectionClass(err) && !errors.Is(err, ErrClosed) {
-		c.deleter.add(deleteJob{path: full, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
+		c.deleter.add(deleteJob{path: full, children: o.children, versioned: o.version != -1, version: o.version, maxCzxid: o.maxCzxid, owner: o.owner})
 	}
 	return opErr("delete", path, err)
 }
@@ -450,7 +459,10 @@ func (c *Client) GetACL(ctx context.Context, path string) ([]zk.ACL, *Stat, erro
 	return acl, st, nil
 }
 
-// SetACL sets the node's ACL if its ACL version matches (-1: any).
+// SetACL sets the node's ACL if its ACL version matches (-1: any). When the request was
+// sent again after a connection loss, an answer the first attempt may explain (NoNode:
+// applied, then the node deleted; BadVersion: applied, then its ACL version moved on)
+// also matches ErrUnknownOutcome.
 func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersion int32) (*Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, opErr("setACL", path, err)
@@ -460,11 +472,20 @@ func (c *Client) SetACL(ctx context.Context, path string, acl []zk.ACL, aclVersi
 	}
 	full := c.fullPath(path)
 	var st *zk.Stat
+	var sent resent
 	err := c.withRetry(ctx, func(ctx context.Context, conn zkConn) error {
 		var err error
 		st, err = callAt(c, ctx, "setACL", full, func() (*zk.Stat, error) { return conn.SetACL(full, acl, aclVersion) }, nil)
+		sent.note(err)
 		return err
 	})
+	// As for SetData: a resent setACL answered NoNode (any version) or BadVersion (a
+	// versioned one) may be explained by the first attempt.
+	if aclVersion != -1 {
+		err = sent.unknownIf(err, zk.ErrNoNode, zk.ErrBadVersion)
+	} else {
+		err = sent.unknownIf(err, zk.ErrNoNode)
+	}
 	if err != nil {
 		return nil, opErr("setACL", path, err)
 	}

@@ -249,7 +249,8 @@ func WithSimulatedExpiry(fraction float64) Option {
 }
 
 // WithMaxPacketSize sets the server's packet limit (its jute.maxbuffer). Requests whose
-// data and path would exceed it fail with ErrDataTooLarge before sending. The default is
+// data and path (and a create's ACL) would exceed it fail with ErrDataTooLarge before
+// sending. The default is
 // DefaultMaxPacketSize.
 func WithMaxPacketSize(n int) Option {
 	return check(func(o *options) error {

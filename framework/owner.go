@@ -23,6 +23,19 @@ type OwnerToken struct{ id string }
 // ownerTokenUser is the user part of an owner token's digest identity.
 const ownerTokenUser = "zoocurator-owner"
 
+// createMarkUser is the user part of the digest identity that marks the node of one
+// sequential create WithOwnerToken.
+const createMarkUser = "zoocurator-create"
+
+// newCreateMark returns a fresh mark for one sequential create WithOwnerToken: one more
+// ACL entry, granting nothing as the token's does, by which a resend of that create finds
+// the node its own first attempt made, and not another create's with the same token.
+func newCreateMark() OwnerToken {
+	var b [36]byte
+	putUUID(b[:])
+	return OwnerToken{id: createMarkUser + ":" + string(b[:])}
+}
+
 // NewOwnerToken returns a fresh token, for one instance.
 func NewOwnerToken() OwnerToken {
 	var b [36]byte
@@ -47,7 +60,9 @@ func (t OwnerToken) in(acl []zk.ACL) bool {
 // WithOwnerToken adds t's entry (OwnerToken.ACL) to the node's ACL. A create that is
 // sent again after a connection loss then finds the node its first attempt made, when it
 // did, and returns it as created, instead of making a second node (a sequential mode: a
-// child of the parent with the same name, a sequence number and t) or failing with
+// child of the parent with the same name, a sequence number, t and the mark of that one
+// create: a sequential create's node carries, beside t's entry, one more that grants
+// nothing, READ for "zoocurator-create:<uuid>", fresh for each create) or failing with
 // NodeExists (otherwise: the node at the path, when it carries t). A node of an ephemeral
 // mode found that belongs to an older session (ours expired in between) is deleted and
 // created again. Finding it needs READ or ADMIN on it: when a retry of a sequential
@@ -183,7 +198,8 @@ func isSequentialOf(child, name string) bool {
 }
 
 // findOwnedCreated looks, on a retry of a sequential create WithOwnerToken, for the node
-// an earlier attempt made: its path, or "" when there is none. A node of an ephemeral mode
+// an earlier attempt of this create made (it carries the create's mark): its path, or ""
+// when there is none. A node of an ephemeral mode
 // owned by another session (ours expired in between) is deleted and not returned. A
 // child named like it whose ACL cannot be read (NoAuth: the ACL the create sent may give
 // this client neither READ nor ADMIN) may be the earlier attempt's node: the outcome is
@@ -191,7 +207,8 @@ func isSequentialOf(child, name string) bool {
 func (c *Client) findOwnedCreated(ctx context.Context, conn zkConn, parent, name string, o createOpts) (string, error) {
 	var created string
 	unknown := func(err error) error { return &unknownOutcomeError{err: err} }
-	err := c.eachOwned(ctx, conn, parent, name, o.owner, unknown, func(p string, st *zk.Stat) (bool, error) {
+	// The create's own mark, not the token: another create of the instance carries it too.
+	err := c.eachOwned(ctx, conn, parent, name, o.mark, unknown, func(p string, st *zk.Stat) (bool, error) {
 		if !o.mode.ephemeral() || st.EphemeralOwner == conn.SessionID() {
 			created = p
 			return false, nil

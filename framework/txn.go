@@ -89,7 +89,9 @@ func (e *TxnError) Unwrap() error { return e.Err }
 // its cause and every other op's result carries an error wrapping ErrRolledBack. A
 // transaction whose encoded size (counted exactly, ACLs included) comes within 64 bytes of
 // the packet limit (WithMaxPacketSize) is refused before anything is sent, with a
-// *DataTooLargeError.
+// *DataTooLargeError. A transaction cut short by Close after an attempt of it may have
+// been applied unanswered (its connection lost, or Close given up its wait, while it was
+// in flight) fails with an error matching ErrClosed and ErrUnknownOutcome.
 func (c *Client) Transaction(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	res, err, _ := c.transaction(ctx, 0, ops)
 	return res, err
@@ -171,6 +173,10 @@ func (c *Client) transaction(ctx context.Context, name int, ops []Op) (_ []OpRes
 			return results, &unknownOutcomeError{err: te}, attempted
 		}
 		return results, te, attempted
+	}
+	if err != nil && bool(sent) && errors.Is(err, ErrClosed) && !errors.Is(err, ErrUnknownOutcome) {
+		// Closed after an attempt that may have been applied: nobody can say whether it was.
+		err = &unknownOutcomeError{err: err}
 	}
 	if err != nil {
 		return results, opErr("transaction", ops[name].path, err), attempted

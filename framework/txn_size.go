@@ -18,10 +18,7 @@ func multiSize(reqs []any) int {
 		n += 9 // the op's multi header (type, done, err)
 		switch r := r.(type) {
 		case *zk.CreateRequest:
-			n += str(r.Path) + 4 + len(r.Data) + 4 + 4 // path, data, ACL count, flags
-			for _, a := range r.Acl {
-				n += 4 + str(a.Scheme) + str(a.ID)
-			}
+			n += str(r.Path) + 4 + len(r.Data) + aclSize(r.Acl) + 4 // path, data, ACL, flags
 		case *zk.DeleteRequest:
 			n += str(r.Path) + 4
 		case *zk.SetDataRequest:
@@ -31,6 +28,27 @@ func multiSize(reqs []any) int {
 		default:
 			n += packetOverhead // not made by Transaction: be safe
 		}
+	}
+	return n
+}
+
+// aclSize is the size of an ACL as go-zookeeper encodes it: its count, then each entry's
+// permissions, scheme and id.
+func aclSize(acl []zk.ACL) int {
+	n := 4
+	for _, a := range acl {
+		n += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+	}
+	return n
+}
+
+// createSize is the size of a create request as go-zookeeper encodes it (header, path,
+// data, ACL, flags and, for a TTL mode, the TTL), which the server checks against its
+// jute.maxbuffer. The ACL is counted exactly: a few digest entries take hundreds of bytes.
+func createSize(full string, dataLen int, acl []zk.ACL, ttl bool) int {
+	n := 8 + 4 + len(full) + 4 + dataLen + aclSize(acl) + 4 // header, path, data, ACL, flags
+	if ttl {
+		n += 8
 	}
 	return n
 }
