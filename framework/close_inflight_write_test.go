@@ -58,7 +58,9 @@ func TestCreateInFlightAtCloseReportsResent(t *testing.T) {
 	assert.True(t, resent || errorsIsUnknown(err), "a create applied while Close gave up its wait is reported as one that may have been applied (resent %v, err %v)", resent, err)
 }
 
-func errorsIsUnknown(err error) bool { return err != nil && assertErrorIs(err, framework.ErrUnknownOutcome) }
+func errorsIsUnknown(err error) bool {
+	return err != nil && assertErrorIs(err, framework.ErrUnknownOutcome)
+}
 
 func assertErrorIs(err, target error) bool { return errors.Is(err, target) }
 

@@ -318,7 +318,7 @@ func (l *Latch) deleteNode(ctx context.Context, node string, czxid, sid int64) e
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	owner := sid
-	if czxid == 0 {
+	if czxid == 0 || sid == 0 { // sid 0: made before the client's first session was known
 		_, cur := l.client.Session()
 		st, err := l.client.Exists(cctx, node)
 		switch {
@@ -326,10 +326,16 @@ func (l *Latch) deleteNode(ctx context.Context, node string, czxid, sid int64) e
 			return nil // the node went with the session
 		case err != nil:
 			czxid = math.MaxInt64 // any czxid: the delete reads the node for its owner
-		case st == nil || (st.EphemeralOwner != sid && st.EphemeralOwner != cur):
+			if owner == 0 {
+				owner = cur
+			}
+		case st == nil || st.EphemeralOwner == 0 || (st.EphemeralOwner != sid && st.EphemeralOwner != cur):
 			return nil // gone, or another's
 		default:
 			czxid, owner = st.Czxid, st.EphemeralOwner
+		}
+		if owner == 0 {
+			return nil // no session known to own it: it is not proven ours
 		}
 	}
 	err := l.client.Delete(cctx, node, framework.Quietly(), framework.Guaranteed(),
