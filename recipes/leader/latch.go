@@ -325,12 +325,16 @@ func (l *Latch) deleteNode(ctx context.Context, node string, czxid, sid int64) e
 		case errors.Is(err, framework.ErrClosed):
 			return nil // the node went with the session
 		case err != nil:
-			czxid = math.MaxInt64 // any czxid: the delete reads the node for its owner
+			if czxid == 0 {
+				czxid = math.MaxInt64 // any czxid: the delete reads the node for its owner
+			}
 			if owner == 0 {
 				owner = cur
 			}
 		case st == nil || st.EphemeralOwner == 0 || (st.EphemeralOwner != sid && st.EphemeralOwner != cur):
 			return nil // gone, or another's
+		case czxid != 0 && st.Czxid != czxid:
+			return nil // another node made at the name since
 		default:
 			czxid, owner = st.Czxid, st.EphemeralOwner
 		}
