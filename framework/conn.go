@@ -15,8 +15,8 @@ import (
 )
 
 // connEnv names the environment variable that chooses the connection under a client
-// while both exist: "gozk" for go-zookeeper's Conn, anything else our own
-// (framework/internal/wire), the default.
+// while both exist: "wire" for our own (framework/internal/wire), anything else
+// go-zookeeper's Conn, the default.
 const connEnv = "ZOOCURATOR_CONN"
 
 // zkConn is what the client asks of the connection that carries its session: the calls

@@ -1,9 +1,8 @@
 // Package framework is the ZooKeeper client every recipe of zoocurator is built on: the
-// Go counterpart of Curator's CuratorFramework, over a connection of our own that speaks
-// ZooKeeper's protocol (framework/internal/wire), with go-zookeeper/zk v1.0.4's types
-// and error values as its vocabulary (zk.Stat, zk.ACL, zk.ErrNoNode, ...). While it
-// replaces go-zookeeper's Conn, ZOOCURATOR_CONN=gozk in the environment puts that Conn
-// under the client instead.
+// Go counterpart of Curator's CuratorFramework, wrapping go-zookeeper/zk v1.0.4 (or,
+// when the environment has ZOOCURATOR_CONN=wire, a connection of our own that speaks
+// ZooKeeper's protocol, framework/internal/wire: it is to replace go-zookeeper's Conn;
+// go-zookeeper's types and error values stay the vocabulary either way).
 //
 // It adds what the bare client lacks:
 //

@@ -89,7 +89,7 @@ func defaultOptions() options {
 		expiryFraction:    1.0,
 		maxPacket:         DefaultMaxPacketSize,
 		cleanupTimeout:    30 * time.Second,
-		wire:              os.Getenv(connEnv) != "gozk",
+		wire:              os.Getenv(connEnv) == "wire",
 	}
 }
 

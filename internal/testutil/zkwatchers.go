@@ -20,7 +20,7 @@ type Watchers struct {
 // ZKWatchers counts the watches that the client's connection holds for path (the
 // server's path: with the namespace, if the client has one) on c's current connection:
 // go-zookeeper's watch channels, or the one-shot watches of our own connection (one per
-// kind; the default) or go-zookeeper's (ZOOCURATOR_CONN=gozk). Each go-zookeeper channel stays until the node changes
+// kind; ZOOCURATOR_CONN=wire). Each go-zookeeper channel stays until the node changes
 // or the session ends, since go-zookeeper v1.0.4 cannot remove a watch: a recipe that
 // set a new watch on every call, however the call ended, makes these counts grow with
 // the calls, which the server cannot show (it keeps one watch per path, kind and

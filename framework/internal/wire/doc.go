@@ -3,8 +3,8 @@
 // keeps a session over a succession of Conns. The Client is what the framework is to
 // use instead of go-zookeeper's Conn, whose exported types (zk.Stat, zk.ACL,
 // zk.EventType, zk.State) and error values (zk.ErrNoNode, ...) it keeps as its
-// vocabulary. The framework uses it (framework/conn.go), or go-zookeeper's Conn when the
-// environment has ZOOCURATOR_CONN=gozk, while both exist.
+// vocabulary. The framework uses it when the environment has ZOOCURATOR_CONN=wire
+// (framework/conn.go), go-zookeeper's Conn otherwise, while both exist.
 //
 // # What it does
 //
