@@ -9,15 +9,18 @@
 // include ZooKeeper's reserved /zookeeper, as the other recipes refuse it as their path.
 //
 // CurrentMembers reads the members (id → payload) from a cache of the group's children
-// (cache.PathChildrenCache), and always includes this member with its own payload, as
-// Curator's getCurrentMembers does. The cache is current as of its last watch: a member
-// that just joined elsewhere may not be in it yet.
+// (cache.PathChildrenCache), and always includes this member with its own payload (the
+// one it keeps its node with), as Curator's getCurrentMembers does; unlike Curator's,
+// also when its id's node holds another member's payload (two members of one id: see
+// below), where Curator's reports the node's. The cache is current as of its last watch:
+// a member that just joined elsewhere may not be in it yet.
 //
 // When the session is lost, this member's node goes with it and is created again once
 // the client has a new session; other members see it leave and come back. A Close during
-// a connection outage hands the delete of the member's node (bound to the czxid it was
-// created with) to the client's guaranteed-delete worker, which deletes it once the
-// connection is back; the client's WaitGuaranteedDeletes waits for it.
+// a connection outage leaves the delete of the member's node to a cleanup in the
+// background, which looks at it once the connection is back and deletes it when it
+// carries the member's owner token (see below), also when a re-creation whose answer was
+// lost made it; the client's WaitGuaranteedDeletes waits for it.
 //
 // A member's node deleted while its ACL denied this client READ (ZooKeeper tells a watch
 // nothing about such a node) is noticed within 10 s and created again: the

@@ -161,7 +161,8 @@ func (m *Member) SetThisData(ctx context.Context, data []byte) error {
 }
 
 // CurrentMembers returns the group's members, id → payload, from the cache; this member
-// is always included, with its own payload.
+// is always included, with its own payload (the one it keeps its node with, also when
+// another member of its id wrote its own into their shared node).
 func (m *Member) CurrentMembers() (map[string][]byte, error) {
 	m.mu.Lock()
 	started, closed := m.started, m.closed
@@ -176,9 +177,9 @@ func (m *Member) CurrentMembers() (map[string][]byte, error) {
 	for _, d := range m.cache.Current() {
 		out[IDFromPath(d.Path)] = d.Data
 	}
-	if _, ok := out[m.id]; !ok {
-		out[m.id] = m.node.Data()
-	}
+	// This member's own payload, also when its id's node holds another member's (two
+	// members of one id share one node: see the package doc).
+	out[m.id] = m.node.Data()
 	return out, nil
 }
 

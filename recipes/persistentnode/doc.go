@@ -93,7 +93,12 @@
 // loss; at most 10 s) and then looks for the node it may have made (by its token, or,
 // protected, by the _c_<uuid>- prefix of its name among the parent's children), so a late
 // create cannot leave the node behind, in every mode. Close during a connection outage
-// hands the delete of a node this Node made (by its name, or bound to the czxid it had) to
-// the client's guaranteed-delete worker: it goes once the connection is back, while the
-// client stays open (an ephemeral node goes with the session anyway).
+// hands the delete of the node on: a protected one (by its name) to the client's
+// guaranteed-delete worker; an unprotected one to a cleanup in the background that looks
+// at the path once the connection is back and deletes the node there when it carries the
+// Node's token, whatever its czxid, so that a node made by a create whose answer was lost
+// (a re-creation after someone deleted the node, a first create given up on) goes too,
+// and a node someone else made there stays. Either goes once the connection is back,
+// while the client stays open (an ephemeral node goes with the session anyway); the
+// client's WaitGuaranteedDeletes waits for both.
 package persistentnode

@@ -74,7 +74,11 @@ type Node struct {
 	// creates counts the requests of every create (the first and the re-creations) until
 	// they are answered, also once given
 	// up on: Close waits for them before it looks for the node (see deleteOwn).
-	creates   framework.InFlight
+	creates framework.InFlight
+	// sent counts the creates sent (the first and the re-creations): one sent after the
+	// czxid was read may have made a node of another czxid although its answer was lost
+	// (TTLNode's Close looks at its container then).
+	sent      uint64
 	lastErr   error
 	listeners map[int]func(Created)
 	nextID    int
@@ -570,12 +574,16 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 		return n.afterCreate(ctx, keep(err))
 	}
 	n.mu.Lock()
-	unproven := n.owned && n.czxid == 0
+	owned, known := n.owned, n.czxid
 	n.mu.Unlock()
-	if unproven {
-		// This Node made a node at path but did not read its czxid (the read after the
-		// create failed): the node there now may be another's, made after ours was
-		// deleted. It is ours only if its token or protected name proves it.
+	if owned && st.Czxid != known {
+		// The node at path is not the one this Node knows as its own: it did not read the
+		// czxid of its node (known 0: the read after the create failed), or the node was
+		// replaced (deleted and made again: by this Node's own re-creation, whose reply was
+		// lost and whose retries failed, or by someone else, also in one transaction, so
+		// that this Node never saw the path empty; a sequential name reused by another's
+		// node, the parent made again). It is ours only if its token or protected name
+		// proves it.
 		var mine bool
 		st, mine, err = n.mine(ctx, path)
 		if err != nil || st == nil {
@@ -587,36 +595,34 @@ func (n *Node) step(ctx context.Context) (<-chan struct{}, error) {
 			n.czxid = st.Czxid
 		case sequential(n.o.mode):
 			// Its name came from the parent's counter: another's node at it is neither
-			// kept nor written (see "reused" below); the next step makes a new one.
-			n.path, n.owned = "", false
+			// kept nor written (see create); the next step makes a new one.
+			n.path, n.owned, n.czxid = "", false, 0
 		default:
-			n.owned = false // another's node: kept, as one found at the path
+			n.owned, n.czxid = false, 0 // another's node: kept, as one found at the path
 		}
 		n.mu.Unlock()
-		if !mine {
-			n.client.Logger().Info("node at the path replaced by another's", "component", "persistentnode", "path", path)
-			if sequential(n.o.mode) {
-				if dirty {
-					n.setDirty()
-				}
-				return closedChan, nil
+		switch {
+		case mine && known != 0:
+			// This Node's re-creation made it (its answer was lost): told now, and its data
+			// written (a SetData since may have missed it).
+			n.client.Logger().Info("node at the path made by this node's re-creation whose answer was lost; taken as its own", "component", "persistentnode", "path", path)
+			n.created(Created{Path: path, Recreated: true})
+			dirty = true
+		case mine:
+		case sequential(n.o.mode):
+			n.client.Logger().Info("node at the path replaced by another's; making a new one", "component", "persistentnode", "path", path)
+			if dirty {
+				n.setDirty()
 			}
+			return closedChan, nil
+		default:
+			n.client.Logger().Info("node at the path replaced by another's; kept", "component", "persistentnode", "path", path)
+			// Kept and its data set, as a node found at the path is (see create): the node
+			// this Node knew (its czxid) was replaced. When that czxid was not known (the
+			// read after this Node's create failed), the data are written only when a
+			// SetData failed, as before.
+			dirty = dirty || known != 0
 		}
-	}
-	n.mu.Lock()
-	// Our sequential node was deleted and another's has its name now (the parent was
-	// made again): not ours; make a new one (see create).
-	reused := sequential(n.o.mode) && n.owned && st.Czxid != n.czxid
-	if reused {
-		n.path, n.owned, n.czxid = "", false, 0
-	}
-	n.mu.Unlock()
-	if reused {
-		n.client.Logger().Info("sequential node's name reused by another; making a new one", "component", "persistentnode", "path", path)
-		if dirty {
-			n.setDirty()
-		}
-		return closedChan, nil
 	}
 	if dirty {
 		if err := n.syncData(ctx, path, 0, true); err != nil {
@@ -751,15 +757,14 @@ func (n *Node) create(ctx context.Context, path string, mode framework.CreateMod
 	opts = append(opts, framework.WithInFlight(&n.creates))
 	track := !again && !protected && !sequential(mode)
 	trackPrefix := !again && protected
-	if track || trackPrefix {
-		n.mu.Lock()
-		if track {
-			n.inflight = path
-		} else {
-			n.inflightPrefix = prefix
-		}
-		n.mu.Unlock()
+	n.mu.Lock()
+	n.sent++
+	if track {
+		n.inflight = path
+	} else if trackPrefix {
+		n.inflightPrefix = prefix
 	}
+	n.mu.Unlock()
 	p, st, err := n.client.CreateStat(ctx, path, data, opts...)
 	if (track || trackPrefix) && ctx.Err() == nil {
 		n.mu.Lock()
@@ -931,10 +936,13 @@ func (n *Node) call(fn func(Created), ev Created) {
 // when Close stopped waiting for it, or by a first create that failed. A node of another
 // Node, on this client or elsewhere, stays. A delete that fails for a
 // connection-class reason is retried in the background (guaranteed delete) and reported.
-// When the look itself fails (the connection is lost or stalled), a node this Node made
-// or proved its own earlier is deleted in the background all the same, bound to the czxid
-// it had (a node made at the path by someone else later stays), and Close returns nil;
-// the client's WaitGuaranteedDeletes waits for that delete.
+// When the look itself fails (the connection is lost or stalled), it is left to the
+// background and Close returns nil: a protected node is deleted by its name (guaranteed
+// delete); otherwise a cleanup of the client's looks again once it can and deletes the
+// node at the path when it carries this Node's token, bound to the czxid it then reads,
+// so that a node made by a create whose answer was lost (a re-creation, a first create
+// given up on: the Node never read its czxid) goes too, and a node made at the path by
+// someone else stays. The client's WaitGuaranteedDeletes waits for either.
 // The Node watches its node with a data watch, set only while the node is there, so Close
 // leaves no watch on a path where no node is: one on a node that stays (another's, a
 // TTLNode's container left to the server) stays registered on the server until that node
@@ -1060,7 +1068,7 @@ func (n *Node) adoptLeft(ctx context.Context) (bool, error) {
 // deleteOwn deletes the node if it is provably this Node's own.
 func (n *Node) deleteOwn() error {
 	n.mu.Lock()
-	path, czxid := n.path, n.czxid
+	path := n.path
 	sweep := path == "" && n.seqLeft
 	var prefix string
 	if path == "" { // the first create was given up on: it may be there
@@ -1103,57 +1111,109 @@ func (n *Node) deleteOwn() error {
 		}
 		return errors.Join(errs...)
 	}
+	looked, err := n.deleteIfMine(ctx, path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode):
+		return nil // the client closed its session, which took the node
+	case looked, errors.Is(err, framework.ErrClosed), !unreachable(err):
+		return fmt.Errorf("persistentnode: close %s: %w", path, err)
+	case n.o.protected:
+		// The look failed (the connection is lost or stalled, say), but the name proves
+		// the node ours: hand its delete to the background retrier. It is not bound to a
+		// czxid: a re-creation whose answer was lost made a node at the name with one
+		// this Node does not know, and no one else makes a node at it.
+		if err := n.client.Delete(ctx, path, framework.Guaranteed(), framework.Quietly()); err != nil {
+			return fmt.Errorf("persistentnode: close %s: %w", path, err)
+		}
+		return nil
+	case n.deleteLater(path):
+		// The look failed: a cleanup looks again once it can, and deletes the node at
+		// path when it carries this Node's token, whatever its czxid (a re-creation or a
+		// first create given up on, whose answer was lost, may have made it).
+		n.client.Logger().Debug("close leaves the look at its node to a cleanup in the background", "component", "persistentnode", "path", path, "err", err)
+		return nil
+	default:
+		return fmt.Errorf("persistentnode: close %s: %w", path, err)
+	}
+}
+
+// unreachable reports whether err says that the server could not be asked (a connection
+// lost or stalled, a request timed out), so that asking again later may succeed.
+func unreachable(err error) bool {
+	return retry.IsRetryable(err, true) || errors.Is(err, framework.ErrNotConnected) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// deleteIfMine looks at the node at path and deletes it when it is provably this Node's
+// own (mine), bound to the czxid read (a node made at the path later stays). It reports
+// whether it looked: if not, err is the look's; if so, the delete's (nil when the node
+// is gone or not ours), one that failed for a connection-class reason being handed to
+// the client's guaranteed-delete worker. No version: the czxid alone proves the node
+// ours, and a write to it after Close must not make a queued delete give up (BadVersion
+// would end the job); a version that changed between the read and the delete is read
+// again (framework.WithMaxCzxid).
+func (n *Node) deleteIfMine(ctx context.Context, path string) (looked bool, err error) {
 	// A create whose reply was lost leaves the client's session behind it: after a
 	// reconnection its member may not have applied it yet. Sync brings that member up to
 	// date before the look (reads are not linearizable across members). A sync that
 	// fails leaves the look below to report why.
 	_ = n.client.Sync(ctx, path)
-	for range 3 {
-		st, mine, err := n.mine(ctx, path)
-		if errors.Is(err, framework.ErrClosed) && ephemeral(n.o.mode) {
-			return nil // the client closed its session, which took the node
-		}
-		if err != nil {
-			if n.o.protected && !errors.Is(err, framework.ErrClosed) {
-				// The name proves it is ours: hand the delete to the background retrier
-				// (bounded by its czxid, when known).
-				opts := []framework.DeleteOption{framework.Guaranteed(), framework.Quietly()}
-				if czxid > 0 {
-					opts = append(opts, framework.WithMaxCzxid(czxid))
-				}
-				err = n.client.Delete(ctx, path, opts...)
-				if err == nil {
-					return nil
-				}
-			} else if czxid > 0 && !errors.Is(err, framework.ErrClosed) {
-				// The look failed (the connection is lost or stalled, say), but this Node made the
-				// node (or proved it its own) with that czxid: the node created by that
-				// transaction is its own. Hand its delete to the background retrier, bound
-				// to the czxid: a node someone else makes at the path later stays.
-				if derr := n.client.Delete(ctx, path, framework.WithMaxCzxid(czxid), framework.InBackground()); derr == nil {
-					return nil
-				}
-			}
-			return fmt.Errorf("persistentnode: close %s: %w", path, err)
-		}
-		if st == nil || !mine {
-			return nil // gone, or not ours: someone else's, another Node's, or of an ended session of ours
-		}
-		// The czxid bound keeps the background retries of a delete whose outcome is unknown
-		// off a node someone else makes at the path meanwhile (at version 0 too).
-		// No version: the czxid alone proves the node ours, and a write to it after Close
-		// must not make a queued delete give up (BadVersion would end the job).
-		err = n.client.Delete(ctx, path, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
-		switch {
-		case err == nil, errors.Is(err, framework.ErrNoNode):
-			return nil
-		case errors.Is(err, framework.ErrBadVersion):
-			continue // written in between: look again
-		default:
-			return fmt.Errorf("persistentnode: close %s: %w", path, err)
-		}
+	st, mine, err := n.mine(ctx, path)
+	if err != nil {
+		return false, err
 	}
-	return fmt.Errorf("persistentnode: close %s: %w: the node kept changing", path, framework.ErrBadVersion)
+	if st == nil || !mine {
+		return true, nil // gone, or not ours: someone else's, another Node's, or of an ended session of ours
+	}
+	err = n.client.Delete(ctx, path, framework.WithMaxCzxid(st.Czxid), framework.Guaranteed())
+	if errors.Is(err, framework.ErrNoNode) {
+		return true, nil
+	}
+	return true, err
+}
+
+// deleteLater runs a cleanup of the client's (GoCleanup: the client's
+// WaitGuaranteedDeletes and Close wait for it) for a Close whose look at the node failed:
+// it waits, with no bound but the client's life, for the answer to the creates given up
+// on (go-zookeeper fails them when the connection drops), then looks at the node at path
+// and deletes it when it carries this Node's token (deleteIfMine), looking again after a
+// failure of the connection's until it has looked or the client closed. The token, not a
+// czxid this Node read, binds the delete: a re-creation whose answer was lost (or a
+// first create given up on) made a node whose czxid the Node never read, and only this
+// Node makes nodes with its token. It reports false, running nothing, once the client is
+// closed.
+func (n *Node) deleteLater(path string) bool {
+	c := n.client
+	return c.GoCleanup(func() {
+		ctx, release := untilStopped(nil, c.Done())
+		defer release()
+		if err := n.creates.Wait(ctx); err != nil {
+			return // the client closed
+		}
+		for {
+			lctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+			looked, err := n.deleteIfMine(lctx, path)
+			cancel()
+			switch {
+			case ctx.Err() != nil, errors.Is(err, framework.ErrClosed):
+				return
+			case looked || !unreachable(err):
+				if err != nil {
+					c.Logger().Warn("node not deleted after close", "component", "persistentnode", "path", path, "err", err)
+				}
+				return
+			}
+			c.Logger().Debug("node not looked at after close; trying again", "component", "persistentnode", "path", path, "err", err)
+			timer := time.NewTimer(cleanupRetryPause)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+	})
 }
 
 // deleteProtected deletes the node a first create of a protected node that was given up

@@ -39,6 +39,10 @@ type TTLNode struct {
 	// child (0: none yet, or not known): that container has had a child, which the
 	// server's reaper needs. Close looks at the container unless it is that one.
 	hadChild int64
+	// hadChildSent is the Node's count of creates sent (Node.sent) when that touch began:
+	// a create of the container sent since may have made a new one although its answer
+	// was lost, the Node's czxid being still the old container's.
+	hadChildSent uint64
 	// closeDone is closed once the first Close has done its work (its delete of a
 	// container of its own that never had a child): a later Close waits for it.
 	closeDone chan struct{}
@@ -134,12 +138,12 @@ func (t *TTLNode) run() {
 // an ACL refusing the child). A connection-class failure is tried again at the next tick.
 func (t *TTLNode) touchOnce(ctx context.Context) {
 	t.node.mu.Lock()
-	czxid := t.node.czxid // read before the touch: the child goes into that container, or it is gone
+	czxid, sent := t.node.czxid, t.node.sent // read before the touch: the child goes into that container, or it is gone
 	t.node.mu.Unlock()
 	written, err := t.touch(ctx)
 	if written {
 		t.mu.Lock()
-		t.hadChild = czxid
+		t.hadChild, t.hadChildSent = czxid, sent
 		t.mu.Unlock()
 	}
 	if ctx.Err() != nil {
@@ -234,8 +238,10 @@ func (t *TTLNode) AddListener(fn func(Created)) (remove func()) { return t.node.
 // first touch of a container the TTLNode made (the first, or a re-creation after someone
 // deleted it; or the touch hangs), when the server refuses the child (a server without
 // extendedTypesEnabled, an ACL refusing CREATE), or when a create of the container in
-// flight when Close is called is applied after all. So, unless a touch wrote the child
-// into the container the TTLNode has, Close waits for the answer to any create of the
+// flight when Close is called is applied after all (or a re-creation whose answer was
+// lost, the Node still knowing the old container's czxid). So, unless a touch wrote the
+// child into the container the TTLNode has and no create of the container was sent
+// since that touch began, Close waits for the answer to any create of the
 // container it gave up on, then looks at the container and deletes it when it carries
 // this TTLNode's owner token and never had a child (cversion 0, none now), bound to its
 // czxid; a child made meanwhile makes the delete fail (not empty), and the container is
@@ -277,17 +283,20 @@ func (t *TTLNode) Close() error {
 
 // mayBeChildless reports, once the Node's loop and the touches are over, whether the
 // container may be one of this TTLNode's that never had a child: unless no create of it
-// is in flight and a touch wrote the child into the container the Node has (its czxid).
-// The child went into that container, since it was there when the touch began; if it was
-// gone by the touch, it is gone for good.
+// is in flight, none was sent since that touch began, and a touch wrote the child into
+// the container the Node has (its czxid). The child went into that container, since it
+// was there when the touch began; if it was gone by the touch, it is gone for good. A
+// create sent since (a re-creation after someone deleted the container) may have made a
+// new container although its answer was lost: the Node's czxid is then still the old
+// one's.
 func (t *TTLNode) mayBeChildless() bool {
 	t.node.mu.Lock()
-	czxid := t.node.czxid
+	czxid, sent := t.node.czxid, t.node.sent
 	t.node.mu.Unlock()
 	t.mu.Lock()
-	hadChild := t.hadChild
+	hadChild, hadChildSent := t.hadChild, t.hadChildSent
 	t.mu.Unlock()
-	return t.node.creates.Pending() || czxid == 0 || czxid != hadChild
+	return t.node.creates.Pending() || czxid == 0 || czxid != hadChild || sent != hadChildSent
 }
 
 // reapChildless runs a cleanup of the client's (GoCleanup: Client.Close and
@@ -311,9 +320,9 @@ func (t *TTLNode) reapChildless() error {
 	}
 }
 
-// childlessRetryPause is the pause of deleteChildless between two looks that failed for
-// a connection-class reason.
-const childlessRetryPause = time.Second
+// cleanupRetryPause is the pause of a cleanup after Close (deleteChildless, Node's
+// deleteLater) between two looks that failed for a connection-class reason.
+const cleanupRetryPause = time.Second
 
 // deleteChildless waits, with no bound but the client's life, for the answer to the
 // creates of the container given up on (go-zookeeper fails them when the connection
@@ -342,7 +351,7 @@ func (t *TTLNode) deleteChildless() error {
 			return err
 		}
 		c.Logger().Debug("container not looked at; trying again", "component", "persistentnode", "path", n.base, "err", err)
-		timer := time.NewTimer(childlessRetryPause)
+		timer := time.NewTimer(cleanupRetryPause)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
