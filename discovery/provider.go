@@ -90,25 +90,33 @@ func StickyOf[T any](master Strategy[T]) Strategy[T] { return &sticky[T]{master:
 type sticky[T any] struct {
 	master Strategy[T]
 	mu     sync.Mutex
-	ours   *Instance[T]
+	// The instance chosen, as it was when chosen: its name, id and encoding (not the
+	// pointer handed out, which the caller may change).
+	name, id string
+	want     []byte
+	chosen   bool
 }
 
 // Choose keeps the instance it chose while it is there.
 func (s *sticky[T]) Choose(in []*Instance[T]) *Instance[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ours != nil {
-		want, _ := s.ours.Marshal()
+	if s.chosen {
 		for _, i := range in {
-			if i.Name == s.ours.Name && i.ID == s.ours.ID {
-				if got, _ := i.Marshal(); string(got) == string(want) {
+			if i.Name == s.name && i.ID == s.id {
+				if got, _ := i.Marshal(); string(got) == string(s.want) {
 					return i
 				}
 			}
 		}
 	}
-	s.ours = s.master.Choose(in)
-	return s.ours
+	ours := s.master.Choose(in)
+	s.chosen = ours != nil
+	if ours != nil {
+		s.name, s.id = ours.Name, ours.ID
+		s.want, _ = ours.Marshal()
+	}
+	return ours
 }
 
 // DownInstancePolicy says when NoteError takes an instance out (Curator's
