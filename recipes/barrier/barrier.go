@@ -80,6 +80,9 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 // nil at once when the barrier is not set. A deadline on ctx is Curator's
 // waitOnBarrier(time, unit); when ctx ends Wait returns an error that matches ctx.Err()
 // (errors.Is), and when the client is closed one that matches framework.ErrClosed.
+// A Remove after Wait saw the barrier set releases it even when the barrier is set
+// again before Wait looks once more: the server's word that the node was deleted is
+// enough.
 //
 // Wait never passes on a stale read: before the check that may release it (the first,
 // and the first after a reconnection) it syncs the client's server with the leader, so
@@ -129,8 +132,17 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return nil
 		case err == nil && w != nil:
 			select {
-			case <-w.Done(): // deleted, changed, or the session ended (EventNotWatching): look again
-				fresh = w.Event().Type != zk.EventNotWatching
+			case <-w.Done():
+				// Deleted: the barrier was removed since it was seen set, which releases
+				// the waiter, even when it has been set again since (the next batch). For
+				// the children watch of an unreadable barrier, a deleted parent proves the
+				// same: it had no children left. Changed, or the session ended
+				// (EventNotWatching): look again.
+				ev := w.Event().Type
+				if ev == zk.EventNodeDeleted {
+					return nil
+				}
+				fresh = ev != zk.EventNotWatching
 			case <-wake: // reconnected: look again, in case the watch was not re-armed
 			case <-ctx.Done():
 				return b.waitErr(ctx.Err())

@@ -12,7 +12,8 @@
 // The barrier is one persistent node at the barrier's path: it is set while the node
 // exists. Set creates it (and its missing parents, as container nodes, which the server
 // removes once they are empty); Remove deletes it. Waiters read the node with a watch and
-// return once it is gone. A barrier node a waiter may not read is set all the same:
+// return once it is gone, or once the watch tells them it was deleted, even when it has
+// been set again since. A barrier node a waiter may not read is set all the same:
 // ZooKeeper tells a client of no change to a node it may not read, so such a waiter
 // watches the parent's children instead, or, when it may not read the parent either,
 // checks with exists (which needs no permission) again every second. The node's data is not used (Curator writes the host's address
