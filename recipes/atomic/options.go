@@ -11,6 +11,7 @@ type Option func(*options)
 
 type options struct {
 	policy      retry.Policy
+	promoted    bool // WithPromotedToLock was given, lockPath the lock's path
 	lockPath    string
 	lockPolicy  retry.Policy
 	maxLockWait time.Duration
@@ -34,9 +35,12 @@ func WithRetryPolicy(p retry.Policy) Option {
 // lockPath must be neither the counter's path nor below it: the lock's parents are
 // created as containers, so a counter node they made would be a container, deleted by the
 // server with its value once the lock's nodes are gone. The constructors refuse such a
-// path with an error matching framework.ErrInvalidArgument. The default is no promotion.
+// path, and one that is not a valid path (the empty one too: it does not stand for "no
+// promotion"), with an error matching framework.ErrInvalidArgument. The default is no
+// promotion.
 func WithPromotedToLock(lockPath string, p retry.Policy, maxWait time.Duration) Option {
 	return func(o *options) {
+		o.promoted = true
 		o.lockPath, o.lockPolicy, o.maxLockWait = lockPath, p, maxWait
 	}
 }

@@ -63,7 +63,7 @@ func NewValue(c *framework.Client, path string, opts ...Option) (*Value, error) 
 		}
 	}
 	v := &Value{client: c, path: path, opts: o}
-	if o.lockPath != "" {
+	if o.promoted {
 		if o.lockPolicy == nil {
 			v.opts.lockPolicy = retry.Default()
 		}
