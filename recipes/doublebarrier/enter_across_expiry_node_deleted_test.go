@@ -25,6 +25,7 @@ import (
 // generation with the one Enter read before its first request, not the one its node was
 // made in.
 func TestLeaveAfterNodeDeletedIsNotSessionLostWhenEnterSpannedAnExpiry(t *testing.T) {
+	testutil.KnownDefect(t, "Enter records the generation read before its node was made: an Enter that spans an expiry records the old one")
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	ctx := testutil.Context(t, 90*time.Second)

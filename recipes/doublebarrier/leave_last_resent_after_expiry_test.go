@@ -23,6 +23,7 @@ import (
 // transaction's NoNode for the member's node gone with its session and reports
 // ErrSessionLost, a failure the server never gave, for a Leave that completed.
 func TestLastLeaveWhoseTransactionIsSentAgainSucceedsAfterEnterSpannedAnExpiry(t *testing.T) {
+	testutil.KnownDefect(t, "Enter records the generation read before its node was made: an Enter that spans an expiry records the old one")
 	leakcheck.Check(t)
 	srv := zktest.NewServer(t)
 	proxy := zktest.NewProxy(t, srv.ConnectString())
